@@ -1,0 +1,4 @@
+//! The network tools: webfetch and websearch.
+//!
+//! This crate is filled by its own issue; until then it holds only this overview.
+//! It depends on `tool-core` alone, like every library crate of the workspace.

@@ -1,0 +1,369 @@
+//! Tool registrations and the per-turn catalog.
+//!
+//! Two layers hold registrations: [`ApplicationTools`] for the whole process and a
+//! [`ToolRegistry`] per location (working directory). Each `register` call returns a
+//! [`Registration`] guard; dropping it removes exactly that registration and reveals the
+//! one below. A location registration beats an application registration of the same name.
+//!
+//! Each turn calls [`ToolRegistry::materialize`]: it returns the catalog the model is
+//! offered and captures which registration each name had. [`Materialized::settle`] then
+//! refuses a call whose registration changed since (`Stale tool call: NAME`) rather than
+//! run it on another implementation, and passes every successful output through the
+//! [`OutputBound`].
+//!
+//! ```
+//! use std::sync::Arc;
+//! use registry::{ApplicationTools, ToolRegistry};
+//! use tool_core::{Bounded, BoundError, BoxFuture, Context, ModelResult, OutputBound, Tool, ToolFailure, ToolOutput};
+//!
+//! struct PassThrough;
+//! impl OutputBound for PassThrough {
+//!     fn bound<'a>(&'a self, _: &'a Context, output: ToolOutput) -> BoxFuture<'a, Result<Bounded, BoundError>> {
+//!         Box::pin(async move { Ok(Bounded { output, output_paths: Vec::new() }) })
+//!     }
+//! }
+//!
+//! #[derive(serde::Deserialize, schemars::JsonSchema)]
+//! struct Echo { text: String }
+//! let echo = Tool::builder("Echo.", |i: Echo, _: Context| async move { Ok::<_, ToolFailure>(i.text) }).build();
+//!
+//! let app = ApplicationTools::new();
+//! let registry = ToolRegistry::new(&app, Arc::new(PassThrough));
+//! let _guard = registry.register([("echo", echo)]).unwrap();
+//!
+//! let turn = registry.materialize(|_action| false);
+//! assert_eq!(turn.definitions()[0].name, "echo");
+//! # let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+//! let settled = rt.block_on(turn.settle("echo", serde_json::json!({"text": "hi"}), Context::default())).unwrap();
+//! assert_eq!(settled.result, ModelResult::Text("hi".into()));
+//! ```
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use indexmap::IndexMap;
+use serde_json::Value;
+use tool_core::{
+    BoundError, Context, Defect, ModelDefinition, ModelResult, OutputBound, Refusal, Tool,
+    ToolOutput,
+};
+
+/// Every registration gets a fresh identity, even for the same tool value, so that a
+/// re-registration makes calls captured before it stale.
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+fn next_id() -> u64 {
+    NEXT_ID.fetch_add(1, Ordering::Relaxed)
+}
+
+/// Why a registration was refused. Nothing is registered when this is returned.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum RegistrationError {
+    /// The name does not match `^[A-Za-z][A-Za-z0-9_-]{0,63}$`.
+    #[error("Invalid tool name: {name}")]
+    InvalidName {
+        /// The rejected name.
+        name: String,
+    },
+    /// The same name appears twice in one registration.
+    #[error("Duplicate tool name in one registration: {name}")]
+    Duplicate {
+        /// The repeated name.
+        name: String,
+    },
+}
+
+/// Checks a tool name against `^[A-Za-z][A-Za-z0-9_-]{0,63}$` (spec §1.6).
+pub fn valid_name(name: &str) -> bool {
+    let bytes = name.as_bytes();
+    matches!(bytes.first(), Some(b) if b.is_ascii_alphabetic())
+        && bytes.len() <= 64
+        && bytes
+            .iter()
+            .all(|b| b.is_ascii_alphanumeric() || *b == b'_' || *b == b'-')
+}
+
+#[derive(Clone)]
+struct Entry {
+    token: u64,
+    identity: u64,
+    tool: Tool,
+}
+
+/// One layer: per name, a stack of registrations, names in first-insertion order.
+#[derive(Default)]
+struct Layer {
+    names: Mutex<IndexMap<String, Vec<Entry>>>,
+}
+
+impl Layer {
+    fn lock(&self) -> MutexGuard<'_, IndexMap<String, Vec<Entry>>> {
+        // A panic while holding this lock cannot leave a half-applied registration (each
+        // critical section is a single push or retain), so the data stays usable.
+        self.names
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner())
+    }
+
+    fn top(&self, name: &str) -> Option<u64> {
+        self.lock()
+            .get(name)
+            .and_then(|stack| stack.last())
+            .map(|entry| entry.identity)
+    }
+
+    fn register<N: Into<String>>(
+        self: &Arc<Self>,
+        record: impl IntoIterator<Item = (N, Tool)>,
+    ) -> Result<Registration, RegistrationError> {
+        // Validate everything before touching the layer: a record registers whole or not at all.
+        let mut entries: IndexMap<String, Tool> = IndexMap::new();
+        for (name, tool) in record {
+            let name = name.into();
+            if !valid_name(&name) {
+                return Err(RegistrationError::InvalidName { name });
+            }
+            if entries.contains_key(&name) {
+                return Err(RegistrationError::Duplicate { name });
+            }
+            entries.insert(name, tool);
+        }
+        let token = next_id();
+        let mut names = self.lock();
+        for (name, tool) in &entries {
+            names.entry(name.clone()).or_default().push(Entry {
+                token,
+                identity: next_id(),
+                tool: tool.clone(),
+            });
+        }
+        drop(names);
+        Ok(Registration {
+            layer: Arc::clone(self),
+            token,
+            names: entries.into_keys().collect(),
+        })
+    }
+}
+
+/// A live registration. Dropping it removes exactly the tools it registered and reveals
+/// whatever was registered under those names before.
+#[must_use = "dropping the registration unregisters its tools at once"]
+pub struct Registration {
+    layer: Arc<Layer>,
+    token: u64,
+    names: Vec<String>,
+}
+
+impl Registration {
+    /// The names this registration holds.
+    pub fn names(&self) -> &[String] {
+        &self.names
+    }
+}
+
+impl std::fmt::Debug for Registration {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Registration")
+            .field("names", &self.names)
+            .finish()
+    }
+}
+
+impl Drop for Registration {
+    fn drop(&mut self) {
+        let mut names = self.layer.lock();
+        for name in &self.names {
+            if let Some(stack) = names.get_mut(name) {
+                stack.retain(|entry| entry.token != self.token);
+                if stack.is_empty() {
+                    names.shift_remove(name);
+                }
+            }
+        }
+    }
+}
+
+/// Process-level registrations, shared by every location. Cheap to clone.
+#[derive(Clone, Default)]
+pub struct ApplicationTools {
+    layer: Arc<Layer>,
+}
+
+impl ApplicationTools {
+    /// An empty application layer.
+    pub fn new() -> Self {
+        ApplicationTools::default()
+    }
+
+    /// Registers a record of name → tool; see [`ToolRegistry::register`].
+    pub fn register<N: Into<String>>(
+        &self,
+        record: impl IntoIterator<Item = (N, Tool)>,
+    ) -> Result<Registration, RegistrationError> {
+        self.layer.register(record)
+    }
+}
+
+/// The registry of one location, layered over the application tools. Cheap to clone.
+#[derive(Clone)]
+pub struct ToolRegistry {
+    application: Arc<Layer>,
+    location: Arc<Layer>,
+    bound: Arc<dyn OutputBound>,
+}
+
+impl ToolRegistry {
+    /// A location registry over `application`, bounding every output with `bound`.
+    pub fn new(application: &ApplicationTools, bound: Arc<dyn OutputBound>) -> Self {
+        ToolRegistry {
+            application: Arc::clone(&application.layer),
+            location: Arc::new(Layer::default()),
+            bound,
+        }
+    }
+
+    /// Registers a record of name → tool at this location.
+    ///
+    /// Every name is checked first; on any invalid name nothing is registered. The guard
+    /// keeps the tools registered; drop it to remove them.
+    pub fn register<N: Into<String>>(
+        &self,
+        record: impl IntoIterator<Item = (N, Tool)>,
+    ) -> Result<Registration, RegistrationError> {
+        self.location.register(record)
+    }
+
+    /// The catalog for one turn.
+    ///
+    /// `hidden(action)` answers "is this permission action wholly denied" (spec §2.4);
+    /// hidden tools are left out of the catalog. This is visibility, not authorisation:
+    /// the permission checks happen inside each tool.
+    pub fn materialize(&self, hidden: impl Fn(&str) -> bool) -> Materialized {
+        let mut effective: IndexMap<String, Entry> = IndexMap::new();
+        for (name, stack) in self.location.lock().iter() {
+            if let Some(top) = stack.last() {
+                effective.insert(name.clone(), top.clone());
+            }
+        }
+        for (name, stack) in self.application.lock().iter() {
+            if let (false, Some(top)) = (effective.contains_key(name), stack.last()) {
+                effective.insert(name.clone(), top.clone());
+            }
+        }
+        let mut definitions = Vec::with_capacity(effective.len());
+        let mut captured = HashMap::with_capacity(effective.len());
+        for (name, entry) in effective {
+            if hidden(entry.tool.permission_action(&name)) {
+                continue;
+            }
+            definitions.push(entry.tool.definition(&name));
+            captured.insert(name, (entry.identity, entry.tool));
+        }
+        Materialized {
+            definitions,
+            captured,
+            registry: self.clone(),
+        }
+    }
+
+    fn current_identity(&self, name: &str) -> Option<u64> {
+        self.location
+            .top(name)
+            .or_else(|| self.application.top(name))
+    }
+}
+
+/// What settling a call produced for the model.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Settlement {
+    /// What the model sees.
+    pub result: ModelResult,
+    /// The bounded output, on success only.
+    pub output: Option<ToolOutput>,
+    /// Files holding output that was cut; empty when nothing was.
+    pub output_paths: Vec<PathBuf>,
+    /// The permission refusal behind a failed call, if that was the cause.
+    pub refusal: Option<Refusal>,
+}
+
+impl Settlement {
+    fn error(message: String) -> Self {
+        Settlement {
+            result: ModelResult::Error(message),
+            output: None,
+            output_paths: Vec::new(),
+            refusal: None,
+        }
+    }
+
+    /// True when a person declined a permission during the call: stop the agent loop.
+    pub fn is_declined(&self) -> bool {
+        self.refusal.as_ref().is_some_and(Refusal::stops_loop)
+    }
+}
+
+/// Why settle could not produce a settlement. Neither is the tool's answer to the model.
+#[derive(Debug, thiserror::Error)]
+pub enum SettleError {
+    /// The executor panicked.
+    #[error(transparent)]
+    Defect(#[from] Defect),
+    /// The output could not be bounded (a failed spill, oversized media).
+    #[error(transparent)]
+    Bound(#[from] BoundError),
+}
+
+/// One turn's catalog and the registrations it captured.
+pub struct Materialized {
+    definitions: Vec<ModelDefinition>,
+    captured: HashMap<String, (u64, Tool)>,
+    registry: ToolRegistry,
+}
+
+impl Materialized {
+    /// The tools offered to the model, in registry order.
+    pub fn definitions(&self) -> &[ModelDefinition] {
+        &self.definitions
+    }
+
+    /// Settles one call against this turn's catalog.
+    ///
+    /// `Unknown tool: NAME` when the name was not offered; `Stale tool call: NAME` when
+    /// its registration was removed or replaced since materialize. Once these checks
+    /// pass, the call runs on the captured tool whatever happens to registrations
+    /// meanwhile. Every successful output goes through the output bound.
+    pub async fn settle(
+        &self,
+        name: &str,
+        input: Value,
+        ctx: Context,
+    ) -> Result<Settlement, SettleError> {
+        let Some((identity, tool)) = self.captured.get(name) else {
+            return Ok(Settlement::error(format!("Unknown tool: {name}")));
+        };
+        if self.registry.current_identity(name) != Some(*identity) {
+            return Ok(Settlement::error(format!("Stale tool call: {name}")));
+        }
+        let tool = tool.clone();
+        match tool.settle(input, ctx.clone()).await? {
+            Err(failure) => Ok(Settlement {
+                result: ModelResult::Error(failure.message().to_string()),
+                output: None,
+                output_paths: Vec::new(),
+                refusal: failure.refusal().cloned(),
+            }),
+            Ok(output) => {
+                let bounded = self.registry.bound.bound(&ctx, output).await?;
+                Ok(Settlement {
+                    result: ModelResult::from_output(&bounded.output),
+                    output: Some(bounded.output),
+                    output_paths: bounded.output_paths,
+                    refusal: None,
+                })
+            }
+        }
+    }
+}

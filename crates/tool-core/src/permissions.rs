@@ -1,0 +1,138 @@
+//! The `Permissions` trait: how a tool asks before it acts.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::{BoxFuture, Context};
+
+/// The message of a user's plain rejection (spec §4.6).
+pub const DECLINED_MESSAGE: &str = "The user rejected permission to use this specific tool call.";
+
+/// What a tool asks permission for: one action on one or more resources.
+///
+/// `save` lists the patterns that an "always" answer stores; `metadata` is shown to
+/// whoever answers (a diff, a command line) and never affects the decision.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct PermissionRequest {
+    /// The action, e.g. `read`, `edit`, `bash`, `external_directory`.
+    pub action: String,
+    /// What the action touches, e.g. paths relative to the location or command texts.
+    pub resources: Vec<String>,
+    /// Patterns persisted when the user answers "always".
+    pub save: Vec<String>,
+    /// Free-form details for the prompt.
+    pub metadata: Map<String, Value>,
+}
+
+impl PermissionRequest {
+    /// A request for `action` with no resources yet.
+    pub fn new(action: impl Into<String>) -> Self {
+        PermissionRequest {
+            action: action.into(),
+            ..PermissionRequest::default()
+        }
+    }
+
+    /// Adds the resources the action touches.
+    pub fn resources<S: Into<String>>(mut self, resources: impl IntoIterator<Item = S>) -> Self {
+        self.resources.extend(resources.into_iter().map(Into::into));
+        self
+    }
+
+    /// Adds the patterns an "always" answer saves.
+    pub fn save<S: Into<String>>(mut self, patterns: impl IntoIterator<Item = S>) -> Self {
+        self.save.extend(patterns.into_iter().map(Into::into));
+        self
+    }
+
+    /// Adds one metadata entry for the prompt.
+    pub fn metadata(mut self, key: impl Into<String>, value: impl Into<Value>) -> Self {
+        self.metadata.insert(key.into(), value.into());
+        self
+    }
+}
+
+/// A rule as the permission service reports it when it blocks a call.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RuleRef {
+    /// The action pattern.
+    pub action: String,
+    /// The resource pattern.
+    pub resource: String,
+    /// `allow`, `ask` or `deny`.
+    pub effect: String,
+}
+
+/// Why a permission assertion did not allow the call.
+///
+/// [`Refusal::Declined`] means a person said no (or no one could answer): a caller
+/// running an agent loop should stop. The other two let the loop continue with the
+/// message as the tool's error.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum Refusal {
+    /// A configured rule denies the action.
+    #[error("{}", blocked_message(.action, .reason.as_deref()))]
+    Blocked {
+        /// The action that was asked for.
+        action: String,
+        /// The rule's own reason, when it has one.
+        reason: Option<String>,
+        /// The rules whose action pattern matches the action, in order.
+        rules: Vec<RuleRef>,
+    },
+    /// The user (or the absence of one) declined.
+    #[error("{}", .reason.as_deref().unwrap_or(DECLINED_MESSAGE))]
+    Declined {
+        /// Replaces the standard message, e.g. when no one could be asked.
+        reason: Option<String>,
+    },
+    /// The user declined and told the model what to do instead.
+    #[error(
+        "The user rejected permission to use this specific tool call with the following feedback: {feedback}"
+    )]
+    Corrected {
+        /// The user's words.
+        feedback: String,
+    },
+}
+
+fn blocked_message(action: &str, reason: Option<&str>) -> String {
+    match reason {
+        Some(reason) => reason.to_string(),
+        None => format!("Permission denied: {action}"),
+    }
+}
+
+impl Refusal {
+    /// A plain user rejection.
+    pub fn declined() -> Self {
+        Refusal::Declined { reason: None }
+    }
+
+    /// True when the agent loop should stop: a person declined, with no feedback.
+    pub fn stops_loop(&self) -> bool {
+        matches!(self, Refusal::Declined { .. })
+    }
+
+    /// The blocking rules as JSON (empty for the other kinds).
+    pub fn rules_json(&self) -> Value {
+        match self {
+            Refusal::Blocked { rules, .. } => serde_json::to_value(rules).unwrap_or(Value::Null),
+            _ => Value::Array(Vec::new()),
+        }
+    }
+}
+
+/// The permission service as a tool sees it.
+///
+/// Implemented by the `permission` crate; tests use a recording fake. An assertion
+/// resolves only when the call may proceed (`Ok`) or is refused (`Err`); an ask that
+/// waits for a person simply takes longer.
+pub trait Permissions: Send + Sync {
+    /// Asserts `request` for the session and agent of `ctx`.
+    fn assert<'a>(
+        &'a self,
+        ctx: &'a Context,
+        request: PermissionRequest,
+    ) -> BoxFuture<'a, Result<(), Refusal>>;
+}

@@ -1,0 +1,288 @@
+//! The tool handle, its builder and the fixed settle order.
+
+use std::fmt;
+use std::future::Future;
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use crate::future::CatchUnwind;
+use crate::schema::schema_for;
+use crate::{BoxFuture, Content, Context, Refusal, ToolOutput};
+
+/// A failure the model should see: the call ran (or was refused) and produced a message.
+///
+/// Anything else going wrong (a panic) is a [`Defect`], which settle keeps apart.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolFailure {
+    message: String,
+    refusal: Option<Refusal>,
+}
+
+impl ToolFailure {
+    /// A failure with the given message.
+    pub fn new(message: impl Into<String>) -> Self {
+        ToolFailure {
+            message: message.into(),
+            refusal: None,
+        }
+    }
+
+    /// The message the model sees.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// The permission refusal behind this failure, if any.
+    pub fn refusal(&self) -> Option<&Refusal> {
+        self.refusal.as_ref()
+    }
+
+    /// True when a person declined a permission: the agent loop should stop.
+    pub fn is_declined(&self) -> bool {
+        self.refusal.as_ref().is_some_and(Refusal::stops_loop)
+    }
+
+    /// Keeps the refusal but replaces the message, for tools that report refusals in
+    /// their own words (`Unable to edit <path>`).
+    pub fn with_message(mut self, message: impl Into<String>) -> Self {
+        self.message = message.into();
+        self
+    }
+}
+
+impl fmt::Display for ToolFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for ToolFailure {}
+
+impl From<Refusal> for ToolFailure {
+    fn from(refusal: Refusal) -> Self {
+        ToolFailure {
+            message: refusal.to_string(),
+            refusal: Some(refusal),
+        }
+    }
+}
+
+/// Something went wrong that is not the tool's answer: the executor panicked.
+///
+/// Settle never turns this into a model-facing error, so a caller can tell a bug from a
+/// tool's refusal and decide (log, abort the turn) for itself.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum Defect {
+    /// The executor panicked with this message.
+    #[error("tool executor panicked: {0}")]
+    Panicked(String),
+}
+
+/// The outcome of a call that did not hit a defect: an output or a model-facing failure.
+pub type Outcome = Result<ToolOutput, ToolFailure>;
+
+/// What a model is told about a tool: `{name, description, inputSchema, outputSchema}`.
+///
+/// The schemas are built once per tool and shared by every definition of it, so
+/// materializing a catalog each turn copies pointers, not JSON.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ModelDefinition {
+    /// The registered name.
+    pub name: String,
+    /// What the tool does, for the model.
+    pub description: Arc<str>,
+    /// JSON Schema of the input, inline, in the shape providers accept.
+    #[serde(rename = "inputSchema")]
+    pub input_schema: Arc<Value>,
+    /// JSON Schema of the output.
+    #[serde(rename = "outputSchema")]
+    pub output_schema: Arc<Value>,
+}
+
+/// The type-erased executor behind a handle.
+trait Runtime: Send + Sync {
+    fn run(self: Arc<Self>, input: Value, ctx: Context) -> BoxFuture<'static, Outcome>;
+}
+
+type Projection<O> = Box<dyn Fn(&O) -> Vec<Content> + Send + Sync>;
+
+struct Typed<I, O, F> {
+    execute: F,
+    project: Option<Projection<O>>,
+    _types: PhantomData<fn(I) -> O>,
+}
+
+impl<I, O, F, Fut> Runtime for Typed<I, O, F>
+where
+    I: DeserializeOwned + Send + 'static,
+    O: Serialize + Send + 'static,
+    F: Fn(I, Context) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<O, ToolFailure>> + Send + 'static,
+{
+    fn run(self: Arc<Self>, input: Value, ctx: Context) -> BoxFuture<'static, Outcome> {
+        Box::pin(async move {
+            // 1. decode: invalid input never reaches the executor.
+            let input: I = serde_json::from_value(input)
+                .map_err(|error| ToolFailure::new(format!("Invalid tool input: {error}")))?;
+            // 2. execute: a ToolFailure passes through as is.
+            let output = (self.execute)(input, ctx).await?;
+            // 3. encode: an output that cannot be encoded is never a success.
+            let structured = serde_json::to_value(&output).map_err(|error| {
+                ToolFailure::new(format!(
+                    "Tool returned an invalid value for its output schema: {error}"
+                ))
+            })?;
+            // 4. project to model content.
+            let content = match (&self.project, &structured) {
+                (Some(project), _) => project(&output),
+                (None, Value::String(text)) => vec![Content::text(text.clone())],
+                (None, _) => Vec::new(),
+            };
+            Ok(ToolOutput {
+                structured,
+                content,
+            })
+        })
+    }
+}
+
+struct Inner {
+    description: Arc<str>,
+    input_schema: Arc<Value>,
+    output_schema: Arc<Value>,
+    runtime: Arc<dyn Runtime>,
+}
+
+/// An opaque, cheaply cloneable tool.
+///
+/// Built with [`Tool::builder`]. Nothing outside this crate can reach the executor or the
+/// schemas except through [`Tool::definition`] and [`Tool::settle`].
+///
+/// ```
+/// use tool_core::{Context, Tool, ToolFailure};
+///
+/// #[derive(serde::Deserialize, schemars::JsonSchema)]
+/// struct Echo { text: String }
+///
+/// let echo = Tool::builder("Repeat the text.", |input: Echo, _ctx: Context| async move {
+///     Ok::<_, ToolFailure>(input.text)
+/// })
+/// .build();
+/// assert_eq!(echo.definition("echo").name, "echo");
+/// ```
+#[derive(Clone)]
+pub struct Tool {
+    inner: Arc<Inner>,
+    permission: Option<Arc<str>>,
+}
+
+impl fmt::Debug for Tool {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Tool")
+            .field("description", &self.inner.description)
+            .field("permission", &self.permission)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Tool {
+    /// Starts a tool from its description and its executor.
+    ///
+    /// `I` is the input type (decoded from the model's JSON, described by its schema);
+    /// the executor's `O` is the output type. The executor captures whatever services it
+    /// needs (a `Location`, a `Permissions`).
+    pub fn builder<I, O, F, Fut>(description: impl Into<String>, execute: F) -> ToolBuilder<I, O, F>
+    where
+        I: DeserializeOwned + JsonSchema + Send + 'static,
+        O: Serialize + JsonSchema + Send + 'static,
+        F: Fn(I, Context) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<O, ToolFailure>> + Send + 'static,
+    {
+        ToolBuilder {
+            description: description.into(),
+            execute,
+            project: None,
+            _types: PhantomData,
+        }
+    }
+
+    /// The definition the model sees under `name`.
+    pub fn definition(&self, name: &str) -> ModelDefinition {
+        ModelDefinition {
+            name: name.to_string(),
+            description: Arc::clone(&self.inner.description),
+            input_schema: Arc::clone(&self.inner.input_schema),
+            output_schema: Arc::clone(&self.inner.output_schema),
+        }
+    }
+
+    /// A new handle on the same executor that asks permission as `action`
+    /// (`write`, `edit` and `apply_patch` all ask as `edit`). The original handle and
+    /// every other registration of it are unaffected.
+    pub fn with_permission(&self, action: impl Into<String>) -> Tool {
+        Tool {
+            inner: Arc::clone(&self.inner),
+            permission: Some(Arc::from(action.into())),
+        }
+    }
+
+    /// The permission action of this handle registered as `name`: its label, else `name`.
+    pub fn permission_action<'a>(&'a self, name: &'a str) -> &'a str {
+        self.permission.as_deref().unwrap_or(name)
+    }
+
+    /// Runs one call in the fixed order: decode input, execute, encode output, project.
+    ///
+    /// The outer `Result` is `Err` only for a [`Defect`] (the executor panicked). Dropping
+    /// the returned future cancels the call; nothing is reported for it.
+    pub async fn settle(&self, input: Value, ctx: Context) -> Result<Outcome, Defect> {
+        let run = Arc::clone(&self.inner.runtime).run(input, ctx);
+        CatchUnwind::new(run).await.map_err(Defect::Panicked)
+    }
+}
+
+/// Configures a [`Tool`]; see [`Tool::builder`].
+pub struct ToolBuilder<I, O, F> {
+    description: String,
+    execute: F,
+    project: Option<Projection<O>>,
+    _types: PhantomData<fn(I) -> O>,
+}
+
+impl<I, O, F, Fut> ToolBuilder<I, O, F>
+where
+    I: DeserializeOwned + JsonSchema + Send + 'static,
+    O: Serialize + JsonSchema + Send + 'static,
+    F: Fn(I, Context) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<O, ToolFailure>> + Send + 'static,
+{
+    /// Sets how an output becomes model content. Without it, a string output is one text
+    /// part and any other output gives no content (the model then sees the JSON).
+    pub fn project(mut self, project: impl Fn(&O) -> Vec<Content> + Send + Sync + 'static) -> Self {
+        self.project = Some(Box::new(project));
+        self
+    }
+
+    /// Builds the handle; the schemas are generated here, once.
+    pub fn build(self) -> Tool {
+        let runtime: Arc<dyn Runtime> = Arc::new(Typed::<I, O, F> {
+            execute: self.execute,
+            project: self.project,
+            _types: PhantomData,
+        });
+        Tool {
+            inner: Arc::new(Inner {
+                description: Arc::from(self.description),
+                input_schema: Arc::new(schema_for::<I>()),
+                output_schema: Arc::new(schema_for::<O>()),
+                runtime,
+            }),
+            permission: None,
+        }
+    }
+}

@@ -1,0 +1,285 @@
+//! `cargo xtask bench`: every figure an issue asks for, measured and written down.
+//!
+//! In-process figures come from criterion benches (their median, read from
+//! `target/criterion/<id>/new/estimates.json`); whole-process figures come from release
+//! examples that print `figure <key> <value>` lines. Add a figure by adding a row to
+//! [`FIGURES`].
+
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+use std::process::Command;
+
+use anyhow::{Context, Result, bail};
+
+/// Where a figure's value comes from.
+enum Source {
+    /// Median time of a criterion benchmark, in microseconds.
+    MedianMicros {
+        bench: &'static str,
+        id: &'static str,
+    },
+    /// `bytes` divided by the median time of a criterion benchmark, in GB/s.
+    Throughput {
+        bench: &'static str,
+        id: &'static str,
+        bytes: f64,
+    },
+    /// A `figure <key> <value>` line printed by a release example.
+    Example {
+        example: &'static str,
+        key: &'static str,
+    },
+}
+
+/// Which way a target points.
+enum Target {
+    AtMost(f64),
+    AtLeast(f64),
+}
+
+struct Figure {
+    issue: u32,
+    name: &'static str,
+    unit: &'static str,
+    source: Source,
+    target: Target,
+    how: &'static str,
+}
+
+/// Every bench and example lives in the end-to-end package, the one place that may
+/// combine all crates.
+const PACKAGE: &str = "e2e";
+
+const MIB: f64 = 1024.0 * 1024.0;
+
+const FIGURES: &[Figure] = &[
+    Figure {
+        issue: 2,
+        name: "settle of a no-op tool through registry + output bound (median)",
+        unit: "µs",
+        source: Source::MedianMicros {
+            bench: "settle",
+            id: "settle/noop",
+        },
+        target: Target::AtMost(5.0),
+        how: "criterion, `tests/benches/settle.rs`: materialized catalog, decode, execute, encode, bound by a real OutputStore",
+    },
+    Figure {
+        issue: 2,
+        name: "bound of a 100 MiB text output (throughput)",
+        unit: "GB/s",
+        source: Source::Throughput {
+            bench: "bound",
+            id: "bound/100MiB",
+            bytes: 100.0 * MIB,
+        },
+        target: Target::AtLeast(1.0),
+        how: "criterion, `tests/benches/bound.rs`: count, spill to a file in a temp dir, preview; the file is removed outside the timing",
+    },
+    Figure {
+        issue: 2,
+        name: "bound of a 100 MiB text output (peak RSS / output size)",
+        unit: "×",
+        source: Source::Example {
+            example: "bound_peak",
+            key: "peak_ratio",
+        },
+        target: Target::AtMost(2.0),
+        how: "whole process, `tests/examples/bound_peak.rs`: VmHWM of a process that builds the output and bounds it once",
+    },
+];
+
+struct Measured<'a> {
+    figure: &'a Figure,
+    value: f64,
+}
+
+impl Measured<'_> {
+    fn passes(&self) -> bool {
+        match self.figure.target {
+            Target::AtMost(limit) => self.value <= limit,
+            Target::AtLeast(limit) => self.value >= limit,
+        }
+    }
+
+    fn target_text(&self) -> String {
+        match self.figure.target {
+            Target::AtMost(limit) => format!("≤ {limit} {}", self.figure.unit),
+            Target::AtLeast(limit) => format!("≥ {limit} {}", self.figure.unit),
+        }
+    }
+}
+
+fn bench_of(source: &Source) -> Option<&'static str> {
+    match source {
+        Source::MedianMicros { bench, .. } | Source::Throughput { bench, .. } => Some(bench),
+        Source::Example { .. } => None,
+    }
+}
+
+/// Runs the benchmarks whose figure name or bench matches `filter` (all without one).
+pub(crate) fn run(filter: Option<&str>) -> Result<()> {
+    let selected: Vec<&Figure> = FIGURES
+        .iter()
+        .filter(|figure| {
+            filter.is_none_or(|filter| {
+                figure.name.contains(filter)
+                    || bench_of(&figure.source).is_some_and(|bench| bench.contains(filter))
+            })
+        })
+        .collect();
+    if selected.is_empty() {
+        bail!("no figure matches {filter:?}");
+    }
+    let benches: BTreeSet<&str> = selected
+        .iter()
+        .filter_map(|figure| bench_of(&figure.source))
+        .collect();
+    for bench in &benches {
+        let status = crate::cargo(&["bench", "--locked", "--package", PACKAGE, "--bench", bench])
+            .status()
+            .with_context(|| format!("could not run bench {bench}"))?;
+        if !status.success() {
+            bail!("bench {bench} failed ({status})");
+        }
+    }
+    let mut example_output = std::collections::BTreeMap::new();
+    for figure in &selected {
+        if let Source::Example { example, .. } = figure.source
+            && !example_output.contains_key(example)
+        {
+            example_output.insert(example, run_example(example)?);
+        }
+    }
+    let mut measured = Vec::new();
+    for figure in selected {
+        let value = match figure.source {
+            Source::MedianMicros { id, .. } => median_ns(id)? / 1_000.0,
+            Source::Throughput { id, bytes, .. } => bytes / median_ns(id)?,
+            Source::Example { example, key } => example_figure(&example_output[example], key)
+                .with_context(|| format!("example {example} printed no `figure {key}` line"))?,
+        };
+        measured.push(Measured { figure, value });
+    }
+    let table = table(&measured);
+    println!("\n{table}");
+    if filter.is_none() {
+        std::fs::write(crate::root().join("BENCHMARKS.md"), document(&table))
+            .context("could not write BENCHMARKS.md")?;
+        println!("BENCHMARKS.md rewritten");
+    } else {
+        println!("(filtered run: BENCHMARKS.md left as it was)");
+    }
+    let failing: Vec<&str> = measured
+        .iter()
+        .filter(|m| !m.passes())
+        .map(|m| m.figure.name)
+        .collect();
+    if !failing.is_empty() {
+        bail!("figures missing their target: {}", failing.join("; "));
+    }
+    Ok(())
+}
+
+fn median_ns(id: &str) -> Result<f64> {
+    let path = crate::root()
+        .join("target/criterion")
+        .join(id)
+        .join("new/estimates.json");
+    let text = std::fs::read_to_string(&path)
+        .with_context(|| format!("could not read {}", path.display()))?;
+    let json: serde_json::Value =
+        serde_json::from_str(&text).with_context(|| format!("{} is not JSON", path.display()))?;
+    json.pointer("/median/point_estimate")
+        .and_then(serde_json::Value::as_f64)
+        .with_context(|| format!("{} has no median", path.display()))
+}
+
+fn run_example(example: &str) -> Result<String> {
+    let output: std::process::Output = crate::cargo(&[
+        "run",
+        "--release",
+        "--locked",
+        "--package",
+        PACKAGE,
+        "--example",
+        example,
+    ])
+    .stderr(std::process::Stdio::inherit())
+    .output()
+    .with_context(|| format!("could not run example {example}"))?;
+    if !output.status.success() {
+        bail!("example {example} failed ({})", output.status);
+    }
+    Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+}
+
+fn example_figure(output: &str, key: &str) -> Option<f64> {
+    output.lines().find_map(|line| {
+        let mut words = line.split_whitespace();
+        match (words.next(), words.next(), words.next()) {
+            (Some("figure"), Some(found), Some(value)) if found == key => value.parse().ok(),
+            _ => None,
+        }
+    })
+}
+
+fn table(measured: &[Measured<'_>]) -> String {
+    let mut out =
+        String::from("| issue | figure | measured | target | verdict |\n|---|---|---|---|---|\n");
+    for m in measured {
+        let verdict = if m.passes() { "met" } else { "MISSED" };
+        let _ = writeln!(
+            out,
+            "| #{} | {} | {:.3} {} | {} | {verdict} |",
+            m.figure.issue,
+            m.figure.name,
+            m.value,
+            m.figure.unit,
+            m.target_text()
+        );
+    }
+    out
+}
+
+fn machine() -> String {
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|info| {
+            info.lines()
+                .find(|line| line.starts_with("model name"))
+                .and_then(|line| line.split(':').nth(1))
+                .map(|name| name.trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown CPU".into());
+    let cores = std::thread::available_parallelism().map_or(0, usize::from);
+    let rustc = Command::new("rustc")
+        .arg("--version")
+        .output()
+        .ok()
+        .map(|out| String::from_utf8_lossy(&out.stdout).trim().to_string())
+        .unwrap_or_default();
+    format!("{cpu}, {cores} cores, {rustc}")
+}
+
+fn document(table: &str) -> String {
+    let mut out = String::from(
+        "# Benchmarks\n\nMeasured figures, one row per figure an issue asks for. This file is written by \
+         `cargo xtask bench` (run it with no filter to regenerate every row); do not edit the table by hand.\n\n",
+    );
+    let _ = writeln!(out, "Machine: {}.\n", machine());
+    out.push_str(table);
+    out.push_str("\n## How each figure is measured\n\n");
+    for figure in FIGURES {
+        let _ = writeln!(
+            out,
+            "- **{}** (#{}): {}.",
+            figure.name, figure.issue, figure.how
+        );
+    }
+    out.push_str(
+        "\nReproduce: `cargo xtask bench` (all), or `cargo xtask bench settle` for one bench. Criterion's \
+         raw estimates are kept under `target/criterion/`.\n",
+    );
+    out
+}

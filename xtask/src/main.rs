@@ -1,0 +1,172 @@
+//! `cargo xtask`: every chore of the workspace as one command.
+//!
+//! - `cargo xtask ci`: formatting, clippy, the whole test suite (nextest when installed,
+//!   then doc tests) and cargo-deny, one summary line per step.
+//! - `cargo xtask bench [FILTER]`: runs the benchmarks, prints the table of figures
+//!   against their targets and rewrites `BENCHMARKS.md`.
+//! - `cargo xtask dist`: release build of the `toolgate` binary.
+
+mod bench;
+
+use std::process::{Command, ExitCode};
+use std::time::Instant;
+
+use anyhow::{Context, Result, bail};
+
+const USAGE: &str = "usage: cargo xtask <ci | bench [FILTER] | dist>";
+const CARGO_DENY_VERSION: &str = "0.20.2";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let result = match args.first().map(String::as_str) {
+        Some("ci") => ci(),
+        Some("bench") => bench::run(args.get(1).map(String::as_str)),
+        Some("dist") => dist(),
+        Some("-h" | "--help" | "help") => {
+            println!("{USAGE}");
+            Ok(())
+        }
+        _ => {
+            eprintln!("{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("xtask: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The workspace root: xtask lives one level below it.
+pub(crate) fn root() -> std::path::PathBuf {
+    let manifest = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    manifest.parent().unwrap_or(manifest).to_path_buf()
+}
+
+/// A `cargo` command run from the workspace root.
+pub(crate) fn cargo(args: &[&str]) -> Command {
+    let mut command = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    command.args(args).current_dir(root());
+    command
+}
+
+fn succeeds(command: &mut Command) -> bool {
+    command
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|status| status.success())
+}
+
+struct Step {
+    name: &'static str,
+    ok: bool,
+    seconds: f64,
+}
+
+fn run_step(name: &'static str, commands: Vec<Command>) -> Step {
+    println!("==> {name}");
+    let start = Instant::now();
+    let mut ok = true;
+    for mut command in commands {
+        match command.status() {
+            Ok(status) if status.success() => {}
+            Ok(status) => {
+                eprintln!("xtask: {name}: {command:?} exited with {status}");
+                ok = false;
+                break;
+            }
+            Err(error) => {
+                eprintln!("xtask: {name}: could not start {command:?}: {error}");
+                ok = false;
+                break;
+            }
+        }
+    }
+    Step {
+        name,
+        ok,
+        seconds: start.elapsed().as_secs_f64(),
+    }
+}
+
+fn ci() -> Result<()> {
+    let mut steps = vec![
+        run_step("fmt", vec![cargo(&["fmt", "--all", "--", "--check"])]),
+        run_step(
+            "clippy",
+            vec![cargo(&[
+                "clippy",
+                "--workspace",
+                "--all-targets",
+                "--locked",
+                "--",
+                "-D",
+                "warnings",
+            ])],
+        ),
+    ];
+    let tests = if succeeds(&mut cargo(&["nextest", "--version"])) {
+        vec![
+            cargo(&[
+                "nextest",
+                "run",
+                "--workspace",
+                "--locked",
+                "--no-fail-fast",
+            ]),
+            cargo(&["test", "--workspace", "--doc", "--locked"]),
+        ]
+    } else {
+        vec![cargo(&[
+            "test",
+            "--workspace",
+            "--locked",
+            "--no-fail-fast",
+        ])]
+    };
+    steps.push(run_step("test", tests));
+    let mut deny = Vec::new();
+    if !succeeds(&mut cargo(&["deny", "--version"])) {
+        println!(
+            "cargo-deny is missing: installing {CARGO_DENY_VERSION} (a few minutes, once per machine)"
+        );
+        deny.push(cargo(&[
+            "install",
+            "--locked",
+            &format!("cargo-deny@{CARGO_DENY_VERSION}"),
+        ]));
+    }
+    deny.push(cargo(&["deny", "check", "licenses", "bans", "sources"]));
+    steps.push(run_step("deny", deny));
+
+    println!();
+    for step in &steps {
+        let verdict = if step.ok { "ok" } else { "FAILED" };
+        println!("ci: {:<7} {verdict:<6} ({:.1}s)", step.name, step.seconds);
+    }
+    let failed: Vec<&str> = steps
+        .iter()
+        .filter(|step| !step.ok)
+        .map(|step| step.name)
+        .collect();
+    if !failed.is_empty() {
+        bail!("failed steps: {}", failed.join(", "));
+    }
+    Ok(())
+}
+
+fn dist() -> Result<()> {
+    let status = cargo(&["build", "--release", "--locked", "--package", "toolgate"])
+        .status()
+        .context("could not run cargo build")?;
+    if !status.success() {
+        bail!("release build failed ({status})");
+    }
+    let binary = root().join("target/release/toolgate");
+    println!("built {}", binary.display());
+    Ok(())
+}
