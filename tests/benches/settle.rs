@@ -18,7 +18,8 @@ fn settle(c: &mut Criterion) {
         .build()
         .unwrap();
     let ctx = Context::new("ses_bench", "build").with_call("msg_1", "call_1");
-    c.bench_function("settle/noop", |b| {
+    let mut group = c.benchmark_group("settle");
+    group.bench_function("noop", |b| {
         b.iter(|| {
             let settled = runtime
                 .block_on(turn.settle("noop", serde_json::json!({}), ctx.clone()))
@@ -26,6 +27,7 @@ fn settle(c: &mut Criterion) {
             std::hint::black_box(settled)
         })
     });
+    group.finish();
 }
 
 criterion_group!(benches, settle);

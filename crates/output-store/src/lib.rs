@@ -63,6 +63,7 @@ impl Default for Limits {
 
 impl Limits {
     fn admits(&self, text: &str) -> bool {
+        // Short-circuit: a text over the byte limit is not scanned for lines here.
         text.len() <= self.max_bytes && preview::line_count(text) <= self.max_lines
     }
 }

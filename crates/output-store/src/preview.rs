@@ -91,10 +91,17 @@ impl<'a> Sampled<'a> {
 }
 
 /// Head and tail of `text` within `lines` lines and `bytes` bytes (spec §3.4 step 3).
-fn preview(text: &str, lines: usize, bytes: usize) -> (Cow<'_, str>, Cow<'_, str>) {
+///
+/// `total_lines` is `line_count(text)`, passed in so a large text is scanned only once.
+fn preview(
+    text: &str,
+    total_lines: usize,
+    lines: usize,
+    bytes: usize,
+) -> (Cow<'_, str>, Cow<'_, str>) {
     let head_lines = lines.div_ceil(2);
     let tail_lines = lines / 2;
-    let line_truncated = line_count(text) > lines;
+    let line_truncated = total_lines > lines;
     let sampled = if line_truncated {
         Sampled {
             head: first_lines(text, head_lines),
@@ -140,7 +147,12 @@ pub fn bounded_preview(text: &str, marker: &str, max_lines: usize, max_bytes: us
     if max_lines <= 4 || max_bytes <= marker.len() + 4 {
         return marker_only(marker, max_lines, max_bytes);
     }
-    let (head, tail) = preview(text, max_lines - 4, max_bytes - marker.len() - 4);
+    let (head, tail) = preview(
+        text,
+        line_count(text),
+        max_lines - 4,
+        max_bytes - marker.len() - 4,
+    );
     assemble(&head, marker, &tail)
 }
 
@@ -187,7 +199,12 @@ pub(crate) fn with_marker(text: &str, path: &Path, limits: crate::Limits) -> Str
             limits.max_bytes,
         );
     }
-    let (head, tail) = preview(text, limits.max_lines - 4, limits.max_bytes - estimate - 4);
+    let (head, tail) = preview(
+        text,
+        total.0,
+        limits.max_lines - 4,
+        limits.max_bytes - estimate - 4,
+    );
     let shown_lines = line_count(&head)
         + if tail.is_empty() {
             0

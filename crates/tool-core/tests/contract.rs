@@ -1,0 +1,333 @@
+//! The tool contract: settle order, definitions, refusals (spec §1).
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use tool_core::{Content, Context, Defect, ModelResult, Refusal, Tool, ToolFailure, ToolOutput};
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+struct ReadInput {
+    /// The file to read.
+    file_path: String,
+    /// 1-based line to start at.
+    offset: Option<u32>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+struct Lines {
+    lines: Vec<String>,
+}
+
+fn counting_tool(calls: Arc<AtomicUsize>) -> Tool {
+    Tool::builder("Read a file.", move |input: ReadInput, _ctx: Context| {
+        let calls = Arc::clone(&calls);
+        async move {
+            calls.fetch_add(1, Ordering::SeqCst);
+            Ok::<_, ToolFailure>(Lines {
+                lines: vec![format!("{}@{}", input.file_path, input.offset.unwrap_or(1))],
+            })
+        }
+    })
+    .build()
+}
+
+#[tokio::test]
+async fn spec_1_4_invalid_input_never_runs_the_tool() {
+    let calls = Arc::new(AtomicUsize::new(0));
+    let tool = counting_tool(Arc::clone(&calls));
+    let outcome = tool
+        .settle(json!({"offset": 2}), Context::default())
+        .await
+        .unwrap();
+    let failure = outcome.unwrap_err();
+    assert_eq!(
+        failure.message(),
+        "Invalid tool input: missing field `filePath`"
+    );
+    assert_eq!(calls.load(Ordering::SeqCst), 0);
+
+    let wrong_type = tool
+        .settle(json!({"filePath": 3}), Context::default())
+        .await
+        .unwrap();
+    assert!(
+        wrong_type
+            .unwrap_err()
+            .message()
+            .starts_with("Invalid tool input: invalid type: integer `3`")
+    );
+    assert_eq!(calls.load(Ordering::SeqCst), 0);
+}
+
+#[tokio::test]
+async fn spec_1_4_structured_output_without_projection_has_no_content() {
+    let calls = Arc::new(AtomicUsize::new(0));
+    let tool = counting_tool(Arc::clone(&calls));
+    let output = tool
+        .settle(
+            json!({"filePath": "a.txt", "offset": 3}),
+            Context::default(),
+        )
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(output.structured, json!({"lines": ["a.txt@3"]}));
+    assert!(output.content.is_empty());
+    assert_eq!(
+        ModelResult::from_output(&output),
+        ModelResult::Json(json!({"lines": ["a.txt@3"]}))
+    );
+    assert_eq!(calls.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test]
+async fn spec_1_4_projection_decides_model_content() {
+    let tool = Tool::builder("Read.", |input: ReadInput, _ctx: Context| async move {
+        Ok::<_, ToolFailure>(Lines {
+            lines: vec![input.file_path],
+        })
+    })
+    .project(|output: &Lines| {
+        vec![
+            Content::text(output.lines.join("\n")),
+            Content::Media {
+                mime: "image/png".into(),
+                data: "aGVsbG8=".into(),
+                name: Some("pic.png".into()),
+            },
+        ]
+    })
+    .build();
+    let output = tool
+        .settle(json!({"filePath": "x"}), Context::default())
+        .await
+        .unwrap()
+        .unwrap();
+    let result = ModelResult::from_output(&output);
+    assert_eq!(
+        result.to_json(),
+        json!({"type": "content", "value": [
+            {"type": "text", "text": "x"},
+            {"type": "file", "uri": "data:image/png;base64,aGVsbG8=", "mime": "image/png", "name": "pic.png"}
+        ]})
+    );
+}
+
+/// An output whose `Serialize` fails, as a map with non-string keys does.
+#[derive(JsonSchema)]
+struct Unencodable;
+
+impl Serialize for Unencodable {
+    fn serialize<S: serde::Serializer>(&self, _: S) -> Result<S::Ok, S::Error> {
+        Err(serde::ser::Error::custom("value is not representable"))
+    }
+}
+
+#[tokio::test]
+async fn spec_1_4_unencodable_output_is_a_failure_not_a_success() {
+    let tool = Tool::builder("Broken.", |_: serde_json::Value, _: Context| async {
+        Ok::<_, ToolFailure>(Unencodable)
+    })
+    .build();
+    let failure = tool
+        .settle(json!({}), Context::default())
+        .await
+        .unwrap()
+        .unwrap_err();
+    assert_eq!(
+        failure.message(),
+        "Tool returned an invalid value for its output schema: value is not representable"
+    );
+}
+
+#[tokio::test]
+async fn spec_1_4_tool_failure_passes_through_unchanged() {
+    let tool = Tool::builder("Deny.", |_: serde_json::Value, _: Context| async {
+        Err::<String, _>(ToolFailure::new("Denied"))
+    })
+    .build();
+    let failure = tool
+        .settle(json!({}), Context::default())
+        .await
+        .unwrap()
+        .unwrap_err();
+    assert_eq!(failure, ToolFailure::new("Denied"));
+}
+
+#[tokio::test]
+async fn spec_1_4_a_panic_is_a_defect_not_a_tool_error() {
+    let tool = Tool::builder("Panics.", |_: serde_json::Value, _: Context| async {
+        if true {
+            panic!("unexpected executor defect");
+        }
+        Ok::<String, ToolFailure>(String::new())
+    })
+    .build();
+    let defect = tool
+        .settle(json!({}), Context::default())
+        .await
+        .unwrap_err();
+    assert_eq!(
+        defect,
+        Defect::Panicked("unexpected executor defect".into())
+    );
+}
+
+#[tokio::test]
+async fn spec_1_4_cancellation_stops_the_executor() {
+    let (started_tx, started_rx) = tokio::sync::oneshot::channel::<()>();
+    let started_tx = Arc::new(std::sync::Mutex::new(Some(started_tx)));
+    let finished = Arc::new(AtomicUsize::new(0));
+    let finished_in_tool = Arc::clone(&finished);
+    let tool = Tool::builder("Slow.", move |_: serde_json::Value, _: Context| {
+        let started_tx = started_tx.lock().unwrap().take();
+        let finished = Arc::clone(&finished_in_tool);
+        async move {
+            if let Some(tx) = started_tx {
+                let _ = tx.send(());
+            }
+            tokio::time::sleep(std::time::Duration::from_secs(30)).await;
+            finished.fetch_add(1, Ordering::SeqCst);
+            Ok::<_, ToolFailure>("done")
+        }
+    })
+    .build();
+    let call = tokio::spawn(async move { tool.settle(json!({}), Context::default()).await });
+    started_rx.await.unwrap();
+    call.abort();
+    assert!(call.await.unwrap_err().is_cancelled());
+    assert_eq!(finished.load(Ordering::SeqCst), 0);
+}
+
+#[tokio::test]
+async fn spec_1_2_context_reaches_the_executor_exactly() {
+    let tool = Tool::builder("Ctx.", |_: serde_json::Value, ctx: Context| async move {
+        Ok::<_, ToolFailure>(serde_json::to_value(&ctx).unwrap())
+    })
+    .build();
+    let ctx = Context::new("ses_1", "build").with_call("msg_1", "call_1");
+    let output = tool.settle(json!({}), ctx).await.unwrap().unwrap();
+    assert_eq!(
+        output.structured,
+        json!({"sessionID": "ses_1", "agent": "build", "assistantMessageID": "msg_1", "toolCallID": "call_1"})
+    );
+}
+
+#[test]
+fn spec_1_3_definition_schema_is_inline_optional_and_standard() {
+    #[derive(Deserialize, JsonSchema)]
+    #[allow(dead_code)]
+    struct Inner {
+        depth: u64,
+    }
+    #[derive(Deserialize, JsonSchema)]
+    #[allow(dead_code)]
+    struct Input {
+        path: String,
+        limit: Option<u32>,
+        nested: Option<Inner>,
+    }
+    let tool = Tool::builder("Schema.", |_: Input, _: Context| async {
+        Ok::<_, ToolFailure>("")
+    })
+    .build();
+    let definition = tool.definition("schema");
+    let text = serde_json::to_string(&*definition.input_schema).unwrap();
+    assert!(!text.contains("$ref"), "{text}");
+    assert!(!text.contains("uint"), "{text}");
+    assert!(!text.contains("null"), "{text}");
+    assert!(!text.contains("$schema"), "{text}");
+    let schema = &*definition.input_schema;
+    assert_eq!(schema["required"], json!(["path"]));
+    assert_eq!(schema["properties"]["limit"]["type"], json!("integer"));
+    assert_eq!(
+        schema["properties"]["nested"]["properties"]["depth"]["type"],
+        json!("integer")
+    );
+    // Built once, shared by every definition of the handle.
+    assert!(Arc::ptr_eq(
+        &definition.input_schema,
+        &tool.definition("other").input_schema
+    ));
+    let json = serde_json::to_value(&definition).unwrap();
+    assert_eq!(json["name"], "schema");
+    assert!(json.get("inputSchema").is_some() && json.get("outputSchema").is_some());
+}
+
+#[test]
+fn spec_1_7_permission_label_is_per_handle() {
+    let tool = Tool::builder("Write.", |_: serde_json::Value, _: Context| async {
+        Ok::<_, ToolFailure>("")
+    })
+    .build();
+    let as_edit = tool.with_permission("edit");
+    let as_question = tool.with_permission("question");
+    assert_eq!(tool.permission_action("write"), "write");
+    assert_eq!(as_edit.permission_action("write"), "edit");
+    assert_eq!(as_question.permission_action("write"), "question");
+    assert_eq!(as_edit.permission_action("write"), "edit");
+}
+
+#[test]
+fn spec_4_6_refusal_messages() {
+    let blocked = Refusal::Blocked {
+        action: "bash".into(),
+        reason: None,
+        rules: vec![tool_core::RuleRef {
+            action: "bash".into(),
+            resource: "rm *".into(),
+            effect: "deny".into(),
+        }],
+    };
+    assert_eq!(blocked.to_string(), "Permission denied: bash");
+    assert_eq!(
+        blocked.rules_json(),
+        json!([{"action": "bash", "resource": "rm *", "effect": "deny"}])
+    );
+    assert!(!blocked.stops_loop());
+    assert_eq!(
+        Refusal::declined().to_string(),
+        "The user rejected permission to use this specific tool call."
+    );
+    let corrected = Refusal::Corrected {
+        feedback: "use git mv".into(),
+    };
+    assert_eq!(
+        corrected.to_string(),
+        "The user rejected permission to use this specific tool call with the following feedback: use git mv"
+    );
+    let failure = ToolFailure::from(Refusal::declined());
+    assert!(failure.is_declined());
+    assert!(!ToolFailure::from(corrected).is_declined());
+}
+
+#[test]
+fn text_output_helper_matches_settle_of_a_string() {
+    let output = ToolOutput::text("hi");
+    assert_eq!(
+        ModelResult::from_output(&output),
+        ModelResult::Text("hi".into())
+    );
+    assert_eq!(
+        ModelResult::Error("x".into()).to_json(),
+        json!({"type": "error", "value": "x"})
+    );
+}
+
+#[test]
+fn ascending_ids_sort_in_creation_order() {
+    let ids: Vec<String> = (0..5000).map(|_| tool_core::id::ascending("per")).collect();
+    let mut sorted = ids.clone();
+    sorted.sort();
+    assert_eq!(ids, sorted);
+    assert!(
+        ids.iter()
+            .all(|id| id.starts_with("per_") && id.len() == 4 + 26)
+    );
+    let unique: std::collections::HashSet<_> = ids.iter().collect();
+    assert_eq!(unique.len(), ids.len());
+}
