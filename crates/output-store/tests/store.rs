@@ -1,5 +1,7 @@
 //! Output store conformance: vectors O1–O11 of spec §9.7, plus proptests.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use std::time::{Duration, SystemTime};
 
 use output_store::{Limits, MAX_BYTES, OutputStore, bounded_preview};

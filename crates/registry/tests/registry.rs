@@ -1,5 +1,7 @@
 //! Registry conformance: vectors R1–R20 of spec §9.6, plus concurrency.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
