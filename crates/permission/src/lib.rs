@@ -1,4 +1,39 @@
-//! Permission rules, wildcard matching, config, agents, the ask/reply service and saved approvals.
+//! Permission rules and the ask/reply service.
 //!
-//! This crate is filled by its own issue; until then it holds only this overview.
-//! It depends on `tool-core` alone, like every library crate of the workspace.
+//! A rule is `(action, resource, effect)`; rule sets are ordered and the **last** matching
+//! rule wins; no match means ask. Patterns use OpenCode's wildcard ([`wildcard`]) and are
+//! compiled once when rules load. [`Agents`] builds each agent's rule set from the
+//! defaults, the built-in agent rules, the user's config, the agent's own config and the
+//! managed layer. [`PermissionService`] implements [`tool_core::Permissions`]: it blocks
+//! what a configured rule denies, allows what rules or saved approvals allow, and asks a
+//! person (or auto-approves, or declines when no one can answer) for the rest. "Always"
+//! answers are saved in SQLite ([`ApprovalStore`]) and can never override a configured deny.
+//!
+//! ```
+//! use permission::{AgentSettings, Agents, Effect};
+//!
+//! let settings = AgentSettings {
+//!     permission: Some(serde_json::json!({"bash": {"*": "ask", "git status*": "allow", "rm *": "deny"}})),
+//!     ..AgentSettings::default()
+//! };
+//! let agents = Agents::build(&settings).unwrap();
+//! let build = &agents.get("build").unwrap().rules;
+//! assert_eq!(build.evaluate("bash", "git status --short").effect, Effect::Allow);
+//! assert_eq!(build.evaluate("bash", "rm -rf /").effect, Effect::Deny);
+//! assert_eq!(build.evaluate("bash", "cargo build").effect, Effect::Ask);
+//! ```
+
+mod agents;
+pub mod config;
+mod doom;
+mod rules;
+mod service;
+mod store;
+pub mod wildcard;
+
+pub use agents::{Agent, AgentError, AgentSettings, Agents, Mode, defaults};
+pub use config::ConfigError;
+pub use doom::{DOOM_LOOP_THRESHOLD, DoomLoop};
+pub use rules::{Decision, Effect, Origin, Rule, Ruleset, combine};
+pub use service::{AskMode, Event, Explanation, PermissionService, Reply, ReplyError, Request, Source};
+pub use store::{Approval, ApprovalStore, StoreError, project_id};

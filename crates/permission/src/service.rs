@@ -1,0 +1,569 @@
+//! The ask/reply service (spec §4.4–4.7, V2 semantics).
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+use tokio::sync::{broadcast, oneshot};
+use tool_core::{BoxFuture, Context, PermissionRequest, Permissions, Refusal};
+
+use crate::agents::{Agent, Agents};
+use crate::rules::{Effect, Origin, Rule, Ruleset};
+use crate::store::{ApprovalStore, StoreError};
+
+/// Who answers asks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AskMode {
+    /// A person answers through [`PermissionService::reply`].
+    Interactive,
+    /// Every ask is answered "once" at once; denies still block (`--auto`).
+    Auto,
+    /// No one can answer: every ask is declined at once.
+    Headless,
+}
+
+/// A reply to a pending request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Reply {
+    /// Allow this request only.
+    Once,
+    /// Allow it and save its patterns for the project.
+    Always,
+    /// Refuse it (and every other pending request of the session).
+    Reject,
+}
+
+/// Where a request comes from: the tool call that asked.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Source {
+    /// Always `tool`.
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    /// The assistant message.
+    #[serde(rename = "messageID")]
+    pub message_id: String,
+    /// The tool call.
+    #[serde(rename = "callID")]
+    pub call_id: String,
+}
+
+/// A pending request, as events and the HTTP API show it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Request {
+    /// `per_…`, ascending.
+    pub id: String,
+    /// The asking session.
+    #[serde(rename = "sessionID")]
+    pub session_id: String,
+    /// The action.
+    pub action: String,
+    /// The resources.
+    pub resources: Vec<String>,
+    /// What "always" would save.
+    pub save: Vec<String>,
+    /// Details for the prompt.
+    pub metadata: Map<String, Value>,
+    /// The asking tool call.
+    pub source: Source,
+    /// The asking agent (not part of the public shape; used to re-evaluate).
+    #[serde(skip)]
+    agent: String,
+}
+
+/// What the service publishes.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "type", content = "properties")]
+pub enum Event {
+    /// A request is waiting for a reply.
+    #[serde(rename = "permission.asked")]
+    Asked(Request),
+    /// A request was answered.
+    #[serde(rename = "permission.replied")]
+    Replied {
+        /// Its session.
+        #[serde(rename = "sessionID")]
+        session_id: String,
+        /// Its id.
+        #[serde(rename = "requestID")]
+        request_id: String,
+        /// The answer.
+        reply: Reply,
+    },
+}
+
+/// Why a reply was not taken.
+#[derive(Debug, thiserror::Error)]
+pub enum ReplyError {
+    /// No pending request has that id (answered already, or never asked).
+    #[error("no pending permission request {0}")]
+    NotFound(String),
+    /// The request was allowed, but its "always" patterns could not be saved.
+    #[error("allowed once, but the approval could not be saved: {0}")]
+    Store(#[from] StoreError),
+}
+
+/// The decision for one resource, with the rule that made it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Explanation {
+    /// The resource.
+    pub resource: String,
+    /// The effect.
+    pub effect: Effect,
+    /// The deciding rule (its origin says where it came from); `None` means the default ask.
+    pub rule: Option<Rule>,
+}
+
+struct Pending {
+    request: Request,
+    resolve: oneshot::Sender<Result<(), Refusal>>,
+}
+
+#[derive(Default)]
+struct Saved {
+    version: Option<i64>,
+    rules: Ruleset,
+}
+
+#[derive(Default)]
+struct State {
+    pending: BTreeMap<String, Pending>,
+    sessions: HashMap<String, Ruleset>,
+    saved: Saved,
+    closed: bool,
+}
+
+struct Inner {
+    agents: Agents,
+    project_id: String,
+    store: Option<ApprovalStore>,
+    mode: AskMode,
+    state: Mutex<State>,
+    events: broadcast::Sender<Event>,
+}
+
+/// The permission service of one location. Cheap to clone.
+///
+/// ```
+/// # let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+/// # rt.block_on(async {
+/// use permission::{AgentSettings, Agents, AskMode, PermissionService, Reply};
+/// use tool_core::{Context, PermissionRequest};
+///
+/// let agents = Agents::build(&AgentSettings::default()).unwrap();
+/// let service = PermissionService::new(agents, "/project", None, AskMode::Interactive);
+/// let ctx = Context::new("ses_1", "build");
+/// // Reading .env asks; answer it from another task.
+/// let asking = {
+///     let service = service.clone();
+///     let ctx = ctx.clone();
+///     tokio::spawn(async move { service.assert(&ctx, PermissionRequest::new("read").resources([".env"])).await })
+/// };
+/// while service.pending().is_empty() { tokio::task::yield_now().await; }
+/// let id = service.pending()[0].id.clone();
+/// service.reply(&id, Reply::Once, None).unwrap();
+/// assert!(asking.await.unwrap().is_ok());
+/// # });
+/// ```
+#[derive(Clone)]
+pub struct PermissionService {
+    inner: Arc<Inner>,
+}
+
+impl PermissionService {
+    /// A service over `agents` for the project `project_id`, saving approvals in `store`
+    /// (in memory only without one).
+    pub fn new(agents: Agents, project_id: impl Into<String>, store: Option<ApprovalStore>, mode: AskMode) -> Self {
+        let (events, _) = broadcast::channel(4096);
+        PermissionService {
+            inner: Arc::new(Inner {
+                agents,
+                project_id: project_id.into(),
+                store,
+                mode,
+                state: Mutex::new(State::default()),
+                events,
+            }),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // Each critical section leaves the state consistent before it can panic, so a
+        // poisoned lock still guards valid data.
+        self.inner.state.lock().unwrap_or_else(|poison| poison.into_inner())
+    }
+
+    /// The agents this service decides for.
+    pub fn agents(&self) -> &Agents {
+        &self.inner.agents
+    }
+
+    /// The project whose saved approvals apply.
+    pub fn project_id(&self) -> &str {
+        &self.inner.project_id
+    }
+
+    /// The approval store, when there is one.
+    pub fn store(&self) -> Option<&ApprovalStore> {
+        self.inner.store.as_ref()
+    }
+
+    /// Subscribes to `permission.asked` / `permission.replied` events.
+    pub fn subscribe(&self) -> broadcast::Receiver<Event> {
+        self.inner.events.subscribe()
+    }
+
+    fn publish(&self, event: Event) {
+        // No subscriber is fine: events are for whoever listens.
+        let _ = self.inner.events.send(event);
+    }
+
+    /// Sets the rules of one session, evaluated after its agent's rules.
+    pub fn set_session_rules(&self, session_id: &str, rules: Vec<Rule>) {
+        self.lock().sessions.insert(session_id.to_string(), Ruleset::new(rules));
+    }
+
+    /// The agent named `name`; an empty name means the default agent.
+    fn agent(&self, name: &str) -> Option<&Agent> {
+        if name.is_empty() {
+            Some(self.inner.agents.default_agent())
+        } else {
+            self.inner.agents.get(name)
+        }
+    }
+
+    /// The configured decision (agent rules, then session rules) for one resource.
+    fn configured(agent: Option<&Agent>, session: Option<&Ruleset>, action: &str, resource: &str) -> (Effect, Option<Rule>) {
+        if let Some(session) = session
+            && let Some(index) = session.last_match(action, resource)
+        {
+            let rule = &session.rules()[index];
+            return (rule.effect, Some(rule.clone()));
+        }
+        match agent {
+            Some(agent) => {
+                let decision = agent.rules.evaluate(action, resource);
+                (decision.effect, decision.rule.cloned())
+            }
+            // An unknown agent may do nothing.
+            None => (Effect::Deny, Some(Rule::new("*", "*", Effect::Deny, Origin::Agent))),
+        }
+    }
+
+    /// Reloads saved approvals when another process changed the database.
+    fn refresh_saved(&self, state: &mut State) -> Result<(), StoreError> {
+        let Some(store) = &self.inner.store else {
+            return Ok(());
+        };
+        let version = store.data_version()?;
+        if state.saved.version == Some(version) {
+            return Ok(());
+        }
+        let rules = store
+            .list(&self.inner.project_id)?
+            .into_iter()
+            .map(|approval| Rule::new(approval.action, approval.resource, Effect::Allow, Origin::SavedApproval))
+            .collect();
+        state.saved = Saved {
+            version: Some(version),
+            rules: Ruleset::new(rules),
+        };
+        Ok(())
+    }
+
+    /// Explains the decision for each resource, deciding rule included (`toolgate check`).
+    pub fn explain(&self, session_id: &str, agent: &str, action: &str, resources: &[String]) -> Vec<Explanation> {
+        let mut state = self.lock();
+        // A database that cannot be read contributes no approvals: the decision falls back
+        // to the configured rules, which is the stricter answer.
+        let _ = self.refresh_saved(&mut state);
+        let agent = self.agent(agent);
+        let session = state.sessions.get(session_id);
+        resources
+            .iter()
+            .map(|resource| {
+                let (effect, rule) = Self::configured(agent, session, action, resource);
+                let saved = (effect != Effect::Deny)
+                    .then(|| state.saved.rules.last_match(action, resource))
+                    .flatten()
+                    .map(|index| state.saved.rules.rules()[index].clone());
+                match saved {
+                    Some(saved) => Explanation {
+                        resource: resource.clone(),
+                        effect: Effect::Allow,
+                        rule: Some(saved),
+                    },
+                    None => Explanation {
+                        resource: resource.clone(),
+                        effect,
+                        rule,
+                    },
+                }
+            })
+            .collect()
+    }
+
+    /// Decides `request` without asking: `Err(Blocked)` on deny, else allow or ask.
+    fn decide(&self, state: &mut State, session_id: &str, agent_name: &str, request: &PermissionRequest) -> Result<Effect, Refusal> {
+        let agent = self.agent(agent_name);
+        let session = state.sessions.get(session_id);
+        let mut effects = Vec::with_capacity(request.resources.len());
+        for resource in &request.resources {
+            let (effect, _) = Self::configured(agent, session, &request.action, resource);
+            if effect == Effect::Deny {
+                let mut rules: Vec<tool_core::RuleRef> = match agent {
+                    Some(agent) => agent.rules.relevant(&request.action).into_iter().map(Rule::to_ref).collect(),
+                    None => vec![Rule::new("*", "*", Effect::Deny, Origin::Agent).to_ref()],
+                };
+                if let Some(session) = session {
+                    rules.extend(session.relevant(&request.action).into_iter().map(Rule::to_ref));
+                }
+                return Err(Refusal::Blocked {
+                    action: request.action.clone(),
+                    reason: None,
+                    rules,
+                });
+            }
+            effects.push(effect);
+        }
+        // Saved approvals come last, so they turn an ask into allow but never touch a deny.
+        let _ = self.refresh_saved(state);
+        let saved = &state.saved.rules;
+        let effects = request.resources.iter().zip(effects).map(|(resource, effect)| {
+            if effect == Effect::Ask && saved.last_match(&request.action, resource).is_some() {
+                Effect::Allow
+            } else {
+                effect
+            }
+        });
+        Ok(crate::rules::combine(effects))
+    }
+
+    /// Asserts `request` for the session and agent of `ctx` (spec §4.4).
+    ///
+    /// Deny → [`Refusal::Blocked`]; allow → `Ok`; ask → depends on the [`AskMode`]: a
+    /// pending request and a `permission.asked` event, then the wait for a reply.
+    /// Dropping the returned future withdraws the request.
+    pub async fn assert(&self, ctx: &Context, request: PermissionRequest) -> Result<(), Refusal> {
+        let receiver = {
+            let mut state = self.lock();
+            if state.closed {
+                return Err(Refusal::Declined {
+                    reason: Some("The permission service has shut down; the request was declined.".into()),
+                });
+            }
+            match self.decide(&mut state, &ctx.session_id, &ctx.agent, &request)? {
+                Effect::Allow => return Ok(()),
+                Effect::Deny => {
+                    return Err(Refusal::Blocked {
+                        action: request.action,
+                        reason: None,
+                        rules: Vec::new(),
+                    });
+                }
+                Effect::Ask => {}
+            }
+            match self.inner.mode {
+                AskMode::Auto => return Ok(()),
+                AskMode::Headless => {
+                    return Err(Refusal::Declined {
+                        reason: Some(format!(
+                            "permission requested: {} ({}); declined (no one can answer; use --auto to approve)",
+                            request.action,
+                            request.resources.join(", ")
+                        )),
+                    });
+                }
+                AskMode::Interactive => {}
+            }
+            let pending = Request {
+                id: tool_core::id::ascending("per"),
+                session_id: ctx.session_id.clone(),
+                action: request.action,
+                resources: request.resources,
+                save: request.save,
+                metadata: request.metadata,
+                source: Source {
+                    kind: "tool",
+                    message_id: ctx.assistant_message_id.clone(),
+                    call_id: ctx.tool_call_id.clone(),
+                },
+                agent: ctx.agent.clone(),
+            };
+            let (resolve, receiver) = oneshot::channel();
+            let id = pending.id.clone();
+            self.publish(Event::Asked(pending.clone()));
+            state.pending.insert(
+                id.clone(),
+                Pending {
+                    request: pending,
+                    resolve,
+                },
+            );
+            (receiver, Withdraw { service: self, id })
+        };
+        let (receiver, _withdraw) = receiver;
+        // A dropped sender means the request was withdrawn without an answer.
+        receiver.await.unwrap_or_else(|_| Err(Refusal::declined()))
+    }
+
+    /// The pending requests, oldest first.
+    pub fn pending(&self) -> Vec<Request> {
+        self.lock().pending.values().map(|pending| pending.request.clone()).collect()
+    }
+
+    fn resolve(&self, pending: Pending, reply: Reply, outcome: Result<(), Refusal>) {
+        self.publish(Event::Replied {
+            session_id: pending.request.session_id.clone(),
+            request_id: pending.request.id.clone(),
+            reply,
+        });
+        // The asker may have gone away; there is no one left to tell then.
+        let _ = pending.resolve.send(outcome);
+    }
+
+    /// Answers the pending request `id` (spec §4.5).
+    ///
+    /// `once` resolves it; `always` also saves its patterns for the project and resolves
+    /// every other pending request they now allow; `reject` declines it (with `message`,
+    /// the model gets it as feedback) and every other pending request of its session.
+    pub fn reply(&self, id: &str, reply: Reply, message: Option<&str>) -> Result<(), ReplyError> {
+        let mut state = self.lock();
+        let target = state.pending.remove(id).ok_or_else(|| ReplyError::NotFound(id.to_string()))?;
+        match reply {
+            Reply::Once => {
+                self.resolve(target, Reply::Once, Ok(()));
+                Ok(())
+            }
+            Reply::Reject => {
+                let session = target.request.session_id.clone();
+                let refusal = match message.map(str::trim).filter(|text| !text.is_empty()) {
+                    Some(feedback) => Refusal::Corrected {
+                        feedback: feedback.to_string(),
+                    },
+                    None => Refusal::declined(),
+                };
+                self.resolve(target, Reply::Reject, Err(refusal));
+                let same: Vec<String> = state
+                    .pending
+                    .iter()
+                    .filter(|(_, pending)| pending.request.session_id == session)
+                    .map(|(id, _)| id.clone())
+                    .collect();
+                for id in same {
+                    if let Some(pending) = state.pending.remove(&id) {
+                        self.resolve(pending, Reply::Reject, Err(Refusal::declined()));
+                    }
+                }
+                Ok(())
+            }
+            Reply::Always if target.request.save.is_empty() => {
+                self.resolve(target, Reply::Always, Ok(()));
+                Ok(())
+            }
+            Reply::Always => {
+                let action = target.request.action.clone();
+                let save = target.request.save.clone();
+                let stored = match &self.inner.store {
+                    Some(store) => store.add(&self.inner.project_id, &action, &save).map(|_| ()),
+                    None => Ok(()),
+                };
+                // Whether or not the database took it, this process remembers the approval.
+                let _ = self.refresh_saved(&mut state);
+                let mut rules = state.saved.rules.rules().to_vec();
+                let known: Vec<(String, String)> = rules.iter().map(|r| (r.action.clone(), r.resource.clone())).collect();
+                for resource in &save {
+                    if !known.contains(&(action.clone(), resource.clone())) {
+                        rules.push(Rule::new(action.clone(), resource.clone(), Effect::Allow, Origin::SavedApproval));
+                    }
+                }
+                state.saved.rules = Ruleset::new(rules);
+                self.resolve(target, Reply::Always, Ok(()));
+                self.cascade(&mut state);
+                stored.map_err(ReplyError::from)
+            }
+        }
+    }
+
+    /// Resolves every pending request that the rules now allow.
+    fn cascade(&self, state: &mut State) {
+        let candidates: Vec<(String, String, String, PermissionRequest)> = state
+            .pending
+            .values()
+            .map(|pending| {
+                let request = &pending.request;
+                (
+                    request.id.clone(),
+                    request.session_id.clone(),
+                    request.agent.clone(),
+                    PermissionRequest {
+                        action: request.action.clone(),
+                        resources: request.resources.clone(),
+                        save: Vec::new(),
+                        metadata: Map::new(),
+                    },
+                )
+            })
+            .collect();
+        for (id, session, agent, request) in candidates {
+            if matches!(self.decide(state, &session, &agent, &request), Ok(Effect::Allow))
+                && let Some(pending) = state.pending.remove(&id)
+            {
+                self.resolve(pending, Reply::Always, Ok(()));
+            }
+        }
+    }
+
+    /// Declines every pending request of a cancelled session.
+    pub fn cancel_session(&self, session_id: &str) {
+        let mut state = self.lock();
+        let ids: Vec<String> = state
+            .pending
+            .iter()
+            .filter(|(_, pending)| pending.request.session_id == session_id)
+            .map(|(id, _)| id.clone())
+            .collect();
+        for id in ids {
+            if let Some(pending) = state.pending.remove(&id) {
+                self.resolve(pending, Reply::Reject, Err(Refusal::declined()));
+            }
+        }
+    }
+
+    /// Declines everything pending and every later ask.
+    pub fn shutdown(&self) {
+        let mut state = self.lock();
+        state.closed = true;
+        let all = std::mem::take(&mut state.pending);
+        for pending in all.into_values() {
+            self.resolve(pending, Reply::Reject, Err(Refusal::declined()));
+        }
+    }
+
+    /// Whether `agent` sees no tool asking as `action` (spec §2.4, §4.8).
+    pub fn hides(&self, agent: &str, action: &str) -> bool {
+        match self.agent(agent) {
+            Some(agent) => agent.rules.hides(action),
+            None => true,
+        }
+    }
+}
+
+/// Removes a request from the pending set when its asker stops waiting.
+struct Withdraw<'a> {
+    service: &'a PermissionService,
+    id: String,
+}
+
+impl Drop for Withdraw<'_> {
+    fn drop(&mut self) {
+        self.service.lock().pending.remove(&self.id);
+    }
+}
+
+impl Permissions for PermissionService {
+    fn assert<'a>(&'a self, ctx: &'a Context, request: PermissionRequest) -> BoxFuture<'a, Result<(), Refusal>> {
+        Box::pin(PermissionService::assert(self, ctx, request))
+    }
+}

@@ -1,0 +1,187 @@
+//! Saved "always" approvals in SQLite (spec §4.7), shared by every process using the file.
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use rusqlite::{Connection, OptionalExtension, params};
+use serde::Serialize;
+
+/// Migrations, in order; the schema version is the number applied.
+const MIGRATIONS: &[&str] = &["CREATE TABLE permission (
+        id TEXT PRIMARY KEY,
+        project_id TEXT NOT NULL,
+        action TEXT NOT NULL,
+        resource TEXT NOT NULL,
+        time_created INTEGER NOT NULL,
+        time_updated INTEGER NOT NULL
+    );
+    CREATE UNIQUE INDEX permission_project_action_resource_idx ON permission (project_id, action, resource);"];
+
+/// A database problem, with the file it concerns.
+#[derive(Debug, thiserror::Error)]
+#[error("permission database {path}: {source}")]
+pub struct StoreError {
+    /// The database file.
+    pub path: PathBuf,
+    /// The SQLite error.
+    #[source]
+    pub source: rusqlite::Error,
+}
+
+/// One saved approval.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Approval {
+    /// Its id (`per_…`).
+    pub id: String,
+    /// The project it applies to.
+    pub project_id: String,
+    /// The action.
+    pub action: String,
+    /// The resource pattern.
+    pub resource: String,
+    /// When it was saved (milliseconds since the epoch).
+    pub time_created: i64,
+}
+
+/// The approvals table of `toolgate.db`.
+#[derive(Debug)]
+pub struct ApprovalStore {
+    path: PathBuf,
+    connection: Mutex<Connection>,
+}
+
+fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|elapsed| elapsed.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+impl ApprovalStore {
+    /// Opens (creating and migrating as needed) the database at `path`.
+    pub fn open(path: impl AsRef<Path>) -> Result<Self, StoreError> {
+        let path = path.as_ref().to_path_buf();
+        let fail = |source| StoreError {
+            path: path.clone(),
+            source,
+        };
+        if let Some(parent) = path.parent() {
+            let _ = std::fs::create_dir_all(parent);
+        }
+        let mut connection = Connection::open(&path).map_err(fail)?;
+        connection.busy_timeout(Duration::from_secs(5)).map_err(fail)?;
+        connection
+            .pragma_update(None, "journal_mode", "WAL")
+            .map_err(fail)?;
+        connection.pragma_update(None, "synchronous", "NORMAL").map_err(fail)?;
+        let transaction = connection
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(fail)?;
+        transaction
+            .execute_batch("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL);")
+            .map_err(fail)?;
+        let version: Option<i64> = transaction
+            .query_row("SELECT version FROM schema_version", [], |row| row.get(0))
+            .optional()
+            .map_err(fail)?;
+        let version = version.unwrap_or(0).max(0) as usize;
+        for migration in MIGRATIONS.iter().skip(version) {
+            transaction.execute_batch(migration).map_err(fail)?;
+        }
+        if version < MIGRATIONS.len() {
+            transaction.execute("DELETE FROM schema_version", []).map_err(fail)?;
+            transaction
+                .execute("INSERT INTO schema_version (version) VALUES (?1)", [MIGRATIONS.len() as i64])
+                .map_err(fail)?;
+        }
+        transaction.commit().map_err(fail)?;
+        Ok(ApprovalStore {
+            path,
+            connection: Mutex::new(connection),
+        })
+    }
+
+    /// The database file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn with<T>(&self, run: impl FnOnce(&mut Connection) -> rusqlite::Result<T>) -> Result<T, StoreError> {
+        let mut connection = self.connection.lock().unwrap_or_else(|poison| poison.into_inner());
+        run(&mut connection).map_err(|source| StoreError {
+            path: self.path.clone(),
+            source,
+        })
+    }
+
+    /// SQLite's `data_version`: changes whenever another connection commits, so a cache
+    /// can tell when to reload.
+    pub fn data_version(&self) -> Result<i64, StoreError> {
+        self.with(|c| c.query_row("PRAGMA data_version", [], |row| row.get(0)))
+    }
+
+    /// The approvals of `project_id`, oldest first.
+    pub fn list(&self, project_id: &str) -> Result<Vec<Approval>, StoreError> {
+        self.with(|c| {
+            let mut statement = c.prepare_cached(
+                "SELECT id, project_id, action, resource, time_created FROM permission WHERE project_id = ?1 ORDER BY id",
+            )?;
+            let rows = statement.query_map([project_id], |row| {
+                Ok(Approval {
+                    id: row.get(0)?,
+                    project_id: row.get(1)?,
+                    action: row.get(2)?,
+                    resource: row.get(3)?,
+                    time_created: row.get(4)?,
+                })
+            })?;
+            rows.collect()
+        })
+    }
+
+    /// Saves `action` on each of `resources` for `project_id`; existing ones are kept as
+    /// they are. Returns how many rows were new.
+    pub fn add(&self, project_id: &str, action: &str, resources: &[String]) -> Result<usize, StoreError> {
+        if resources.is_empty() {
+            return Ok(0);
+        }
+        self.with(|c| {
+            let transaction = c.transaction()?;
+            let mut added = 0;
+            {
+                let mut statement = transaction.prepare_cached(
+                    "INSERT OR IGNORE INTO permission (id, project_id, action, resource, time_created, time_updated)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?5)",
+                )?;
+                for resource in resources {
+                    let id = tool_core::id::ascending("per");
+                    added += statement.execute(params![id, project_id, action, resource, now_ms()])?;
+                }
+            }
+            transaction.commit()?;
+            Ok(added)
+        })
+    }
+
+    /// Removes the approval `id`; returns whether it existed.
+    pub fn remove(&self, id: &str) -> Result<bool, StoreError> {
+        self.with(|c| c.execute("DELETE FROM permission WHERE id = ?1", [id]).map(|n| n > 0))
+    }
+
+    /// Removes every approval of `project_id`; returns how many.
+    pub fn clear(&self, project_id: &str) -> Result<usize, StoreError> {
+        self.with(|c| c.execute("DELETE FROM permission WHERE project_id = ?1", [project_id]))
+    }
+}
+
+/// The project identity of `dir`: the canonical git work tree root containing it, else
+/// its own canonical path.
+pub fn project_id(dir: &Path) -> String {
+    let canonical = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    let root = canonical
+        .ancestors()
+        .find(|ancestor| ancestor.join(".git").exists())
+        .unwrap_or(&canonical);
+    root.to_string_lossy().replace('\\', "/")
+}
