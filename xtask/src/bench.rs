@@ -18,6 +18,11 @@ enum Source {
         bench: &'static str,
         id: &'static str,
     },
+    /// Median time of a criterion benchmark, in milliseconds.
+    MedianMillis {
+        bench: &'static str,
+        id: &'static str,
+    },
     /// `bytes` divided by the median time of a criterion benchmark, in GB/s.
     Throughput {
         bench: &'static str,
@@ -87,6 +92,39 @@ const FIGURES: &[Figure] = &[
         target: Target::AtMost(2.0),
         how: "whole process, `tests/examples/bound_peak.rs`: VmHWM of a process that builds the output and bounds it once",
     },
+    Figure {
+        issue: 3,
+        name: "one permission decision against a 1,000-rule set (median)",
+        unit: "µs",
+        source: Source::MedianMicros {
+            bench: "permission",
+            id: "permission/decision_1000_rules",
+        },
+        target: Target::AtMost(2.0),
+        how: "criterion, `tests/benches/permission.rs`: rules indexed by literal action, one RegexSet pass per action, wildcard actions checked from the end",
+    },
+    Figure {
+        issue: 3,
+        name: "the same decision by the naive last-match scan (reference, not a target)",
+        unit: "µs",
+        source: Source::MedianMicros {
+            bench: "permission",
+            id: "permission/decision_1000_rules_naive",
+        },
+        target: Target::AtMost(f64::INFINITY),
+        how: "criterion: every rule's precompiled pattern tried from the end; the proptest reference of the indexed evaluation",
+    },
+    Figure {
+        issue: 3,
+        name: "10,000 pending asks resolved by one `always` cascade",
+        unit: "ms",
+        source: Source::MedianMillis {
+            bench: "permission",
+            id: "permission/always_cascade_10000",
+        },
+        target: Target::AtMost(100.0),
+        how: "criterion, `tests/benches/permission.rs`: the reply call alone (save, resolve target, re-evaluate and resolve all 10,000 others, publish events)",
+    },
 ];
 
 struct Measured<'a> {
@@ -104,6 +142,7 @@ impl Measured<'_> {
 
     fn target_text(&self) -> String {
         match self.figure.target {
+            Target::AtMost(limit) if limit.is_infinite() => "—".to_string(),
             Target::AtMost(limit) => format!("≤ {limit} {}", self.figure.unit),
             Target::AtLeast(limit) => format!("≥ {limit} {}", self.figure.unit),
         }
@@ -112,7 +151,9 @@ impl Measured<'_> {
 
 fn bench_of(source: &Source) -> Option<&'static str> {
     match source {
-        Source::MedianMicros { bench, .. } | Source::Throughput { bench, .. } => Some(bench),
+        Source::MedianMicros { bench, .. }
+        | Source::MedianMillis { bench, .. }
+        | Source::Throughput { bench, .. } => Some(bench),
         Source::Example { .. } => None,
     }
 }
@@ -155,6 +196,7 @@ pub(crate) fn run(filter: Option<&str>) -> Result<()> {
     for figure in selected {
         let value = match figure.source {
             Source::MedianMicros { id, .. } => median_ns(id)? / 1_000.0,
+            Source::MedianMillis { id, .. } => median_ns(id)? / 1_000_000.0,
             Source::Throughput { id, bytes, .. } => bytes / median_ns(id)?,
             Source::Example { example, key } => example_figure(&example_output[example], key)
                 .with_context(|| format!("example {example} printed no `figure {key}` line"))?,

@@ -75,7 +75,12 @@ fn rule(action: &str, resource: &str, effect: Effect, origin: Origin) -> Rule {
 }
 
 fn glob_in(dir: &Path, tail: &str) -> String {
-    format!("{}/{tail}", dir.to_string_lossy().replace('\\', "/").trim_end_matches('/'))
+    format!(
+        "{}/{tail}",
+        dir.to_string_lossy()
+            .replace('\\', "/")
+            .trim_end_matches('/')
+    )
 }
 
 /// The defaults every agent starts with (V2's table, plus V1's `doom_loop: ask`).
@@ -86,7 +91,12 @@ pub fn defaults(data_dir: &Path) -> Vec<Rule> {
         rule("*", "*", Allow, o),
         rule("doom_loop", "*", Ask, o),
         rule("external_directory", "*", Ask, o),
-        rule("external_directory", &glob_in(data_dir, "tool-output/*"), Allow, o),
+        rule(
+            "external_directory",
+            &glob_in(data_dir, "tool-output/*"),
+            Allow,
+            o,
+        ),
         rule("question", "*", Deny, o),
         rule("plan_enter", "*", Deny, o),
         rule("plan_exit", "*", Deny, o),
@@ -103,7 +113,12 @@ fn builtin(name: &str, data_dir: &Path) -> Option<(Mode, bool, &'static str, Vec
     let readonly_external = || {
         vec![
             rule("external_directory", "*", Ask, o),
-            rule("external_directory", &glob_in(data_dir, "tool-output/*"), Allow, o),
+            rule(
+                "external_directory",
+                &glob_in(data_dir, "tool-output/*"),
+                Allow,
+                o,
+            ),
         ]
     };
     Some(match name {
@@ -111,7 +126,10 @@ fn builtin(name: &str, data_dir: &Path) -> Option<(Mode, bool, &'static str, Vec
             Mode::Primary,
             false,
             "The default agent: reads, edits and runs commands as the rules allow.",
-            vec![rule("question", "*", Allow, o), rule("plan_enter", "*", Allow, o)],
+            vec![
+                rule("question", "*", Allow, o),
+                rule("plan_enter", "*", Allow, o),
+            ],
         ),
         "plan" => (
             Mode::Primary,
@@ -120,7 +138,12 @@ fn builtin(name: &str, data_dir: &Path) -> Option<(Mode, bool, &'static str, Vec
             vec![
                 rule("question", "*", Allow, o),
                 rule("plan_exit", "*", Allow, o),
-                rule("external_directory", &glob_in(data_dir, "plans/*"), Allow, o),
+                rule(
+                    "external_directory",
+                    &glob_in(data_dir, "plans/*"),
+                    Allow,
+                    o,
+                ),
                 rule("edit", "*", Deny, o),
                 rule("edit", ".opencode/plans/*.md", Allow, o),
                 rule("edit", &glob_in(data_dir, "plans/*.md"), Allow, o),
@@ -139,7 +162,12 @@ fn builtin(name: &str, data_dir: &Path) -> Option<(Mode, bool, &'static str, Vec
             }
             rules.push(rule("subagent", "*", Deny, o));
             rules.extend(readonly_external());
-            (Mode::Subagent, false, "A read-only subagent that searches the code base.", rules)
+            (
+                Mode::Subagent,
+                false,
+                "A read-only subagent that searches the code base.",
+                rules,
+            )
         }
         "compaction" | "title" | "summary" => (
             Mode::Primary,
@@ -151,7 +179,15 @@ fn builtin(name: &str, data_dir: &Path) -> Option<(Mode, bool, &'static str, Vec
     })
 }
 
-const BUILTIN_NAMES: [&str; 7] = ["build", "plan", "general", "explore", "compaction", "title", "summary"];
+const BUILTIN_NAMES: [&str; 7] = [
+    "build",
+    "plan",
+    "general",
+    "explore",
+    "compaction",
+    "title",
+    "summary",
+];
 
 /// Why the agent set could not be built.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -195,7 +231,11 @@ impl Agents {
     pub fn build(settings: &AgentSettings) -> Result<Agents, AgentError> {
         let home = settings.home.as_deref();
         let data_dir = settings.data_dir.as_path();
-        let user = match effective_permission(settings.permission.as_ref(), settings.tools.as_ref(), "permission")? {
+        let user = match effective_permission(
+            settings.permission.as_ref(),
+            settings.tools.as_ref(),
+            "permission",
+        )? {
             Some(value) => rules_from_config(&value, "permission", Origin::UserConfig, home)?,
             None => Vec::new(),
         };
@@ -206,12 +246,19 @@ impl Agents {
         let configured = match &settings.agents {
             None | Some(Value::Null) => serde_json::Map::new(),
             Some(Value::Object(map)) => map.clone(),
-            Some(other) => return Err(ConfigError::new("agent", "an object of agent names", other).into()),
+            Some(other) => {
+                return Err(ConfigError::new("agent", "an object of agent names", other).into());
+            }
         };
         let tool_output = glob_in(data_dir, "tool-output/*");
 
         let mut names: Vec<String> = BUILTIN_NAMES.iter().map(|name| name.to_string()).collect();
-        names.extend(configured.keys().filter(|name| !BUILTIN_NAMES.contains(&name.as_str())).cloned());
+        names.extend(
+            configured
+                .keys()
+                .filter(|name| !BUILTIN_NAMES.contains(&name.as_str()))
+                .cloned(),
+        );
 
         let mut agents = Vec::new();
         for name in names {
@@ -227,7 +274,14 @@ impl Agents {
                 match disable.as_bool() {
                     Some(true) => continue,
                     Some(false) => {}
-                    None => return Err(ConfigError::new(&format!("{path}.disable"), "true or false", disable).into()),
+                    None => {
+                        return Err(ConfigError::new(
+                            &format!("{path}.disable"),
+                            "true or false",
+                            disable,
+                        )
+                        .into());
+                    }
                 }
             }
             let mut rules = defaults(data_dir);
@@ -243,26 +297,47 @@ impl Agents {
                 }
             };
             if let Some(value) = field("mode") {
-                mode = value
-                    .as_str()
-                    .and_then(Mode::parse)
-                    .ok_or_else(|| ConfigError::new(&format!("{path}.mode"), "\"primary\", \"subagent\" or \"all\"", value))?;
+                mode = value.as_str().and_then(Mode::parse).ok_or_else(|| {
+                    ConfigError::new(
+                        &format!("{path}.mode"),
+                        "\"primary\", \"subagent\" or \"all\"",
+                        value,
+                    )
+                })?;
             }
             if let Some(value) = field("description") {
                 description = value
                     .as_str()
-                    .ok_or_else(|| ConfigError::new(&format!("{path}.description"), "a string", value))?
+                    .ok_or_else(|| {
+                        ConfigError::new(&format!("{path}.description"), "a string", value)
+                    })?
                     .to_string();
             }
-            let own = effective_permission(field("permission"), field("tools"), &format!("{path}.permission"))?;
+            let own = effective_permission(
+                field("permission"),
+                field("tools"),
+                &format!("{path}.permission"),
+            )?;
             if let Some(own) = own {
-                rules.extend(rules_from_config(&own, &format!("{path}.permission"), Origin::AgentConfig, home)?);
+                rules.extend(rules_from_config(
+                    &own,
+                    &format!("{path}.permission"),
+                    Origin::AgentConfig,
+                    home,
+                )?);
             }
-            let denies_tool_output = rules
-                .iter()
-                .any(|r| r.action == "external_directory" && r.resource == tool_output && r.effect == Effect::Deny);
+            let denies_tool_output = rules.iter().any(|r| {
+                r.action == "external_directory"
+                    && r.resource == tool_output
+                    && r.effect == Effect::Deny
+            });
             if !denies_tool_output {
-                rules.push(rule("external_directory", &tool_output, Effect::Allow, Origin::Defaults));
+                rules.push(rule(
+                    "external_directory",
+                    &tool_output,
+                    Effect::Allow,
+                    Origin::Defaults,
+                ));
             }
             rules.extend(managed.iter().cloned());
             agents.push(Agent {

@@ -41,7 +41,10 @@ const EFFECT: &str = "\"allow\", \"ask\" or \"deny\"";
 
 /// `path` extended by `key`: `.key` for plain names, `["key"]` otherwise.
 pub(crate) fn key_path(path: &str, key: &str) -> String {
-    let plain = !key.is_empty() && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    let plain = !key.is_empty()
+        && key
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
     if plain {
         format!("{path}.{key}")
     } else {
@@ -96,7 +99,12 @@ pub fn expand_home(pattern: &str, home: Option<&Path>) -> String {
 /// let bad = rules_from_config(&serde_json::json!({"bash": "maybe"}), "permission", Origin::UserConfig, None);
 /// assert_eq!(bad.unwrap_err().to_string(), "permission.bash: expected \"allow\", \"ask\" or \"deny\", found \"maybe\"");
 /// ```
-pub fn rules_from_config(value: &Value, path: &str, origin: Origin, home: Option<&Path>) -> Result<Vec<Rule>, ConfigError> {
+pub fn rules_from_config(
+    value: &Value,
+    path: &str,
+    origin: Origin,
+    home: Option<&Path>,
+) -> Result<Vec<Rule>, ConfigError> {
     match value {
         Value::String(_) => Ok(vec![Rule::new("*", "*", effect(value, path)?, origin)]),
         Value::Object(map) => {
@@ -107,10 +115,17 @@ pub fn rules_from_config(value: &Value, path: &str, origin: Origin, home: Option
                     Value::Object(patterns) => {
                         for (pattern, value) in patterns {
                             let rule_path = key_path(&entry_path, pattern);
-                            rules.push(Rule::new(action, expand_home(pattern, home), effect(value, &rule_path)?, origin));
+                            rules.push(Rule::new(
+                                action,
+                                expand_home(pattern, home),
+                                effect(value, &rule_path)?,
+                                origin,
+                            ));
                         }
                     }
-                    other => rules.push(Rule::new(action, "*", effect(other, &entry_path)?, origin)),
+                    other => {
+                        rules.push(Rule::new(action, "*", effect(other, &entry_path)?, origin))
+                    }
                 }
             }
             Ok(rules)
@@ -122,11 +137,19 @@ pub fn rules_from_config(value: &Value, path: &str, origin: Origin, home: Option
                 let item_path = format!("{path}[{index}]");
                 let field = |name: &str| -> Result<&str, ConfigError> {
                     item.get(name).and_then(Value::as_str).ok_or_else(|| {
-                        ConfigError::new(&format!("{item_path}.{name}"), "a string", item.get(name).unwrap_or(&Value::Null))
+                        ConfigError::new(
+                            &format!("{item_path}.{name}"),
+                            "a string",
+                            item.get(name).unwrap_or(&Value::Null),
+                        )
                     })
                 };
                 if !item.is_object() {
-                    return Err(ConfigError::new(&item_path, "an object {action, resource, effect}", item));
+                    return Err(ConfigError::new(
+                        &item_path,
+                        "an object {action, resource, effect}",
+                        item,
+                    ));
                 }
                 let effect_value = item.get("effect").unwrap_or(&Value::Null);
                 Ok(Rule::new(
@@ -149,18 +172,29 @@ pub fn rules_from_config(value: &Value, path: &str, origin: Origin, home: Option
 /// `false` → deny; `write`, `edit`, `patch`, `multiedit` become `edit`.
 pub fn permission_from_tools(tools: &Value, path: &str) -> Result<Map<String, Value>, ConfigError> {
     let Value::Object(map) = tools else {
-        return Err(ConfigError::new(path, "an object of tool names to true or false", tools));
+        return Err(ConfigError::new(
+            path,
+            "an object of tool names to true or false",
+            tools,
+        ));
     };
     let mut out = Map::new();
     for (name, enabled) in map {
         let Some(enabled) = enabled.as_bool() else {
-            return Err(ConfigError::new(&key_path(path, name), "true or false", enabled));
+            return Err(ConfigError::new(
+                &key_path(path, name),
+                "true or false",
+                enabled,
+            ));
         };
         let action = match name.as_str() {
             "write" | "edit" | "patch" | "multiedit" => "edit",
             other => other,
         };
-        out.insert(action.to_string(), Value::String(if enabled { "allow" } else { "deny" }.into()));
+        out.insert(
+            action.to_string(),
+            Value::String(if enabled { "allow" } else { "deny" }.into()),
+        );
     }
     Ok(out)
 }
@@ -185,9 +219,16 @@ pub fn deep_merge(base: &mut Value, over: &Value) {
 
 /// The effective `permission` value of a config block: the legacy `tools` map merged
 /// under the explicit `permission` (explicit wins), as V1 does.
-pub fn effective_permission(permission: Option<&Value>, tools: Option<&Value>, path: &str) -> Result<Option<Value>, ConfigError> {
+pub fn effective_permission(
+    permission: Option<&Value>,
+    tools: Option<&Value>,
+    path: &str,
+) -> Result<Option<Value>, ConfigError> {
     let from_tools = match tools {
-        Some(tools) => Some(permission_from_tools(tools, &path.replace("permission", "tools"))?),
+        Some(tools) => Some(permission_from_tools(
+            tools,
+            &path.replace("permission", "tools"),
+        )?),
         None => None,
     };
     Ok(match (from_tools, permission) {

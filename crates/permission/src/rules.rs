@@ -95,7 +95,12 @@ pub struct Rule {
 
 impl Rule {
     /// A rule with the given origin.
-    pub fn new(action: impl Into<String>, resource: impl Into<String>, effect: Effect, origin: Origin) -> Self {
+    pub fn new(
+        action: impl Into<String>,
+        resource: impl Into<String>,
+        effect: Effect,
+        origin: Origin,
+    ) -> Self {
         Rule {
             action: action.into(),
             resource: resource.into(),
@@ -173,21 +178,34 @@ impl Clone for Ruleset {
 impl Ruleset {
     /// Compiles `rules` (in order: later rules win).
     pub fn new(rules: Vec<Rule>) -> Self {
-        let actions: Vec<Pattern> = rules.iter().map(|rule| Pattern::new(&rule.action)).collect();
-        let resources: Vec<Pattern> = rules.iter().map(|rule| Pattern::new(&rule.resource)).collect();
+        let actions: Vec<Pattern> = rules
+            .iter()
+            .map(|rule| Pattern::new(&rule.action))
+            .collect();
+        let resources: Vec<Pattern> = rules
+            .iter()
+            .map(|rule| Pattern::new(&rule.resource))
+            .collect();
         let mut by_action: HashMap<String, Vec<usize>> = HashMap::new();
         let mut wild_actions = Vec::new();
         for (index, action) in actions.iter().enumerate() {
             match action.literal() {
-                Some(literal) => by_action.entry(literal.to_string()).or_default().push(index),
+                Some(literal) => by_action
+                    .entry(literal.to_string())
+                    .or_default()
+                    .push(index),
                 None => wild_actions.push(index),
             }
         }
         let groups = by_action
             .into_iter()
             .map(|(action, indices)| {
-                let set = regex::RegexSet::new(indices.iter().map(|&index| to_regex(&rules[index].resource)))
-                    .unwrap_or_else(|_| regex::RegexSet::empty());
+                let set = regex::RegexSet::new(
+                    indices
+                        .iter()
+                        .map(|&index| to_regex(&rules[index].resource)),
+                )
+                .unwrap_or_else(|_| regex::RegexSet::empty());
                 (action, Group { indices, set })
             })
             .collect();
@@ -221,7 +239,12 @@ impl Ruleset {
     pub fn last_match(&self, action: &str, resource: &str) -> Option<usize> {
         let mut best = self.groups.get(action).and_then(|group| {
             let normal = resource.replace('\\', "/");
-            group.set.matches(&normal).iter().last().map(|found| group.indices[found])
+            group
+                .set
+                .matches(&normal)
+                .iter()
+                .next_back()
+                .map(|found| group.indices[found])
         });
         for &index in self.wild_actions.iter().rev() {
             if best.is_some_and(|best| best > index) {
@@ -267,7 +290,11 @@ impl Ruleset {
 
     /// Several resources: any deny → deny, else any ask → ask, else allow (none → allow).
     pub fn evaluate_all<S: AsRef<str>>(&self, action: &str, resources: &[S]) -> Effect {
-        combine(resources.iter().map(|resource| self.evaluate(action, resource.as_ref()).effect))
+        combine(
+            resources
+                .iter()
+                .map(|resource| self.evaluate(action, resource.as_ref()).effect),
+        )
     }
 
     /// The rules whose action pattern matches `action`, in order (what a refusal reports).

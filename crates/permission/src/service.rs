@@ -78,7 +78,7 @@ pub struct Request {
 pub enum Event {
     /// A request is waiting for a reply.
     #[serde(rename = "permission.asked")]
-    Asked(Request),
+    Asked(Box<Request>),
     /// A request was answered.
     #[serde(rename = "permission.replied")]
     Replied {
@@ -174,7 +174,12 @@ pub struct PermissionService {
 impl PermissionService {
     /// A service over `agents` for the project `project_id`, saving approvals in `store`
     /// (in memory only without one).
-    pub fn new(agents: Agents, project_id: impl Into<String>, store: Option<ApprovalStore>, mode: AskMode) -> Self {
+    pub fn new(
+        agents: Agents,
+        project_id: impl Into<String>,
+        store: Option<ApprovalStore>,
+        mode: AskMode,
+    ) -> Self {
         let (events, _) = broadcast::channel(4096);
         PermissionService {
             inner: Arc::new(Inner {
@@ -191,7 +196,10 @@ impl PermissionService {
     fn lock(&self) -> MutexGuard<'_, State> {
         // Each critical section leaves the state consistent before it can panic, so a
         // poisoned lock still guards valid data.
-        self.inner.state.lock().unwrap_or_else(|poison| poison.into_inner())
+        self.inner
+            .state
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner())
     }
 
     /// The agents this service decides for.
@@ -221,7 +229,9 @@ impl PermissionService {
 
     /// Sets the rules of one session, evaluated after its agent's rules.
     pub fn set_session_rules(&self, session_id: &str, rules: Vec<Rule>) {
-        self.lock().sessions.insert(session_id.to_string(), Ruleset::new(rules));
+        self.lock()
+            .sessions
+            .insert(session_id.to_string(), Ruleset::new(rules));
     }
 
     /// The agent named `name`; an empty name means the default agent.
@@ -234,7 +244,12 @@ impl PermissionService {
     }
 
     /// The configured decision (agent rules, then session rules) for one resource.
-    fn configured(agent: Option<&Agent>, session: Option<&Ruleset>, action: &str, resource: &str) -> (Effect, Option<Rule>) {
+    fn configured(
+        agent: Option<&Agent>,
+        session: Option<&Ruleset>,
+        action: &str,
+        resource: &str,
+    ) -> (Effect, Option<Rule>) {
         if let Some(session) = session
             && let Some(index) = session.last_match(action, resource)
         {
@@ -247,7 +262,10 @@ impl PermissionService {
                 (decision.effect, decision.rule.cloned())
             }
             // An unknown agent may do nothing.
-            None => (Effect::Deny, Some(Rule::new("*", "*", Effect::Deny, Origin::Agent))),
+            None => (
+                Effect::Deny,
+                Some(Rule::new("*", "*", Effect::Deny, Origin::Agent)),
+            ),
         }
     }
 
@@ -263,7 +281,14 @@ impl PermissionService {
         let rules = store
             .list(&self.inner.project_id)?
             .into_iter()
-            .map(|approval| Rule::new(approval.action, approval.resource, Effect::Allow, Origin::SavedApproval))
+            .map(|approval| {
+                Rule::new(
+                    approval.action,
+                    approval.resource,
+                    Effect::Allow,
+                    Origin::SavedApproval,
+                )
+            })
             .collect();
         state.saved = Saved {
             version: Some(version),
@@ -273,7 +298,13 @@ impl PermissionService {
     }
 
     /// Explains the decision for each resource, deciding rule included (`toolgate check`).
-    pub fn explain(&self, session_id: &str, agent: &str, action: &str, resources: &[String]) -> Vec<Explanation> {
+    pub fn explain(
+        &self,
+        session_id: &str,
+        agent: &str,
+        action: &str,
+        resources: &[String],
+    ) -> Vec<Explanation> {
         let mut state = self.lock();
         // A database that cannot be read contributes no approvals: the decision falls back
         // to the configured rules, which is the stricter answer.
@@ -305,7 +336,13 @@ impl PermissionService {
     }
 
     /// Decides `request` without asking: `Err(Blocked)` on deny, else allow or ask.
-    fn decide(&self, state: &mut State, session_id: &str, agent_name: &str, request: &PermissionRequest) -> Result<Effect, Refusal> {
+    fn decide(
+        &self,
+        state: &mut State,
+        session_id: &str,
+        agent_name: &str,
+        request: &PermissionRequest,
+    ) -> Result<Effect, Refusal> {
         let agent = self.agent(agent_name);
         let session = state.sessions.get(session_id);
         let mut effects = Vec::with_capacity(request.resources.len());
@@ -313,11 +350,21 @@ impl PermissionService {
             let (effect, _) = Self::configured(agent, session, &request.action, resource);
             if effect == Effect::Deny {
                 let mut rules: Vec<tool_core::RuleRef> = match agent {
-                    Some(agent) => agent.rules.relevant(&request.action).into_iter().map(Rule::to_ref).collect(),
+                    Some(agent) => agent
+                        .rules
+                        .relevant(&request.action)
+                        .into_iter()
+                        .map(Rule::to_ref)
+                        .collect(),
                     None => vec![Rule::new("*", "*", Effect::Deny, Origin::Agent).to_ref()],
                 };
                 if let Some(session) = session {
-                    rules.extend(session.relevant(&request.action).into_iter().map(Rule::to_ref));
+                    rules.extend(
+                        session
+                            .relevant(&request.action)
+                            .into_iter()
+                            .map(Rule::to_ref),
+                    );
                 }
                 return Err(Refusal::Blocked {
                     action: request.action.clone(),
@@ -330,13 +377,17 @@ impl PermissionService {
         // Saved approvals come last, so they turn an ask into allow but never touch a deny.
         let _ = self.refresh_saved(state);
         let saved = &state.saved.rules;
-        let effects = request.resources.iter().zip(effects).map(|(resource, effect)| {
-            if effect == Effect::Ask && saved.last_match(&request.action, resource).is_some() {
-                Effect::Allow
-            } else {
-                effect
-            }
-        });
+        let effects = request
+            .resources
+            .iter()
+            .zip(effects)
+            .map(|(resource, effect)| {
+                if effect == Effect::Ask && saved.last_match(&request.action, resource).is_some() {
+                    Effect::Allow
+                } else {
+                    effect
+                }
+            });
         Ok(crate::rules::combine(effects))
     }
 
@@ -350,7 +401,9 @@ impl PermissionService {
             let mut state = self.lock();
             if state.closed {
                 return Err(Refusal::Declined {
-                    reason: Some("The permission service has shut down; the request was declined.".into()),
+                    reason: Some(
+                        "The permission service has shut down; the request was declined.".into(),
+                    ),
                 });
             }
             match self.decide(&mut state, &ctx.session_id, &ctx.agent, &request)? {
@@ -393,7 +446,7 @@ impl PermissionService {
             };
             let (resolve, receiver) = oneshot::channel();
             let id = pending.id.clone();
-            self.publish(Event::Asked(pending.clone()));
+            self.publish(Event::Asked(Box::new(pending.clone())));
             state.pending.insert(
                 id.clone(),
                 Pending {
@@ -410,7 +463,11 @@ impl PermissionService {
 
     /// The pending requests, oldest first.
     pub fn pending(&self) -> Vec<Request> {
-        self.lock().pending.values().map(|pending| pending.request.clone()).collect()
+        self.lock()
+            .pending
+            .values()
+            .map(|pending| pending.request.clone())
+            .collect()
     }
 
     fn resolve(&self, pending: Pending, reply: Reply, outcome: Result<(), Refusal>) {
@@ -430,7 +487,10 @@ impl PermissionService {
     /// the model gets it as feedback) and every other pending request of its session.
     pub fn reply(&self, id: &str, reply: Reply, message: Option<&str>) -> Result<(), ReplyError> {
         let mut state = self.lock();
-        let target = state.pending.remove(id).ok_or_else(|| ReplyError::NotFound(id.to_string()))?;
+        let target = state
+            .pending
+            .remove(id)
+            .ok_or_else(|| ReplyError::NotFound(id.to_string()))?;
         match reply {
             Reply::Once => {
                 self.resolve(target, Reply::Once, Ok(()));
@@ -466,16 +526,26 @@ impl PermissionService {
                 let action = target.request.action.clone();
                 let save = target.request.save.clone();
                 let stored = match &self.inner.store {
-                    Some(store) => store.add(&self.inner.project_id, &action, &save).map(|_| ()),
+                    Some(store) => store
+                        .add(&self.inner.project_id, &action, &save)
+                        .map(|_| ()),
                     None => Ok(()),
                 };
                 // Whether or not the database took it, this process remembers the approval.
                 let _ = self.refresh_saved(&mut state);
                 let mut rules = state.saved.rules.rules().to_vec();
-                let known: Vec<(String, String)> = rules.iter().map(|r| (r.action.clone(), r.resource.clone())).collect();
+                let known: Vec<(String, String)> = rules
+                    .iter()
+                    .map(|r| (r.action.clone(), r.resource.clone()))
+                    .collect();
                 for resource in &save {
                     if !known.contains(&(action.clone(), resource.clone())) {
-                        rules.push(Rule::new(action.clone(), resource.clone(), Effect::Allow, Origin::SavedApproval));
+                        rules.push(Rule::new(
+                            action.clone(),
+                            resource.clone(),
+                            Effect::Allow,
+                            Origin::SavedApproval,
+                        ));
                     }
                 }
                 state.saved.rules = Ruleset::new(rules);
@@ -507,8 +577,10 @@ impl PermissionService {
             })
             .collect();
         for (id, session, agent, request) in candidates {
-            if matches!(self.decide(state, &session, &agent, &request), Ok(Effect::Allow))
-                && let Some(pending) = state.pending.remove(&id)
+            if matches!(
+                self.decide(state, &session, &agent, &request),
+                Ok(Effect::Allow)
+            ) && let Some(pending) = state.pending.remove(&id)
             {
                 self.resolve(pending, Reply::Always, Ok(()));
             }
@@ -563,7 +635,11 @@ impl Drop for Withdraw<'_> {
 }
 
 impl Permissions for PermissionService {
-    fn assert<'a>(&'a self, ctx: &'a Context, request: PermissionRequest) -> BoxFuture<'a, Result<(), Refusal>> {
+    fn assert<'a>(
+        &'a self,
+        ctx: &'a Context,
+        request: PermissionRequest,
+    ) -> BoxFuture<'a, Result<(), Refusal>> {
         Box::pin(PermissionService::assert(self, ctx, request))
     }
 }

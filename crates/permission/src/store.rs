@@ -70,11 +70,15 @@ impl ApprovalStore {
             let _ = std::fs::create_dir_all(parent);
         }
         let mut connection = Connection::open(&path).map_err(fail)?;
-        connection.busy_timeout(Duration::from_secs(5)).map_err(fail)?;
+        connection
+            .busy_timeout(Duration::from_secs(5))
+            .map_err(fail)?;
         connection
             .pragma_update(None, "journal_mode", "WAL")
             .map_err(fail)?;
-        connection.pragma_update(None, "synchronous", "NORMAL").map_err(fail)?;
+        connection
+            .pragma_update(None, "synchronous", "NORMAL")
+            .map_err(fail)?;
         let transaction = connection
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
             .map_err(fail)?;
@@ -90,9 +94,14 @@ impl ApprovalStore {
             transaction.execute_batch(migration).map_err(fail)?;
         }
         if version < MIGRATIONS.len() {
-            transaction.execute("DELETE FROM schema_version", []).map_err(fail)?;
             transaction
-                .execute("INSERT INTO schema_version (version) VALUES (?1)", [MIGRATIONS.len() as i64])
+                .execute("DELETE FROM schema_version", [])
+                .map_err(fail)?;
+            transaction
+                .execute(
+                    "INSERT INTO schema_version (version) VALUES (?1)",
+                    [MIGRATIONS.len() as i64],
+                )
                 .map_err(fail)?;
         }
         transaction.commit().map_err(fail)?;
@@ -107,8 +116,14 @@ impl ApprovalStore {
         &self.path
     }
 
-    fn with<T>(&self, run: impl FnOnce(&mut Connection) -> rusqlite::Result<T>) -> Result<T, StoreError> {
-        let mut connection = self.connection.lock().unwrap_or_else(|poison| poison.into_inner());
+    fn with<T>(
+        &self,
+        run: impl FnOnce(&mut Connection) -> rusqlite::Result<T>,
+    ) -> Result<T, StoreError> {
+        let mut connection = self
+            .connection
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner());
         run(&mut connection).map_err(|source| StoreError {
             path: self.path.clone(),
             source,
@@ -142,7 +157,12 @@ impl ApprovalStore {
 
     /// Saves `action` on each of `resources` for `project_id`; existing ones are kept as
     /// they are. Returns how many rows were new.
-    pub fn add(&self, project_id: &str, action: &str, resources: &[String]) -> Result<usize, StoreError> {
+    pub fn add(
+        &self,
+        project_id: &str,
+        action: &str,
+        resources: &[String],
+    ) -> Result<usize, StoreError> {
         if resources.is_empty() {
             return Ok(0);
         }
@@ -166,7 +186,10 @@ impl ApprovalStore {
 
     /// Removes the approval `id`; returns whether it existed.
     pub fn remove(&self, id: &str) -> Result<bool, StoreError> {
-        self.with(|c| c.execute("DELETE FROM permission WHERE id = ?1", [id]).map(|n| n > 0))
+        self.with(|c| {
+            c.execute("DELETE FROM permission WHERE id = ?1", [id])
+                .map(|n| n > 0)
+        })
     }
 
     /// Removes every approval of `project_id`; returns how many.

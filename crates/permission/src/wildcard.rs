@@ -107,9 +107,9 @@ impl Pattern {
             Kind::Any => true,
             Kind::Literal(text) => input == text,
             Kind::Prefix(stem) => input.starts_with(stem.as_str()),
-            Kind::Word(stem) => {
-                input.strip_prefix(stem.as_str()).is_some_and(|rest| rest.is_empty() || rest.starts_with(' '))
-            }
+            Kind::Word(stem) => input
+                .strip_prefix(stem.as_str())
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with(' ')),
             Kind::Regex(regex) => regex.is_match(input),
         }
     }
