@@ -40,7 +40,7 @@ impl ConfigError {
 const EFFECT: &str = "\"allow\", \"ask\" or \"deny\"";
 
 /// `path` extended by `key`: `.key` for plain names, `["key"]` otherwise.
-pub(crate) fn key_path(path: &str, key: &str) -> String {
+pub fn key_path(path: &str, key: &str) -> String {
     let plain = !key.is_empty()
         && key
             .chars()

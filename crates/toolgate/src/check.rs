@@ -1,0 +1,270 @@
+//! `check`, `config` and `approvals`: what the rules say, without running anything.
+
+use std::path::PathBuf;
+
+use permission::{Agents, ApprovalStore, AskMode, Effect, PermissionService, Rule};
+use serde_json::{Value, json};
+
+use crate::config::{Config, Dirs};
+use crate::{Failure, Project};
+
+/// Everything a project-aware command needs.
+pub(crate) struct Setup {
+    pub(crate) dir: PathBuf,
+    pub(crate) dirs: Dirs,
+    pub(crate) config: Config,
+    pub(crate) agent: String,
+    pub(crate) service: PermissionService,
+}
+
+impl Setup {
+    pub(crate) fn new(project: &Project, mode: AskMode) -> Result<Setup, Failure> {
+        let dir = match &project.dir {
+            Some(dir) => dir.clone(),
+            None => std::env::current_dir().map_err(Failure::runtime)?,
+        };
+        if !dir.is_dir() {
+            return Err(Failure::usage(format!(
+                "--dir {}: not a directory",
+                dir.display()
+            )));
+        }
+        let dir = std::fs::canonicalize(&dir).map_err(Failure::runtime)?;
+        let dirs = Dirs::discover();
+        let config =
+            Config::load(&dirs, &dir, project.config.as_deref()).map_err(Failure::usage)?;
+        let agents = Agents::build(&config.agent_settings(&dirs))
+            .map_err(|error| Failure::usage(format!("config: {error}")))?;
+        let agent = match &project.agent {
+            Some(name) if agents.get(name).is_none() => {
+                let known: Vec<&str> = agents.all().iter().map(|a| a.name.as_str()).collect();
+                return Err(Failure::usage(format!(
+                    "unknown agent {name:?}; known agents: {}",
+                    known.join(", ")
+                )));
+            }
+            Some(name) => name.clone(),
+            None => agents.default_agent().name.clone(),
+        };
+        let store = ApprovalStore::open(dirs.data.join("toolgate.db")).map_err(Failure::runtime)?;
+        let project_id = permission::project_id(&dir);
+        let service = PermissionService::new(agents, project_id, Some(store), mode);
+        Ok(Setup {
+            dir,
+            dirs,
+            config,
+            agent,
+            service,
+        })
+    }
+}
+
+/// What `check` reports for one resource: the resource, and what "always" would save.
+fn analyse(action: &str, resources: &[String]) -> (Vec<String>, Vec<String>) {
+    // Each resource is asked and saved as given; the bash tool's own analysis replaces
+    // this for `bash` once the shell builtin is part of the binary.
+    let _ = action;
+    (resources.to_vec(), resources.to_vec())
+}
+
+fn rule_json(rule: &Rule) -> Value {
+    json!({"action": rule.action, "resource": rule.resource, "effect": rule.effect, "origin": rule.origin})
+}
+
+fn rule_text(rule: Option<&Rule>) -> String {
+    match rule {
+        Some(rule) => format!(
+            "{} {:?} {} — {}",
+            rule.action, rule.resource, rule.effect, rule.origin
+        ),
+        None => "no rule matched: ask".to_string(),
+    }
+}
+
+pub(crate) fn check(
+    project: &Project,
+    action: &str,
+    resources: &[String],
+    json: bool,
+) -> Result<(), Failure> {
+    let setup = Setup::new(project, AskMode::Headless)?;
+    let (asked, save) = analyse(action, resources);
+    let explained = setup.service.explain("", &setup.agent, action, &asked);
+    let effect = permission::combine(explained.iter().map(|e| e.effect));
+    if json {
+        let value = json!({
+            "action": action,
+            "effect": effect,
+            "resources": explained.iter().map(|e| json!({
+                "resource": e.resource,
+                "effect": e.effect,
+                "rule": e.rule.as_ref().map(rule_json),
+            })).collect::<Vec<_>>(),
+            "save": save,
+        });
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&value).map_err(Failure::runtime)?
+        );
+        return Ok(());
+    }
+    println!("{action}: {effect} (agent {})", setup.agent);
+    let width = explained
+        .iter()
+        .map(|e| e.resource.chars().count())
+        .max()
+        .unwrap_or(0)
+        .min(60);
+    for explanation in &explained {
+        println!(
+            "  {:<width$}  {:<5}  {}",
+            explanation.resource,
+            explanation.effect.as_str(),
+            rule_text(explanation.rule.as_ref())
+        );
+    }
+    if effect != Effect::Deny && !save.is_empty() {
+        println!("always would save: {}", save.join(", "));
+    }
+    Ok(())
+}
+
+pub(crate) fn config(project: &Project, json: bool) -> Result<(), Failure> {
+    let setup = Setup::new(project, AskMode::Headless)?;
+    let agent = setup
+        .service
+        .agents()
+        .get(&setup.agent)
+        .ok_or_else(|| Failure::usage(format!("unknown agent {:?}", setup.agent)))?;
+    if json {
+        let value = json!({
+            "agent": agent.name,
+            "sources": setup.config.sources,
+            "dataDir": setup.dirs.data,
+            "project": setup.dir,
+            "rules": agent.rules.rules().iter().map(rule_json).collect::<Vec<_>>(),
+        });
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&value).map_err(Failure::runtime)?
+        );
+        return Ok(());
+    }
+    println!("agent {} — rules in order, the last match wins", agent.name);
+    if setup.config.sources.is_empty() {
+        println!("config files: none (defaults only)");
+    } else {
+        let files: Vec<String> = setup
+            .config
+            .sources
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect();
+        println!("config files: {}", files.join(", "));
+    }
+    for (index, rule) in agent.rules.rules().iter().enumerate() {
+        println!(
+            "{:>4}  {:<20} {:<40} {:<5}  {}",
+            index + 1,
+            rule.action,
+            rule.resource,
+            rule.effect.as_str(),
+            rule.origin
+        );
+    }
+    Ok(())
+}
+
+fn store(setup: &Setup) -> Result<&ApprovalStore, Failure> {
+    setup
+        .service
+        .store()
+        .ok_or_else(|| Failure::runtime("no approval database"))
+}
+
+pub(crate) fn approvals_list(project: &Project, json: bool) -> Result<(), Failure> {
+    let setup = Setup::new(project, AskMode::Headless)?;
+    let approvals = store(&setup)?
+        .list(setup.service.project_id())
+        .map_err(Failure::runtime)?;
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&approvals).map_err(Failure::runtime)?
+        );
+        return Ok(());
+    }
+    if approvals.is_empty() {
+        println!("no saved approvals for {}", setup.service.project_id());
+        return Ok(());
+    }
+    for approval in approvals {
+        println!(
+            "{}  {:<20} {:<40} {}",
+            approval.id,
+            approval.action,
+            approval.resource,
+            format_time(approval.time_created)
+        );
+    }
+    Ok(())
+}
+
+pub(crate) fn approvals_remove(project: &Project, id: &str) -> Result<(), Failure> {
+    let setup = Setup::new(project, AskMode::Headless)?;
+    if store(&setup)?.remove(id).map_err(Failure::runtime)? {
+        println!("removed {id}");
+        Ok(())
+    } else {
+        Err(Failure::usage(format!(
+            "no saved approval {id}; `toolgate approvals list` shows the ids"
+        )))
+    }
+}
+
+pub(crate) fn approvals_clear(project: &Project) -> Result<(), Failure> {
+    let setup = Setup::new(project, AskMode::Headless)?;
+    let removed = store(&setup)?
+        .clear(setup.service.project_id())
+        .map_err(Failure::runtime)?;
+    println!(
+        "removed {removed} approval(s) of {}",
+        setup.service.project_id()
+    );
+    Ok(())
+}
+
+/// Milliseconds since the epoch as `YYYY-MM-DD HH:MM:SS UTC`, without a time crate.
+fn format_time(ms: i64) -> String {
+    let secs = ms.div_euclid(1000);
+    let days = secs.div_euclid(86_400);
+    let rem = secs.rem_euclid(86_400);
+    // Civil-from-days (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02} UTC",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn formats_epoch_milliseconds() {
+        assert_eq!(super::format_time(0), "1970-01-01 00:00:00 UTC");
+        assert_eq!(
+            super::format_time(1_796_000_000_000),
+            "2026-11-29 23:33:20 UTC"
+        );
+    }
+}

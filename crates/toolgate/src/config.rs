@@ -1,0 +1,297 @@
+//! Config loading: files, precedence, JSONC, validation with key paths.
+//!
+//! Layers, later wins (deep merge): the global `toolgate.json[c]` in the platform config
+//! directory, the project's `toolgate.json[c]` (or, when it has none, its
+//! `opencode.json[c]`), `--config FILE`, then `$TOOLGATE_PERMISSION` merged over the
+//! `permission` block. `managed.json` in the global config directory is the managed layer.
+
+use std::path::{Path, PathBuf};
+
+use permission::config::{deep_merge, key_path, rules_from_config};
+use permission::{AgentSettings, Origin};
+use serde_json::{Map, Value};
+
+/// A config problem, reported as one line naming the file and the key path.
+#[derive(Debug)]
+pub(crate) struct ConfigError(pub(crate) String);
+
+impl std::fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+/// Where toolgate keeps its data and finds its global config.
+#[derive(Clone, Debug)]
+pub(crate) struct Dirs {
+    pub(crate) data: PathBuf,
+    pub(crate) config: PathBuf,
+    pub(crate) home: Option<PathBuf>,
+}
+
+impl Dirs {
+    /// `$TOOLGATE_DATA_DIR` or the platform data dir; `$TOOLGATE_CONFIG_DIR` or the platform
+    /// config dir (both XDG on Linux and macOS, like OpenCode).
+    pub(crate) fn discover() -> Dirs {
+        use etcetera::BaseStrategy;
+        let base = etcetera::choose_base_strategy().ok();
+        let home = base.as_ref().map(|b| b.home_dir().to_path_buf());
+        let fallback = || std::env::temp_dir().join("toolgate");
+        let data = std::env::var_os("TOOLGATE_DATA_DIR")
+            .map(PathBuf::from)
+            .or_else(|| base.as_ref().map(|b| b.data_dir().join("toolgate")))
+            .unwrap_or_else(fallback);
+        let config = std::env::var_os("TOOLGATE_CONFIG_DIR")
+            .map(PathBuf::from)
+            .or_else(|| base.as_ref().map(|b| b.config_dir().join("toolgate")))
+            .unwrap_or_else(fallback);
+        Dirs { data, config, home }
+    }
+}
+
+/// The effective configuration and the files it came from.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Config {
+    pub(crate) merged: Map<String, Value>,
+    pub(crate) managed: Option<Value>,
+    pub(crate) sources: Vec<PathBuf>,
+}
+
+impl Config {
+    /// Loads every layer for the project at `dir`.
+    pub(crate) fn load(
+        dirs: &Dirs,
+        dir: &Path,
+        explicit: Option<&Path>,
+    ) -> Result<Config, ConfigError> {
+        let mut config = Config::default();
+        let mut merged = Value::Object(Map::new());
+        let global = first_existing(&dirs.config, &["toolgate.json", "toolgate.jsonc"]);
+        let project = first_existing(dir, &["toolgate.json", "toolgate.jsonc"])
+            .or_else(|| first_existing(dir, &["opencode.json", "opencode.jsonc"]));
+        for file in [global, project].into_iter().flatten() {
+            let value = read(&file)?;
+            deep_merge(&mut merged, &value);
+            config.sources.push(file);
+        }
+        if let Some(file) = explicit {
+            if !file.is_file() {
+                return Err(ConfigError(format!(
+                    "config file {} does not exist",
+                    file.display()
+                )));
+            }
+            let value = read(file)?;
+            deep_merge(&mut merged, &value);
+            config.sources.push(file.to_path_buf());
+        }
+        if let Ok(text) = std::env::var("TOOLGATE_PERMISSION") {
+            let value: Value = serde_json::from_str(&text).map_err(|error| {
+                ConfigError(format!("$TOOLGATE_PERMISSION is not valid JSON: {error}"))
+            })?;
+            validate_permission(&value, "$TOOLGATE_PERMISSION", dirs)?;
+            let mut over = Map::new();
+            over.insert("permission".into(), value);
+            deep_merge(&mut merged, &Value::Object(over));
+        }
+        if let Some(file) = first_existing(&dirs.config, &["managed.json"]) {
+            let value = read(&file)?;
+            let permission = value.get("permission").cloned();
+            if let Some(permission) = &permission {
+                validate_permission(permission, &file.display().to_string(), dirs)?;
+            }
+            config.managed = permission;
+            config.sources.push(file);
+        }
+        config.merged = match merged {
+            Value::Object(map) => map,
+            _ => Map::new(),
+        };
+        Ok(config)
+    }
+
+    /// What the permission crate builds agents from.
+    pub(crate) fn agent_settings(&self, dirs: &Dirs) -> AgentSettings {
+        AgentSettings {
+            data_dir: dirs.data.clone(),
+            home: dirs.home.clone(),
+            permission: self.merged.get("permission").cloned(),
+            tools: self.merged.get("tools").cloned(),
+            agents: self.merged.get("agent").cloned(),
+            default_agent: self
+                .merged
+                .get("default_agent")
+                .and_then(Value::as_str)
+                .map(str::to_string),
+            managed: self.managed.clone(),
+        }
+    }
+
+    /// A positive integer setting such as `tool_output.max_lines`.
+    #[allow(dead_code)]
+    pub(crate) fn positive(&self, section: &str, key: &str) -> Option<u64> {
+        self.merged.get(section)?.get(key)?.as_u64()
+    }
+}
+
+fn first_existing(dir: &Path, names: &[&str]) -> Option<PathBuf> {
+    names
+        .iter()
+        .map(|name| dir.join(name))
+        .find(|path| path.is_file())
+}
+
+/// Reads and validates one config file.
+fn read(file: &Path) -> Result<Value, ConfigError> {
+    let text = std::fs::read_to_string(file)
+        .map_err(|error| ConfigError(format!("cannot read config {}: {error}", file.display())))?;
+    let options = jsonc_parser::ParseOptions::default();
+    let value: Value = jsonc_parser::parse_to_serde_value(&text, &options).map_err(|error| {
+        ConfigError(format!(
+            "config {} is not valid JSONC: {error}",
+            file.display()
+        ))
+    })?;
+    let name = file.display().to_string();
+    if !value.is_object() {
+        return Err(ConfigError(format!(
+            "config {name}: expected an object at the top level"
+        )));
+    }
+    validate(&value, &name)?;
+    Ok(value)
+}
+
+fn fail(file: &str, path: &str, expected: &str, found: &Value) -> ConfigError {
+    ConfigError(format!(
+        "config {file}: {path}: expected {expected}, found {found}"
+    ))
+}
+
+fn validate_permission(value: &Value, file: &str, dirs: &Dirs) -> Result<(), ConfigError> {
+    rules_from_config(
+        value,
+        "permission",
+        Origin::UserConfig,
+        dirs.home.as_deref(),
+    )
+    .map(|_| ())
+    .map_err(|error| ConfigError(format!("config {file}: {error}")))
+}
+
+/// Checks the keys toolgate reads; other keys (an OpenCode config has many) are ignored.
+fn validate(value: &Value, file: &str) -> Result<(), ConfigError> {
+    let check_permission = |value: &Value, path: &str| {
+        rules_from_config(value, path, Origin::UserConfig, None)
+            .map(|_| ())
+            .map_err(|error| ConfigError(format!("config {file}: {error}")))
+    };
+    let check_tools = |value: &Value, path: &str| -> Result<(), ConfigError> {
+        let Value::Object(map) = value else {
+            return Err(fail(
+                file,
+                path,
+                "an object of tool names to true or false",
+                value,
+            ));
+        };
+        for (name, enabled) in map {
+            if !enabled.is_boolean() {
+                return Err(fail(file, &key_path(path, name), "true or false", enabled));
+            }
+        }
+        Ok(())
+    };
+    if let Some(permission) = value.get("permission") {
+        check_permission(permission, "permission")?;
+    }
+    if let Some(tools) = value.get("tools") {
+        check_tools(tools, "tools")?;
+    }
+    if let Some(default) = value.get("default_agent")
+        && !default.is_string()
+    {
+        return Err(fail(file, "default_agent", "a string", default));
+    }
+    if let Some(agents) = value.get("agent") {
+        let Value::Object(agents) = agents else {
+            return Err(fail(file, "agent", "an object of agent names", agents));
+        };
+        for (name, block) in agents {
+            let path = key_path("agent", name);
+            let Value::Object(block) = block else {
+                return Err(fail(file, &path, "an object", block));
+            };
+            if let Some(permission) = block.get("permission") {
+                check_permission(permission, &format!("{path}.permission"))?;
+            }
+            if let Some(tools) = block.get("tools") {
+                check_tools(tools, &format!("{path}.tools"))?;
+            }
+            for key in ["description", "mode"] {
+                if let Some(field) = block.get(key)
+                    && !field.is_string()
+                {
+                    return Err(fail(file, &format!("{path}.{key}"), "a string", field));
+                }
+            }
+            if let Some(field) = block.get("mode")
+                && !matches!(field.as_str(), Some("primary" | "subagent" | "all"))
+            {
+                return Err(fail(
+                    file,
+                    &format!("{path}.mode"),
+                    "\"primary\", \"subagent\" or \"all\"",
+                    field,
+                ));
+            }
+            if let Some(field) = block.get("disable")
+                && !field.is_boolean()
+            {
+                return Err(fail(
+                    file,
+                    &format!("{path}.disable"),
+                    "true or false",
+                    field,
+                ));
+            }
+        }
+    }
+    for (section, key) in [("tool_output", "max_lines"), ("tool_output", "max_bytes")] {
+        if let Some(field) = value.get(section).and_then(|s| s.get(key))
+            && !field.as_u64().is_some_and(|n| n > 0)
+        {
+            return Err(fail(
+                file,
+                &format!("{section}.{key}"),
+                "a positive integer",
+                field,
+            ));
+        }
+    }
+    if let Some(field) = value.get("doom_loop_threshold")
+        && !field.as_u64().is_some_and(|n| n > 0)
+    {
+        return Err(fail(
+            file,
+            "doom_loop_threshold",
+            "a positive integer",
+            field,
+        ));
+    }
+    if let Some(field) = value
+        .get("webfetch")
+        .and_then(|w| w.get("allow_private_network"))
+        && !field.is_boolean()
+    {
+        return Err(fail(
+            file,
+            "webfetch.allow_private_network",
+            "true or false",
+            field,
+        ));
+    }
+    Ok(())
+}
