@@ -261,7 +261,7 @@ fn validate(value: &Value, file: &str) -> Result<(), ConfigError> {
     }
     for (section, key) in [("tool_output", "max_lines"), ("tool_output", "max_bytes")] {
         if let Some(field) = value.get(section).and_then(|s| s.get(key))
-            && !field.as_u64().is_some_and(|n| n > 0)
+            && field.as_u64().is_none_or(|n| n == 0)
         {
             return Err(fail(
                 file,
@@ -272,7 +272,7 @@ fn validate(value: &Value, file: &str) -> Result<(), ConfigError> {
         }
     }
     if let Some(field) = value.get("doom_loop_threshold")
-        && !field.as_u64().is_some_and(|n| n > 0)
+        && field.as_u64().is_none_or(|n| n == 0)
     {
         return Err(fail(
             file,
