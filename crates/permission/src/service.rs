@@ -65,6 +65,9 @@ pub struct Request {
     pub save: Vec<String>,
     /// Details for the prompt.
     pub metadata: Map<String, Value>,
+    /// Resources no saved approval may satisfy.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unsaveable: Vec<String>,
     /// The asking tool call.
     pub source: Source,
     /// The asking agent (not part of the public shape; used to re-evaluate).
@@ -297,25 +300,22 @@ impl PermissionService {
         Ok(())
     }
 
-    /// Explains the decision for each resource, deciding rule included (`toolgate check`).
-    pub fn explain(
-        &self,
-        session_id: &str,
-        agent: &str,
-        action: &str,
-        resources: &[String],
-    ) -> Vec<Explanation> {
+    /// Explains the decision for each resource of `request`, deciding rule included
+    /// (`toolgate check`). Nothing is asked and nothing is recorded.
+    pub fn explain(&self, session_id: &str, agent: &str, request: &PermissionRequest) -> Vec<Explanation> {
         let mut state = self.lock();
         // A database that cannot be read contributes no approvals: the decision falls back
         // to the configured rules, which is the stricter answer.
         let _ = self.refresh_saved(&mut state);
         let agent = self.agent(agent);
         let session = state.sessions.get(session_id);
-        resources
+        let action = request.action.as_str();
+        request
+            .resources
             .iter()
             .map(|resource| {
                 let (effect, rule) = Self::configured(agent, session, action, resource);
-                let saved = (effect != Effect::Deny)
+                let saved = (effect == Effect::Ask && !request.unsaveable.contains(resource))
                     .then(|| state.saved.rules.last_match(action, resource))
                     .flatten()
                     .map(|index| state.saved.rules.rules()[index].clone());
@@ -382,7 +382,10 @@ impl PermissionService {
             .iter()
             .zip(effects)
             .map(|(resource, effect)| {
-                if effect == Effect::Ask && saved.last_match(&request.action, resource).is_some() {
+                if effect == Effect::Ask
+                && !request.unsaveable.contains(resource)
+                && saved.last_match(&request.action, resource).is_some()
+            {
                     Effect::Allow
                 } else {
                     effect
@@ -437,6 +440,7 @@ impl PermissionService {
                 resources: request.resources,
                 save: request.save,
                 metadata: request.metadata,
+                unsaveable: request.unsaveable,
                 source: Source {
                     kind: "tool",
                     message_id: ctx.assistant_message_id.clone(),
@@ -572,6 +576,7 @@ impl PermissionService {
                         resources: request.resources.clone(),
                         save: Vec::new(),
                         metadata: Map::new(),
+                        unsaveable: request.unsaveable.clone(),
                     },
                 )
             })

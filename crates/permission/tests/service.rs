@@ -451,7 +451,7 @@ async fn p09_p10_saved_approvals_beat_ask_never_deny() {
         Err(Refusal::Blocked { .. })
     ));
     // The explanation names the saved approval as the deciding rule where it decides.
-    let explained = service.explain("other", "build", "bash", &["pwd".into(), "ls".into()]);
+    let explained = service.explain("other", "build", &bash(&["pwd", "ls"]));
     assert_eq!(
         explained[0].rule.as_ref().unwrap().origin,
         Origin::SavedApproval

@@ -22,6 +22,11 @@ pub struct PermissionRequest {
     pub save: Vec<String>,
     /// Free-form details for the prompt.
     pub metadata: Map<String, Value>,
+    /// Resources that no saved approval may satisfy: the asker could not see what they
+    /// do (an unparsable or dynamic shell command), so only a configured rule or a person
+    /// may allow them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unsaveable: Vec<String>,
 }
 
 impl PermissionRequest {
@@ -42,6 +47,18 @@ impl PermissionRequest {
     /// Adds the patterns an "always" answer saves.
     pub fn save<S: Into<String>>(mut self, patterns: impl IntoIterator<Item = S>) -> Self {
         self.save.extend(patterns.into_iter().map(Into::into));
+        self
+    }
+
+    /// Marks resources (also added to the resources) that no saved approval may satisfy.
+    pub fn unsaveable<S: Into<String>>(mut self, resources: impl IntoIterator<Item = S>) -> Self {
+        for resource in resources {
+            let resource = resource.into();
+            if !self.resources.contains(&resource) {
+                self.resources.push(resource.clone());
+            }
+            self.unsaveable.push(resource);
+        }
         self
     }
 

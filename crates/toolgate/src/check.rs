@@ -89,7 +89,8 @@ pub(crate) fn check(
 ) -> Result<(), Failure> {
     let setup = Setup::new(project, AskMode::Headless)?;
     let (asked, save) = analyse(action, resources);
-    let explained = setup.service.explain("", &setup.agent, action, &asked);
+    let request = tool_core::PermissionRequest::new(action).resources(asked);
+    let explained = setup.service.explain("", &setup.agent, &request);
     let effect = permission::combine(explained.iter().map(|e| e.effect));
     if json {
         let value = json!({

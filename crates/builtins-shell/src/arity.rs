@@ -1,0 +1,62 @@
+//! How many leading words name a command (spec §7.4): `git checkout main` → `git checkout`.
+//!
+//! The table is data, exactly as OpenCode's; an "always" answer saves the prefix + ` *`.
+
+/// Every entry of the arity table: the command words and how many words name the command.
+#[rustfmt::skip]
+pub const ARITY: &[(&str, usize)] = &[
+    // Arity 1.
+    ("cat", 1), ("cd", 1), ("chmod", 1), ("chown", 1), ("cp", 1), ("echo", 1), ("env", 1), ("export", 1),
+    ("grep", 1), ("ionice", 1), ("kill", 1), ("killall", 1), ("ln", 1), ("ls", 1), ("mkdir", 1), ("mv", 1),
+    ("nice", 1), ("nohup", 1), ("ps", 1), ("pwd", 1), ("rm", 1), ("rmdir", 1), ("sleep", 1), ("source", 1),
+    ("stdbuf", 1), ("sudo", 1), ("tail", 1), ("time", 1), ("timeout", 1), ("touch", 1), ("unset", 1),
+    ("watch", 1), ("which", 1), ("xargs", 1),
+    // Arity 2.
+    ("bazel", 2), ("brew", 2), ("bun", 2), ("cargo", 2), ("cdk", 2), ("cf", 2), ("cmake", 2), ("composer", 2),
+    ("consul", 2), ("crictl", 2), ("deno", 2), ("docker", 2), ("eksctl", 2), ("firebase", 2), ("flyctl", 2),
+    ("git", 2), ("go", 2), ("gradle", 2), ("helm", 2), ("heroku", 2), ("hugo", 2), ("ip", 2), ("kind", 2),
+    ("kubectl", 2), ("kustomize", 2), ("make", 2), ("mc", 2), ("minikube", 2), ("mongosh", 2), ("mysql", 2),
+    ("mvn", 2), ("ng", 2), ("npm", 2), ("nvm", 2), ("nx", 2), ("openssl", 2), ("pip", 2), ("pipenv", 2),
+    ("pnpm", 2), ("poetry", 2), ("podman", 2), ("psql", 2), ("pulumi", 2), ("pyenv", 2), ("python", 2),
+    ("rake", 2), ("rbenv", 2), ("redis-cli", 2), ("rustup", 2), ("serverless", 2), ("skaffold", 2), ("sls", 2),
+    ("sst", 2), ("swift", 2), ("systemctl", 2), ("terraform", 2), ("tmux", 2), ("turbo", 2), ("ufw", 2),
+    ("vault", 2), ("vercel", 2), ("volta", 2), ("wp", 2), ("yarn", 2),
+    // Arity 3.
+    ("aws", 3), ("az", 3), ("doctl", 3), ("gcloud", 3), ("gh", 3), ("sfdx", 3),
+    ("bun run", 3), ("bun x", 3), ("cargo add", 3), ("cargo run", 3), ("consul kv", 3), ("deno task", 3),
+    ("docker builder", 3), ("docker compose", 3), ("docker container", 3), ("docker image", 3),
+    ("docker network", 3), ("docker volume", 3), ("eksctl create", 3), ("git config", 3), ("git remote", 3),
+    ("git stash", 3), ("ip addr", 3), ("ip link", 3), ("ip netns", 3), ("ip route", 3), ("kind create", 3),
+    ("kubectl kustomize", 3), ("kubectl rollout", 3), ("mc admin", 3), ("npm exec", 3), ("npm init", 3),
+    ("npm run", 3), ("npm view", 3), ("openssl req", 3), ("openssl x509", 3), ("pnpm dlx", 3),
+    ("pnpm exec", 3), ("pnpm run", 3), ("podman container", 3), ("podman image", 3), ("pulumi stack", 3),
+    ("terraform workspace", 3), ("vault auth", 3), ("vault kv", 3), ("yarn dlx", 3), ("yarn run", 3),
+];
+
+fn arity(key: &str) -> Option<usize> {
+    ARITY.iter().find(|(name, _)| *name == key).map(|(_, n)| *n)
+}
+
+/// The words that name the command (`BashArity.prefix`): the longest table key that starts
+/// the tokens decides how many tokens to keep; no key → the first token.
+///
+/// ```
+/// use builtins_shell::arity::prefix;
+/// assert_eq!(prefix(&["git", "checkout", "main"]), ["git", "checkout"]);
+/// assert_eq!(prefix(&["npm", "run", "dev", "--watch"]), ["npm", "run", "dev"]);
+/// assert_eq!(prefix(&["unknown", "sub"]), ["unknown"]);
+/// ```
+pub fn prefix<'a, S: AsRef<str>>(tokens: &'a [S]) -> Vec<&'a str> {
+    let words: Vec<&str> = tokens.iter().map(AsRef::as_ref).collect();
+    for len in (1..=words.len()).rev() {
+        if let Some(n) = arity(&words[..len].join(" ")) {
+            return words[..n.min(words.len())].to_vec();
+        }
+    }
+    words.into_iter().take(1).collect()
+}
+
+/// The "always" pattern of a command: its prefix + ` *`.
+pub fn save_pattern<S: AsRef<str>>(tokens: &[S]) -> String {
+    format!("{} *", prefix(tokens).join(" "))
+}

@@ -1,0 +1,259 @@
+//! Running a command: own process group, merged output, bounded capture, and exactly one
+//! result whatever the command does (hangs, floods, escapes the group, ignores TERM).
+
+use std::collections::VecDeque;
+use std::os::fd::OwnedFd;
+use std::path::Path;
+use std::process::Stdio;
+use std::time::Duration;
+
+use rustix::process::{Pid, Signal, kill_process_group};
+use tokio::io::AsyncReadExt;
+
+/// Bytes kept from the start of the output when it overflows.
+pub const HEAD_BYTES: usize = 512 * 1024;
+/// Bytes kept from the end of the output when it overflows.
+pub const TAIL_BYTES: usize = 512 * 1024;
+/// How long a group gets between TERM and KILL.
+pub const KILL_GRACE: Duration = Duration::from_secs(3);
+/// How long output is still read after the shell exits, for whatever it left behind.
+pub const PIPE_GRACE: Duration = Duration::from_millis(200);
+
+/// Output kept within 1 MiB: all of it, or its first and last 512 KiB.
+#[derive(Debug, Default)]
+pub struct Capture {
+    head: Vec<u8>,
+    tail: VecDeque<u8>,
+    total: u64,
+}
+
+impl Capture {
+    /// Appends a chunk.
+    pub fn push(&mut self, mut chunk: &[u8]) {
+        self.total += chunk.len() as u64;
+        if self.head.len() < HEAD_BYTES {
+            let take = chunk.len().min(HEAD_BYTES - self.head.len());
+            self.head.extend_from_slice(&chunk[..take]);
+            chunk = &chunk[take..];
+        }
+        if chunk.len() >= TAIL_BYTES {
+            self.tail.clear();
+            self.tail.extend(&chunk[chunk.len() - TAIL_BYTES..]);
+            return;
+        }
+        let overflow = (self.tail.len() + chunk.len()).saturating_sub(TAIL_BYTES);
+        self.tail.drain(..overflow);
+        self.tail.extend(chunk);
+    }
+
+    /// Bytes seen in all.
+    pub fn total(&self) -> u64 {
+        self.total
+    }
+
+    /// Bytes seen but not kept.
+    pub fn dropped(&self) -> u64 {
+        self.total - self.head.len() as u64 - self.tail.len() as u64
+    }
+
+    /// The kept text (invalid UTF-8 replaced), with a line saying how much was left out.
+    pub fn text(&self) -> String {
+        let head = String::from_utf8_lossy(&self.head);
+        let (first, second) = self.tail.as_slices();
+        let mut tail_bytes = Vec::with_capacity(self.tail.len());
+        tail_bytes.extend_from_slice(first);
+        tail_bytes.extend_from_slice(second);
+        let tail = String::from_utf8_lossy(&tail_bytes);
+        match self.dropped() {
+            0 => format!("{head}{tail}"),
+            dropped => format!(
+                "{head}\n\n[... {dropped} bytes of output omitted: only the first {} KiB and the last {} KiB are kept ...]\n\n{tail}",
+                HEAD_BYTES / 1024,
+                TAIL_BYTES / 1024
+            ),
+        }
+    }
+}
+
+/// How a run ended.
+#[derive(Debug)]
+pub struct Finished {
+    /// The exit code (128 + signal when a signal ended it); `None` if it never ended.
+    pub exit: Option<i32>,
+    /// Whether the timeout fired.
+    pub timed_out: bool,
+    /// What it printed.
+    pub capture: Capture,
+}
+
+/// Sends TERM to a process group when dropped (the call was cancelled or is done), and
+/// KILL after [`KILL_GRACE`] from a helper thread, so nothing it started outlives it.
+struct GroupGuard {
+    pgid: Option<Pid>,
+}
+
+impl GroupGuard {
+    fn terminate(&mut self) {
+        if let Some(pgid) = self.pgid.take() {
+            let _ = kill_process_group(pgid, Signal::TERM);
+            // Only a group that still has members needs the follow-up KILL.
+            if rustix::process::test_kill_process_group(pgid).is_err() {
+                return;
+            }
+            std::thread::spawn(move || {
+                std::thread::sleep(KILL_GRACE);
+                let _ = kill_process_group(pgid, Signal::KILL);
+            });
+        }
+    }
+}
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        self.terminate();
+    }
+}
+
+/// The shell to run commands with: `$SHELL` when it is bash or zsh, else `/bin/sh`.
+pub fn default_shell() -> std::path::PathBuf {
+    match std::env::var_os("SHELL").map(std::path::PathBuf::from) {
+        Some(shell)
+            if shell.is_absolute()
+                && shell.is_file()
+                && matches!(shell.file_name().and_then(|n| n.to_str()), Some("bash" | "zsh")) =>
+        {
+            shell
+        }
+        _ => std::path::PathBuf::from("/bin/sh"),
+    }
+}
+
+/// Runs `command` with `shell -c` in `workdir`, stdin closed, stdout and stderr merged.
+pub async fn run(shell: &Path, command: &str, workdir: &Path, timeout: Duration) -> std::io::Result<Finished> {
+    let (reader, writer) = std::io::pipe()?;
+    let mut child = {
+        let mut builder = tokio::process::Command::new(shell);
+        builder
+            .arg("-c")
+            .arg(command)
+            .current_dir(workdir)
+            .stdin(Stdio::null())
+            .stdout(writer.try_clone()?)
+            .stderr(writer)
+            .process_group(0);
+        // The builder holds the write ends; dropping it here leaves only the child's.
+        builder.spawn()?
+    };
+    let mut guard = GroupGuard {
+        pgid: child.id().and_then(|id| Pid::from_raw(id as i32)),
+    };
+    let mut pipe = tokio::net::unix::pipe::Receiver::from_owned_fd(OwnedFd::from(reader))?;
+    let mut capture = Capture::default();
+    let mut buffer = vec![0u8; 64 * 1024];
+    let deadline = tokio::time::sleep(timeout);
+    tokio::pin!(deadline);
+    let mut timed_out = false;
+    let mut pipe_open = true;
+
+    // Phase 1: until the shell exits or the timeout fires.
+    let status = loop {
+        tokio::select! {
+            read = pipe.read(&mut buffer), if pipe_open => match read {
+                Ok(0) | Err(_) => pipe_open = false,
+                Ok(n) => capture.push(&buffer[..n]),
+            },
+            status = child.wait() => break Some(status?),
+            () = &mut deadline, if !timed_out => {
+                timed_out = true;
+                break None;
+            }
+        }
+    };
+    let status = match status {
+        Some(status) => status,
+        None => {
+            // Timed out: TERM the group, give it the grace, then KILL.
+            if let Some(pgid) = guard.pgid {
+                let _ = kill_process_group(pgid, Signal::TERM);
+            }
+            let waited = tokio::time::timeout(KILL_GRACE, async {
+                loop {
+                    tokio::select! {
+                        read = pipe.read(&mut buffer), if pipe_open => match read {
+                            Ok(0) | Err(_) => pipe_open = false,
+                            Ok(n) => capture.push(&buffer[..n]),
+                        },
+                        status = child.wait() => return status,
+                    }
+                }
+            })
+            .await;
+            match waited {
+                Ok(status) => status?,
+                Err(_) => {
+                    if let Some(pgid) = guard.pgid {
+                        let _ = kill_process_group(pgid, Signal::KILL);
+                    }
+                    child.wait().await?
+                }
+            }
+        }
+    };
+
+    // Phase 2: the shell is gone; read what is left for a short grace, then end whatever
+    // remains of its group and stop reading even if an escaped process holds the pipe.
+    if pipe_open {
+        let drained = tokio::time::timeout(PIPE_GRACE, drain(&mut pipe, &mut buffer, &mut capture)).await;
+        if drained.is_err() {
+            guard.terminate();
+            let _ = tokio::time::timeout(PIPE_GRACE, drain(&mut pipe, &mut buffer, &mut capture)).await;
+        }
+    }
+    guard.terminate();
+    let exit = status.code().or_else(|| {
+        use std::os::unix::process::ExitStatusExt;
+        status.signal().map(|signal| 128 + signal)
+    });
+    Ok(Finished {
+        exit,
+        timed_out,
+        capture,
+    })
+}
+
+async fn drain(pipe: &mut tokio::net::unix::pipe::Receiver, buffer: &mut [u8], capture: &mut Capture) {
+    loop {
+        match pipe.read(buffer).await {
+            Ok(0) | Err(_) => return,
+            Ok(n) => capture.push(&buffer[..n]),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn capture_keeps_head_and_tail_and_counts_the_rest() {
+        let mut capture = Capture::default();
+        for _ in 0..40 {
+            capture.push(&[b'a'; 64 * 1024]);
+        }
+        capture.push(b"THE END");
+        assert_eq!(capture.total(), 40 * 64 * 1024 + 7);
+        assert_eq!(capture.dropped(), capture.total() - (HEAD_BYTES + TAIL_BYTES) as u64);
+        let text = capture.text();
+        assert!(text.ends_with("THE END"));
+        assert!(text.contains(&format!("[... {} bytes of output omitted", capture.dropped())));
+    }
+
+    #[test]
+    fn small_output_is_kept_whole() {
+        let mut capture = Capture::default();
+        capture.push(b"hello ");
+        capture.push(b"world");
+        assert_eq!(capture.text(), "hello world");
+        assert_eq!(capture.dropped(), 0);
+    }
+}
