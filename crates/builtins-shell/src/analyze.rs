@@ -139,7 +139,7 @@ fn analyze_at(command: &str, depth: usize) -> Analysis {
         src: command,
         depth,
         out: Analysis::default(),
-        cwd: Some(String::new()),
+        cwd: Ok(String::new()),
     };
     walker.walk(root);
     if let Some(reason) = walker.out.failed.clone() {
@@ -162,8 +162,9 @@ struct Walker<'s> {
     src: &'s str,
     depth: usize,
     out: Analysis,
-    /// The directory `cd` moved to, relative to the workdir; `None` once it is unknown.
-    cwd: Option<String>,
+    /// The directory `cd` moved to (relative to the workdir, or absolute): `Ok` when
+    /// known, `Err(raw text)` when it depends on the run (`cd "$X"`).
+    cwd: Result<String, String>,
 }
 
 fn named_children(node: Node<'_>) -> Vec<Node<'_>> {
@@ -270,7 +271,7 @@ impl<'s> Walker<'s> {
             }
             _ => {
                 let operator = (0..node.child_count())
-                    .filter_map(|i| node.child(i as u32))
+                    .filter_map(|i| node.child(i))
                     .find(|child| !child.is_named())
                     .map(|child| self.text(child))
                     .unwrap_or("");
@@ -293,10 +294,8 @@ impl<'s> Walker<'s> {
                 let path = self.path_ref(&word);
                 match operator {
                     "<" => self.out.reads.push(path),
-                    ">" | ">>" | "&>" | "&>>" | ">|" | ">&" | "<>" => {
-                        if !is_device(&path.path) {
-                            self.out.writes.push(path);
-                        }
+                    ">" | ">>" | "&>" | "&>>" | ">|" | ">&" | "<>" if !is_device(&path.path) => {
+                        self.out.writes.push(path);
                     }
                     _ => {}
                 }
@@ -345,16 +344,30 @@ impl<'s> Walker<'s> {
     }
 
     fn path_ref(&self, word: &Word) -> PathRef {
-        match &word.value {
-            Some(value) => {
-                let path = match (&self.cwd, value.starts_with('/') || value.starts_with('~')) {
-                    (Some(cwd), false) if !cwd.is_empty() => format!("{cwd}/{value}"),
-                    _ => value.clone(),
-                };
-                PathRef { path, dynamic: false }
-            }
-            None => PathRef {
+        let Some(value) = &word.value else {
+            return PathRef {
                 path: word.text.clone(),
+                dynamic: true,
+            };
+        };
+        if value.starts_with('/') || value.starts_with('~') {
+            return PathRef {
+                path: value.clone(),
+                dynamic: false,
+            };
+        }
+        match &self.cwd {
+            Ok(cwd) if cwd.is_empty() => PathRef {
+                path: value.clone(),
+                dynamic: false,
+            },
+            Ok(cwd) => PathRef {
+                path: format!("{}/{value}", cwd.trim_end_matches('/')),
+                dynamic: false,
+            },
+            // After `cd "$X"` a relative path is only known at run time.
+            Err(raw) => PathRef {
+                path: format!("{raw}/{value}"),
                 dynamic: true,
             },
         }
@@ -435,14 +448,12 @@ impl<'s> Walker<'s> {
 
     fn change_directory(&mut self, target: Option<&Word>) {
         match target {
-            None => self.cwd = None,
+            None => self.cwd = Ok("~".to_string()),
+            Some(word) if word.value.as_deref() == Some("-") => self.cwd = Err("$OLDPWD".to_string()),
             Some(word) => {
                 let path = self.path_ref(word);
-                self.cwd = (!path.dynamic && !path.path.starts_with(['/', '~']) && path.path != "-").then(|| path.path.clone());
-                self.out.paths.push(PathRef {
-                    path: path.path,
-                    dynamic: path.dynamic,
-                });
+                self.cwd = if path.dynamic { Err(path.path.clone()) } else { Ok(path.path.clone()) };
+                self.out.paths.push(path);
             }
         }
     }

@@ -46,7 +46,7 @@ fn arity(key: &str) -> Option<usize> {
 /// assert_eq!(prefix(&["npm", "run", "dev", "--watch"]), ["npm", "run", "dev"]);
 /// assert_eq!(prefix(&["unknown", "sub"]), ["unknown"]);
 /// ```
-pub fn prefix<'a, S: AsRef<str>>(tokens: &'a [S]) -> Vec<&'a str> {
+pub fn prefix<S: AsRef<str>>(tokens: &[S]) -> Vec<&str> {
     let words: Vec<&str> = tokens.iter().map(AsRef::as_ref).collect();
     for len in (1..=words.len()).rev() {
         if let Some(n) = arity(&words[..len].join(" ")) {

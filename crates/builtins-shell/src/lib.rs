@@ -161,7 +161,13 @@ pub fn plan(location: &Location, command: &str, workdir: Option<&str>, descripti
         }
     }
     let mut reads = Vec::new();
-    for path in analysis.reads.iter().filter(|p| !p.dynamic) {
+    for path in &analysis.reads {
+        if path.dynamic {
+            // Only known when it runs: ask for the text as written, so `read` rules on
+            // names (`*.env`) still have something to match.
+            push_unique(&mut reads, path.path.clone());
+            continue;
+        }
         match target(location, &dir, &path.path, PathKind::File) {
             Target::Inside(resource) => push_unique(&mut reads, resource),
             Target::Outside(resource, boundary) => {
