@@ -125,6 +125,50 @@ const FIGURES: &[Figure] = &[
         target: Target::AtMost(100.0),
         how: "criterion, `tests/benches/permission.rs`: the reply call alone (save, resolve target, re-evaluate and resolve all 10,000 others, publish events)",
     },
+    Figure {
+        issue: 5,
+        name: "1 GiB flood through the bash tool, wall time ÷ `sh -c 'CMD >/dev/null'`",
+        unit: "×",
+        source: Source::Example {
+            example: "bash_flood",
+            key: "wall_ratio",
+        },
+        target: Target::AtMost(1.3),
+        how: "whole process, `tests/examples/bash_flood.rs`: `head -c 1073741824 /dev/zero` settled through registry + bash tool + output store in a fresh process, against the same command writing to /dev/null; median of 5",
+    },
+    Figure {
+        issue: 5,
+        name: "the same bytes through `| cat >/dev/null` ÷ the anchor (the floor of any pipe reader; reference)",
+        unit: "×",
+        source: Source::Example {
+            example: "bash_flood",
+            key: "pipe_floor_ratio",
+        },
+        target: Target::AtMost(f64::INFINITY),
+        how: "whole process: what a pipe alone costs on this machine, so the flood figure can be judged against what is reachable",
+    },
+    Figure {
+        issue: 5,
+        name: "1 GiB flood through the bash tool, peak RSS",
+        unit: "MiB",
+        source: Source::Example {
+            example: "bash_flood",
+            key: "peak_rss_mib",
+        },
+        target: Target::AtMost(32.0),
+        how: "whole process: VmHWM of the process that settles the call (largest of 5 runs)",
+    },
+    Figure {
+        issue: 5,
+        name: "permission analysis of a 200-command script (median)",
+        unit: "ms",
+        source: Source::MedianMillis {
+            bench: "shell",
+            id: "shell/analyze_200_commands",
+        },
+        target: Target::AtMost(5.0),
+        how: "criterion, `tests/benches/shell.rs`: tree-sitter parse and walk of 200 lines of pipelines, lists, substitutions, wrappers, redirections and control flow",
+    },
 ];
 
 struct Measured<'a> {

@@ -55,18 +55,32 @@ pub const UNPARSED: &str = "(unparsed) ";
 const MAX_DEPTH: usize = 8;
 
 const WRAPPERS: &[&str] = &[
-    "env", "command", "builtin", "exec", "nohup", "nice", "ionice", "timeout", "stdbuf", "time", "sudo", "doas",
-    "xargs", "busybox", "coproc", "setsid", "chroot", "strace", "ltrace", "watch",
+    "env", "command", "builtin", "exec", "nohup", "nice", "ionice", "timeout", "stdbuf", "time",
+    "sudo", "doas", "xargs", "busybox", "coproc", "setsid", "chroot", "strace", "ltrace", "watch",
 ];
 const SHELLS: &[&str] = &["sh", "bash", "zsh", "dash", "ksh", "fish", "ash", "mksh"];
 const INTERPRETERS: &[&str] = &[
-    "python", "python2", "python3", "node", "nodejs", "perl", "ruby", "php", "deno", "bun", "lua", "osascript",
+    "python",
+    "python2",
+    "python3",
+    "node",
+    "nodejs",
+    "perl",
+    "ruby",
+    "php",
+    "deno",
+    "bun",
+    "lua",
+    "osascript",
 ];
 const READERS: &[&str] = &[
-    "cat", "head", "tail", "less", "more", "grep", "egrep", "fgrep", "rg", "sed", "awk", "gawk", "base64", "xxd",
-    "od", "strings", "cp", "scp", "nl", "tac", "wc", "sort", "uniq", "cut", "diff", "cmp", "hexdump", "jq",
+    "cat", "head", "tail", "less", "more", "grep", "egrep", "fgrep", "rg", "sed", "awk", "gawk",
+    "base64", "xxd", "od", "strings", "cp", "scp", "nl", "tac", "wc", "sort", "uniq", "cut",
+    "diff", "cmp", "hexdump", "jq",
 ];
-const PATH_COMMANDS: &[&str] = &["rm", "cp", "mv", "mkdir", "touch", "chmod", "chown", "cat", "cd"];
+const PATH_COMMANDS: &[&str] = &[
+    "rm", "cp", "mv", "mkdir", "touch", "chmod", "chown", "cat", "cd",
+];
 
 /// Options of wrappers that take a separate value (`sudo -u root`).
 fn wrapper_option_takes_value(wrapper: &str, option: &str) -> bool {
@@ -74,13 +88,42 @@ fn wrapper_option_takes_value(wrapper: &str, option: &str) -> bool {
         "env" => &["-u", "--unset", "-C", "--chdir"],
         "exec" => &["-a"],
         "nice" => &["-n", "--adjustment"],
-        "ionice" => &["-c", "--class", "-n", "--classdata", "-p", "--pid", "-P", "--pgid", "-u", "--uid"],
+        "ionice" => &[
+            "-c",
+            "--class",
+            "-n",
+            "--classdata",
+            "-p",
+            "--pid",
+            "-P",
+            "--pgid",
+            "-u",
+            "--uid",
+        ],
         "timeout" => &["-s", "--signal", "-k", "--kill-after"],
         "stdbuf" => &["-i", "-o", "-e", "--input", "--output", "--error"],
         "time" => &["-f", "--format", "-o", "--output"],
-        "sudo" => &["-u", "-g", "-h", "-p", "-C", "-D", "-r", "-t", "-U", "-T", "--user", "--group", "--host", "--prompt", "--chdir"],
+        "sudo" => &[
+            "-u", "-g", "-h", "-p", "-C", "-D", "-r", "-t", "-U", "-T", "--user", "--group",
+            "--host", "--prompt", "--chdir",
+        ],
         "doas" => &["-u", "-C"],
-        "xargs" => &["-I", "-L", "-n", "-P", "-s", "-d", "-E", "-a", "--arg-file", "--delimiter", "--max-args", "--max-procs", "--max-lines", "--replace"],
+        "xargs" => &[
+            "-I",
+            "-L",
+            "-n",
+            "-P",
+            "-s",
+            "-d",
+            "-E",
+            "-a",
+            "--arg-file",
+            "--delimiter",
+            "--max-args",
+            "--max-procs",
+            "--max-lines",
+            "--replace",
+        ],
         "watch" => &["-n", "--interval", "-d"],
         "strace" | "ltrace" => &["-o", "-e", "-p", "-s", "-u"],
         _ => &[],
@@ -125,7 +168,10 @@ fn analyze_at(command: &str, depth: usize) -> Analysis {
         return fail("nested too deeply");
     }
     let mut parser = Parser::new();
-    if parser.set_language(&tree_sitter_bash::LANGUAGE.into()).is_err() {
+    if parser
+        .set_language(&tree_sitter_bash::LANGUAGE.into())
+        .is_err()
+    {
         return fail("the bash grammar could not be loaded");
     }
     let Some(tree) = parser.parse(command, None) else {
@@ -174,7 +220,9 @@ fn named_children(node: Node<'_>) -> Vec<Node<'_>> {
 
 impl<'s> Walker<'s> {
     fn text(&self, node: Node<'_>) -> &'s str {
-        self.src.get(node.start_byte()..node.end_byte()).unwrap_or("")
+        self.src
+            .get(node.start_byte()..node.end_byte())
+            .unwrap_or("")
     }
 
     fn fail(&mut self, reason: String) {
@@ -185,7 +233,14 @@ impl<'s> Walker<'s> {
 
     fn only_assignments(&self, root: Node<'_>) -> bool {
         named_children(root).iter().all(|child| {
-            matches!(child.kind(), "variable_assignment" | "variable_assignments" | "declaration_command" | "unset_command" | "comment")
+            matches!(
+                child.kind(),
+                "variable_assignment"
+                    | "variable_assignments"
+                    | "declaration_command"
+                    | "unset_command"
+                    | "comment"
+            )
         })
     }
 
@@ -216,20 +271,62 @@ impl<'s> Walker<'s> {
                 }
             }
             "file_redirect" | "herestring_redirect" | "heredoc_redirect" => self.redirect(node),
-            "program" | "list" | "pipeline" | "subshell" | "compound_statement" | "do_group" | "if_statement"
-            | "elif_clause" | "else_clause" | "while_statement" | "for_statement" | "c_style_for_statement"
-            | "case_statement" | "case_item" | "negated_command" | "test_command" | "binary_expression"
-            | "unary_expression" | "ternary_expression" | "parenthesized_expression" | "postfix_expression"
-            | "string" | "concatenation" | "expansion" | "arithmetic_expansion" | "command_substitution"
-            | "process_substitution" | "array" | "variable_assignments" | "subscript" | "translated_string"
-            | "brace_expression" | "declaration_command" | "command_name" | "heredoc_body" => {
+            "program"
+            | "list"
+            | "pipeline"
+            | "subshell"
+            | "compound_statement"
+            | "do_group"
+            | "if_statement"
+            | "elif_clause"
+            | "else_clause"
+            | "while_statement"
+            | "for_statement"
+            | "c_style_for_statement"
+            | "case_statement"
+            | "case_item"
+            | "negated_command"
+            | "test_command"
+            | "binary_expression"
+            | "unary_expression"
+            | "ternary_expression"
+            | "parenthesized_expression"
+            | "postfix_expression"
+            | "string"
+            | "concatenation"
+            | "expansion"
+            | "arithmetic_expansion"
+            | "command_substitution"
+            | "process_substitution"
+            | "array"
+            | "variable_assignments"
+            | "subscript"
+            | "translated_string"
+            | "brace_expression"
+            | "declaration_command"
+            | "command_name"
+            | "heredoc_body" => {
                 for child in named_children(node) {
                     self.walk(child);
                 }
             }
-            "word" | "number" | "raw_string" | "ansi_c_string" | "string_content" | "simple_expansion"
-            | "variable_name" | "special_variable_name" | "comment" | "file_descriptor" | "test_operator"
-            | "heredoc_content" | "heredoc_start" | "heredoc_end" | "regex" | "extglob_pattern" | "unset_command" => {}
+            "word"
+            | "number"
+            | "raw_string"
+            | "ansi_c_string"
+            | "string_content"
+            | "simple_expansion"
+            | "variable_name"
+            | "special_variable_name"
+            | "comment"
+            | "file_descriptor"
+            | "test_operator"
+            | "heredoc_content"
+            | "heredoc_start"
+            | "heredoc_end"
+            | "regex"
+            | "extglob_pattern"
+            | "unset_command" => {}
             other => self.fail(format!("unsupported shell construct `{other}`")),
         }
     }
@@ -287,7 +384,10 @@ impl<'s> Walker<'s> {
                 };
                 let word = self.word(*destination);
                 let duplicate = matches!(operator, ">&" | "<&" | ">&-" | "<&-")
-                    && word.value.as_deref().is_some_and(|v| v == "-" || v.chars().all(|c| c.is_ascii_digit()));
+                    && word
+                        .value
+                        .as_deref()
+                        .is_some_and(|v| v == "-" || v.chars().all(|c| c.is_ascii_digit()));
                 if duplicate {
                     return;
                 }
@@ -306,12 +406,18 @@ impl<'s> Walker<'s> {
     /// The static value of a word-like node, if it has one.
     fn value(&self, node: Node<'_>) -> Option<String> {
         match node.kind() {
-            "word" | "command_name" if node.named_child_count() == 0 => Some(unescape(self.text(node))),
+            "word" | "command_name" if node.named_child_count() == 0 => {
+                Some(unescape(self.text(node)))
+            }
             "command_name" => node.named_child(0).and_then(|child| self.value(child)),
             "number" => Some(self.text(node).to_string()),
             "raw_string" => {
                 let text = self.text(node);
-                Some(text.get(1..text.len().saturating_sub(1)).unwrap_or("").to_string())
+                Some(
+                    text.get(1..text.len().saturating_sub(1))
+                        .unwrap_or("")
+                        .to_string(),
+                )
             }
             "string" => {
                 let mut out = String::new();
@@ -407,7 +513,10 @@ impl<'s> Walker<'s> {
         let Some(name) = first.value.clone() else {
             return self.opaque(raw_text);
         };
-        if name.is_empty() || name.contains(['*', '?', '[', '{', '}', '$', '`']) || first.text.contains(['*', '?', '[']) {
+        if name.is_empty()
+            || name.contains(['*', '?', '[', '{', '}', '$', '`'])
+            || first.text.contains(['*', '?', '['])
+        {
             return self.opaque(raw_text);
         }
         let plain = name.rsplit('/').next().unwrap_or(&name).to_string();
@@ -443,16 +552,25 @@ impl<'s> Walker<'s> {
     }
 
     fn opaque(&mut self, resource: String) {
-        self.out.parts.push(Part { resource, save: None });
+        self.out.parts.push(Part {
+            resource,
+            save: None,
+        });
     }
 
     fn change_directory(&mut self, target: Option<&Word>) {
         match target {
             None => self.cwd = Ok("~".to_string()),
-            Some(word) if word.value.as_deref() == Some("-") => self.cwd = Err("$OLDPWD".to_string()),
+            Some(word) if word.value.as_deref() == Some("-") => {
+                self.cwd = Err("$OLDPWD".to_string())
+            }
             Some(word) => {
                 let path = self.path_ref(word);
-                self.cwd = if path.dynamic { Err(path.path.clone()) } else { Ok(path.path.clone()) };
+                self.cwd = if path.dynamic {
+                    Err(path.path.clone())
+                } else {
+                    Ok(path.path.clone())
+                };
                 self.out.paths.push(path);
             }
         }
@@ -466,7 +584,9 @@ impl<'s> Walker<'s> {
         let has_flag = |flags: &[char]| {
             args.iter().any(|w| {
                 w.value.as_deref().is_some_and(|v| {
-                    v.starts_with('-') && !v.starts_with("--") && v[1..].chars().any(|c| flags.contains(&c))
+                    v.starts_with('-')
+                        && !v.starts_with("--")
+                        && v[1..].chars().any(|c| flags.contains(&c))
                 })
             })
         };
@@ -476,7 +596,9 @@ impl<'s> Walker<'s> {
         match plain {
             "source" | "." => true,
             "eval" => args.iter().any(|w| w.value.is_none()),
-            _ if INTERPRETERS.contains(&plain) || plain.starts_with("python3.") => has_flag(&['c', 'e', 'E', 'r']),
+            _ if INTERPRETERS.contains(&plain) || plain.starts_with("python3.") => {
+                has_flag(&['c', 'e', 'E', 'r'])
+            }
             _ => false,
         }
     }
@@ -504,7 +626,9 @@ impl<'s> Walker<'s> {
                 if matches!(value, "-exec" | "-execdir" | "-ok" | "-okdir") {
                     let start = index + 1;
                     let mut stop = start;
-                    while stop < args.len() && !matches!(args[stop].value.as_deref(), Some(";" | "+")) {
+                    while stop < args.len()
+                        && !matches!(args[stop].value.as_deref(), Some(";" | "+"))
+                    {
                         stop += 1;
                     }
                     if stop > start {
@@ -562,12 +686,18 @@ impl<'s> Walker<'s> {
             }
         }
         if READERS.contains(&plain) {
-            let explicit_program = args
-                .iter()
-                .any(|w| matches!(w.value.as_deref(), Some("-e" | "-f" | "--regexp" | "--file" | "--expression")));
+            let explicit_program = args.iter().any(|w| {
+                matches!(
+                    w.value.as_deref(),
+                    Some("-e" | "-f" | "--regexp" | "--file" | "--expression")
+                )
+            });
             // grep/rg/sed/awk take a pattern or program first unless one came with -e/-f.
             let skip = usize::from(
-                matches!(plain, "grep" | "egrep" | "fgrep" | "rg" | "sed" | "awk" | "gawk" | "jq") && !explicit_program,
+                matches!(
+                    plain,
+                    "grep" | "egrep" | "fgrep" | "rg" | "sed" | "awk" | "gawk" | "jq"
+                ) && !explicit_program,
             );
             let mut files: Vec<&Word> = operands.iter().skip(skip).copied().collect();
             if matches!(plain, "cp" | "scp") {
@@ -580,9 +710,11 @@ impl<'s> Walker<'s> {
                 }
             }
             if plain == "sed"
-                && args
-                    .iter()
-                    .any(|w| w.value.as_deref().is_some_and(|v| v.starts_with("-i") || v.starts_with("--in-place")))
+                && args.iter().any(|w| {
+                    w.value
+                        .as_deref()
+                        .is_some_and(|v| v.starts_with("-i") || v.starts_with("--in-place"))
+                })
             {
                 for word in operands.iter().skip(skip) {
                     let path = self.path_ref(word);
@@ -597,8 +729,31 @@ impl<'s> Walker<'s> {
 fn non_options<'w>(plain: &str, args: &'w [Word]) -> Vec<&'w Word> {
     let takes_value: &[&str] = match plain {
         "head" | "tail" => &["-n", "-c", "--lines", "--bytes"],
-        "grep" | "egrep" | "fgrep" => &["-e", "-f", "-m", "-A", "-B", "-C", "--regexp", "--file", "--max-count"],
-        "rg" => &["-e", "-f", "-g", "-t", "-T", "-m", "-A", "-B", "-C", "--glob", "--type", "--max-count"],
+        "grep" | "egrep" | "fgrep" => &[
+            "-e",
+            "-f",
+            "-m",
+            "-A",
+            "-B",
+            "-C",
+            "--regexp",
+            "--file",
+            "--max-count",
+        ],
+        "rg" => &[
+            "-e",
+            "-f",
+            "-g",
+            "-t",
+            "-T",
+            "-m",
+            "-A",
+            "-B",
+            "-C",
+            "--glob",
+            "--type",
+            "--max-count",
+        ],
         "sed" => &["-e", "-f", "--expression", "--file", "-l"],
         "awk" | "gawk" => &["-f", "-v", "-F"],
         "cut" => &["-d", "-f", "-c", "-b"],
@@ -682,7 +837,10 @@ fn wrapped_start(wrapper: &str, args: &[Word]) -> Option<usize> {
 }
 
 fn is_device(path: &str) -> bool {
-    matches!(path, "/dev/null" | "/dev/stdout" | "/dev/stderr" | "/dev/tty") || path.starts_with("/dev/fd/")
+    matches!(
+        path,
+        "/dev/null" | "/dev/stdout" | "/dev/stderr" | "/dev/tty"
+    ) || path.starts_with("/dev/fd/")
 }
 
 /// An unquoted word's value: backslash escapes removed.

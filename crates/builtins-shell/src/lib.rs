@@ -29,7 +29,10 @@ use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use tool_core::{Content, Context, Location, PathError, PathKind, PermissionRequest, Permissions, Tool, ToolFailure};
+use tool_core::{
+    Content, Context, Location, PathError, PathKind, PermissionRequest, Permissions, Tool,
+    ToolFailure,
+};
 
 pub use analyze::{Analysis, Part, PathRef, analyze};
 
@@ -90,7 +93,9 @@ pub struct Plan {
 impl Plan {
     /// The `bash` assertion.
     pub fn bash_request(&self) -> Option<&PermissionRequest> {
-        self.requests.iter().find(|request| request.action == "bash")
+        self.requests
+            .iter()
+            .find(|request| request.action == "bash")
     }
 }
 
@@ -136,10 +141,20 @@ fn target(location: &Location, workdir: &Path, path: &str, kind: PathKind) -> Ta
         // A symlink that leads out, or an odd path: treat it as outside, at the directory
         // it really is in, so it is asked for rather than waved through.
         Err(PathError::LocationEscape { resolved, .. }) => {
-            let dir = resolved.parent().unwrap_or(&resolved).to_string_lossy().replace('\\', "/");
-            Target::Outside(resolved.to_string_lossy().into_owned(), format!("{}/*", dir.trim_end_matches('/')))
+            let dir = resolved
+                .parent()
+                .unwrap_or(&resolved)
+                .to_string_lossy()
+                .replace('\\', "/");
+            Target::Outside(
+                resolved.to_string_lossy().into_owned(),
+                format!("{}/*", dir.trim_end_matches('/')),
+            )
         }
-        Err(_) => Target::Outside(text.to_string(), format!("{}/*", text.trim_end_matches('/'))),
+        Err(_) => Target::Outside(
+            text.to_string(),
+            format!("{}/*", text.trim_end_matches('/')),
+        ),
     }
 }
 
@@ -147,7 +162,12 @@ fn target(location: &Location, workdir: &Path, path: &str, kind: PathKind) -> Ta
 ///
 /// This is the one place the bash tool's permission questions come from; `toolgate
 /// check bash` prints it.
-pub fn plan(location: &Location, command: &str, workdir: Option<&str>, description: Option<&str>) -> Result<Plan, PlanError> {
+pub fn plan(
+    location: &Location,
+    command: &str,
+    workdir: Option<&str>,
+    description: Option<&str>,
+) -> Result<Plan, PlanError> {
     let resolved = location.resolve(workdir.unwrap_or("."), PathKind::Directory)?;
     let dir = resolved.path.clone();
     let analysis = analyze(command);
@@ -156,7 +176,9 @@ pub fn plan(location: &Location, command: &str, workdir: Option<&str>, descripti
         push_unique(&mut externals, external.resource.clone());
     }
     for path in analysis.paths.iter().filter(|p| !p.dynamic) {
-        if let Target::Outside(_, boundary) = target(location, &dir, &path.path, PathKind::Directory) {
+        if let Target::Outside(_, boundary) =
+            target(location, &dir, &path.path, PathKind::Directory)
+        {
             push_unique(&mut externals, boundary);
         }
     }
@@ -215,10 +237,20 @@ pub fn plan(location: &Location, command: &str, workdir: Option<&str>, descripti
     }
     requests.push(bash);
     if !reads.is_empty() {
-        requests.push(PermissionRequest::new("read").resources(reads).save(["*"]).metadata("command", command));
+        requests.push(
+            PermissionRequest::new("read")
+                .resources(reads)
+                .save(["*"])
+                .metadata("command", command),
+        );
     }
     if !writes.is_empty() {
-        requests.push(PermissionRequest::new("edit").resources(writes).save(["*"]).metadata("command", command));
+        requests.push(
+            PermissionRequest::new("edit")
+                .resources(writes)
+                .save(["*"])
+                .metadata("command", command),
+        );
     }
     Ok(Plan {
         workdir: dir,
@@ -233,7 +265,11 @@ pub fn bash_tool(location: Location, permissions: Arc<dyn Permissions>) -> Tool 
 }
 
 /// [`bash_tool`] with an explicit shell.
-pub fn bash_tool_with_shell(location: Location, permissions: Arc<dyn Permissions>, shell: PathBuf) -> Tool {
+pub fn bash_tool_with_shell(
+    location: Location,
+    permissions: Arc<dyn Permissions>,
+    shell: PathBuf,
+) -> Tool {
     let shared = Arc::new((location, permissions, shell));
     Tool::builder(DESCRIPTION, move |input: BashInput, ctx: Context| {
         let shared = Arc::clone(&shared);
@@ -262,8 +298,13 @@ async fn execute(
     if input.command.trim().is_empty() {
         return Err(ToolFailure::new("The command is empty."));
     }
-    let plan = plan(location, &input.command, input.workdir.as_deref(), input.description.as_deref())
-        .map_err(|error| ToolFailure::new(error.to_string()))?;
+    let plan = plan(
+        location,
+        &input.command,
+        input.workdir.as_deref(),
+        input.description.as_deref(),
+    )
+    .map_err(|error| ToolFailure::new(error.to_string()))?;
     for request in plan.requests {
         permissions.assert(&ctx, request).await?;
     }
@@ -273,9 +314,19 @@ async fn execute(
             plan.workdir.display()
         )));
     }
-    let finished = exec::run(shell, &input.command, &plan.workdir, Duration::from_millis(timeout))
-        .await
-        .map_err(|error| ToolFailure::new(format!("Unable to execute command: {}: {error}", input.command)))?;
+    let finished = exec::run(
+        shell,
+        &input.command,
+        &plan.workdir,
+        Duration::from_millis(timeout),
+    )
+    .await
+    .map_err(|error| {
+        ToolFailure::new(format!(
+            "Unable to execute command: {}: {error}",
+            input.command
+        ))
+    })?;
     let dropped = finished.capture.dropped();
     let mut text = if finished.capture.total() == 0 {
         "(no output)".to_string()

@@ -14,7 +14,14 @@ fn sh() -> &'static Path {
 #[tokio::test]
 async fn exit_code_and_merged_output() {
     let dir = tempfile::tempdir().unwrap();
-    let done = run(sh(), "echo out; echo err >&2; exit 3", dir.path(), Duration::from_secs(10)).await.unwrap();
+    let done = run(
+        sh(),
+        "echo out; echo err >&2; exit 3",
+        dir.path(),
+        Duration::from_secs(10),
+    )
+    .await
+    .unwrap();
     assert_eq!(done.exit, Some(3));
     assert!(!done.timed_out);
     assert_eq!(done.capture.text(), "out\nerr\n");
@@ -24,7 +31,14 @@ async fn exit_code_and_merged_output() {
 async fn a_command_reading_stdin_does_not_hang() {
     let dir = tempfile::tempdir().unwrap();
     let start = Instant::now();
-    let done = run(sh(), "cat; read line; echo read=$?", dir.path(), Duration::from_secs(10)).await.unwrap();
+    let done = run(
+        sh(),
+        "cat; read line; echo read=$?",
+        dir.path(),
+        Duration::from_secs(10),
+    )
+    .await
+    .unwrap();
     assert!(start.elapsed() < Duration::from_secs(5));
     assert_eq!(done.capture.text(), "read=1\n");
 }
@@ -33,11 +47,24 @@ async fn a_command_reading_stdin_does_not_hang() {
 async fn an_escaped_process_holding_the_pipe_does_not_hold_the_result() {
     let dir = tempfile::tempdir().unwrap();
     let start = Instant::now();
-    let done = run(sh(), "setsid sleep 100 & echo started", dir.path(), Duration::from_secs(30)).await.unwrap();
-    assert!(start.elapsed() < Duration::from_secs(3), "took {:?}", start.elapsed());
+    let done = run(
+        sh(),
+        "setsid sleep 100 & echo started",
+        dir.path(),
+        Duration::from_secs(30),
+    )
+    .await
+    .unwrap();
+    assert!(
+        start.elapsed() < Duration::from_secs(3),
+        "took {:?}",
+        start.elapsed()
+    );
     assert_eq!(done.exit, Some(0));
     assert!(done.capture.text().starts_with("started"));
-    let _ = std::process::Command::new("pkill").args(["-f", "sleep 100"]).status();
+    let _ = std::process::Command::new("pkill")
+        .args(["-f", "sleep 100"])
+        .status();
 }
 
 #[tokio::test]
@@ -45,7 +72,9 @@ async fn background_jobs_of_the_group_are_ended_with_the_call() {
     let dir = tempfile::tempdir().unwrap();
     let marker = dir.path().join("alive");
     let script = format!("(sleep 2; touch {}) & echo bye", marker.display());
-    let done = run(sh(), &script, dir.path(), Duration::from_secs(30)).await.unwrap();
+    let done = run(sh(), &script, dir.path(), Duration::from_secs(30))
+        .await
+        .unwrap();
     assert_eq!(done.exit, Some(0));
     tokio::time::sleep(Duration::from_secs(3)).await;
     assert!(!marker.exists(), "a background job outlived its call");
@@ -55,31 +84,54 @@ async fn background_jobs_of_the_group_are_ended_with_the_call() {
 async fn timeout_terms_then_kills_a_group_that_ignores_term() {
     let dir = tempfile::tempdir().unwrap();
     let start = Instant::now();
-    let done = run(sh(), "trap '' TERM; echo stubborn; sleep 100", dir.path(), Duration::from_millis(500))
-        .await
-        .unwrap();
+    let done = run(
+        sh(),
+        "trap '' TERM; echo stubborn; sleep 100",
+        dir.path(),
+        Duration::from_millis(500),
+    )
+    .await
+    .unwrap();
     let elapsed = start.elapsed();
     assert!(done.timed_out);
-    assert!(elapsed < Duration::from_millis(500) + KILL_GRACE + Duration::from_secs(2), "took {elapsed:?}");
+    assert!(
+        elapsed < Duration::from_millis(500) + KILL_GRACE + Duration::from_secs(2),
+        "took {elapsed:?}"
+    );
     assert!(done.capture.text().contains("stubborn"));
 }
 
 #[tokio::test]
 async fn a_flood_is_captured_within_bounds() {
     let dir = tempfile::tempdir().unwrap();
-    let done = run(sh(), "head -c 1073741824 /dev/zero; echo; echo tail-marker", dir.path(), Duration::from_secs(120))
-        .await
-        .unwrap();
+    let done = run(
+        sh(),
+        "head -c 1073741824 /dev/zero; echo; echo tail-marker",
+        dir.path(),
+        Duration::from_secs(120),
+    )
+    .await
+    .unwrap();
     assert_eq!(done.exit, Some(0));
     assert_eq!(done.capture.total(), 1_073_741_824 + 13);
-    assert_eq!(done.capture.dropped(), done.capture.total() - (HEAD_BYTES + TAIL_BYTES) as u64);
+    assert_eq!(
+        done.capture.dropped(),
+        done.capture.total() - (HEAD_BYTES + TAIL_BYTES) as u64
+    );
     assert!(done.capture.text().ends_with("tail-marker\n"));
 }
 
 #[tokio::test]
 async fn non_utf8_output_is_replaced_not_lost() {
     let dir = tempfile::tempdir().unwrap();
-    let done = run(sh(), "printf 'ok \\377\\376 done'", dir.path(), Duration::from_secs(10)).await.unwrap();
+    let done = run(
+        sh(),
+        "printf 'ok \\377\\376 done'",
+        dir.path(),
+        Duration::from_secs(10),
+    )
+    .await
+    .unwrap();
     assert_eq!(done.capture.text(), "ok \u{fffd}\u{fffd} done");
 }
 
@@ -89,7 +141,15 @@ async fn cancelling_the_call_ends_the_process_group() {
     let marker = dir.path().join("finished");
     let script = format!("sleep 2; touch {}", marker.display());
     let workdir = dir.path().to_path_buf();
-    let call = tokio::spawn(async move { run(Path::new("/bin/sh"), &script, &workdir, Duration::from_secs(60)).await });
+    let call = tokio::spawn(async move {
+        run(
+            Path::new("/bin/sh"),
+            &script,
+            &workdir,
+            Duration::from_secs(60),
+        )
+        .await
+    });
     tokio::time::sleep(Duration::from_millis(300)).await;
     call.abort();
     let _ = call.await;

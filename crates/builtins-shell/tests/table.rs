@@ -145,7 +145,10 @@ fn table_of_commands_under_the_sample_rules() {
     for (command, expected) in TABLE {
         let got = effect(&rules, command);
         if got != *expected {
-            wrong.push(format!("{command:?}: expected {expected}, got {got}: {:?}", analyze(command).parts));
+            wrong.push(format!(
+                "{command:?}: expected {expected}, got {got}: {:?}",
+                analyze(command).parts
+            ));
         }
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
@@ -156,16 +159,26 @@ fn no_command_with_a_denied_part_is_allowed() {
     let rules = rules();
     for (command, _) in TABLE {
         let analysis = analyze(command);
-        let any_denied = analysis.parts.iter().any(|p| rules.evaluate("bash", &p.resource).effect == Deny);
+        let any_denied = analysis
+            .parts
+            .iter()
+            .any(|p| rules.evaluate("bash", &p.resource).effect == Deny);
         if any_denied {
             assert_eq!(effect(&rules, command), Deny, "{command}");
         }
-        assert!(!analysis.parts.is_empty() || command.trim().is_empty() || command.starts_with("a="), "{command}");
+        assert!(
+            !analysis.parts.is_empty() || command.trim().is_empty() || command.starts_with("a="),
+            "{command}"
+        );
     }
 }
 
 fn parts(command: &str) -> Vec<(String, Option<String>)> {
-    analyze(command).parts.into_iter().map(|p| (p.resource, p.save)).collect()
+    analyze(command)
+        .parts
+        .into_iter()
+        .map(|p| (p.resource, p.save))
+        .collect()
 }
 
 fn saved(resource: &str, save: &str) -> (String, Option<String>) {
@@ -178,27 +191,65 @@ fn unsaveable(resource: &str) -> (String, Option<String>) {
 
 #[test]
 fn s1_to_s6_resources_and_save_patterns() {
-    assert_eq!(parts("time -p git status"), [saved("time -p git status", "time *"), saved("git status", "git status *")], "S1");
-    assert_eq!(parts("coproc git status"), [saved("coproc git status", "coproc *"), saved("git status", "git status *")], "S2");
+    assert_eq!(
+        parts("time -p git status"),
+        [
+            saved("time -p git status", "time *"),
+            saved("git status", "git status *")
+        ],
+        "S1"
+    );
+    assert_eq!(
+        parts("coproc git status"),
+        [
+            saved("coproc git status", "coproc *"),
+            saved("git status", "git status *")
+        ],
+        "S2"
+    );
     assert_eq!(
         parts("export VERSION=$(git describe --tags); npm run build"),
-        [saved("git describe --tags", "git describe *"), saved("npm run build", "npm run build *")],
+        [
+            saved("git describe --tags", "git describe *"),
+            saved("npm run build", "npm run build *")
+        ],
         "S3"
     );
     assert_eq!(
         parts("printf ok && git status > output"),
-        [saved("printf ok", "printf *"), saved("git status", "git status *")],
+        [
+            saved("printf ok", "printf *"),
+            saved("git status", "git status *")
+        ],
         "S4 (the grammar puts the redirect on the whole list, so no command carries it)"
     );
-    assert_eq!(parts("printf ok | cat < input > output"), [saved("printf ok", "printf *"), saved("cat", "cat *")], "S5");
-    assert_eq!(parts("> victim.txt"), [unsaveable("> victim.txt")], "S6: nothing runs, so the raw text is asked");
-    assert_eq!(parts("npm run 123"), [saved("npm run 123", "npm run 123 *")], "S7");
+    assert_eq!(
+        parts("printf ok | cat < input > output"),
+        [saved("printf ok", "printf *"), saved("cat", "cat *")],
+        "S5"
+    );
+    assert_eq!(
+        parts("> victim.txt"),
+        [unsaveable("> victim.txt")],
+        "S6: nothing runs, so the raw text is asked"
+    );
+    assert_eq!(
+        parts("npm run 123"),
+        [saved("npm run 123", "npm run 123 *")],
+        "S7"
+    );
 }
 
 #[test]
 fn spelled_names_are_matched_by_their_plain_name_too() {
-    assert_eq!(parts("/bin/rm x"), [saved("rm x", "rm *"), saved("/bin/rm x", "/bin/rm *")]);
-    assert_eq!(parts("\\rm x"), [saved("rm x", "rm *"), saved("\\rm x", "\\rm *")]);
+    assert_eq!(
+        parts("/bin/rm x"),
+        [saved("rm x", "rm *"), saved("/bin/rm x", "/bin/rm *")]
+    );
+    assert_eq!(
+        parts("\\rm x"),
+        [saved("rm x", "rm *"), saved("\\rm x", "\\rm *")]
+    );
     assert_eq!(parts("FOO=1 BAR=2 ls -la"), [saved("ls -la", "ls *")]);
 }
 
@@ -217,16 +268,32 @@ fn wrappers_add_their_wrapped_command() {
 
 #[test]
 fn opaque_code_is_never_saveable() {
-    for command in ["sh -c \"$X\"", "eval \"$X\"", "python3 -c 'print(1)'", "ls | bash", "source x.sh", "$CMD", "ls &&"] {
+    for command in [
+        "sh -c \"$X\"",
+        "eval \"$X\"",
+        "python3 -c 'print(1)'",
+        "ls | bash",
+        "source x.sh",
+        "$CMD",
+        "ls &&",
+    ] {
         let parts = parts(command);
-        assert!(parts.iter().any(|(_, save)| save.is_none()), "{command}: {parts:?}");
+        assert!(
+            parts.iter().any(|(_, save)| save.is_none()),
+            "{command}: {parts:?}"
+        );
     }
-    assert_eq!(parts("ls && rm -rf / &&"), [unsaveable("(unparsed) ls && rm -rf / &&")]);
+    assert_eq!(
+        parts("ls && rm -rf / &&"),
+        [unsaveable("(unparsed) ls && rm -rf / &&")]
+    );
 }
 
 #[test]
 fn reads_writes_and_paths() {
-    let analysis = analyze("cat .env src/a.rs > out.txt; grep -r KEY config/ 2>/dev/null; sed -n p x.env | tee copy.txt");
+    let analysis = analyze(
+        "cat .env src/a.rs > out.txt; grep -r KEY config/ 2>/dev/null; sed -n p x.env | tee copy.txt",
+    );
     let reads: Vec<&str> = analysis.reads.iter().map(|p| p.path.as_str()).collect();
     assert_eq!(reads, [".env", "src/a.rs", "config/", "x.env"]);
     let writes: Vec<&str> = analysis.writes.iter().map(|p| p.path.as_str()).collect();
@@ -248,13 +315,25 @@ fn b1_to_b11_arity() {
     assert_eq!(p(&["docker", "run", "nginx"]), "docker run", "B4");
     assert_eq!(p(&["aws", "s3", "ls", "my-bucket"]), "aws s3 ls", "B5");
     assert_eq!(p(&["npm", "run", "dev", "script"]), "npm run dev", "B6");
-    assert_eq!(p(&["docker", "compose", "up", "service"]), "docker compose up", "B7");
+    assert_eq!(
+        p(&["docker", "compose", "up", "service"]),
+        "docker compose up",
+        "B7"
+    );
     assert_eq!(p(&["consul", "kv", "get", "config"]), "consul kv get", "B8");
     assert_eq!(p(&["git", "checkout"]), "git checkout", "B9");
     assert_eq!(p(&["npm", "run", "dev"]), "npm run dev", "B9");
     assert_eq!(p(&[]), "", "B10");
     assert_eq!(p(&["single"]), "single", "B10");
     assert_eq!(p(&["git"]), "git", "B10");
-    assert_eq!(save_pattern(&["npm", "run", "dev", "--watch"]), "npm run dev *", "B11");
-    assert_eq!(p(&["git", "-C", "x", "status"]), "git -C", "flags are not skipped");
+    assert_eq!(
+        save_pattern(&["npm", "run", "dev", "--watch"]),
+        "npm run dev *",
+        "B11"
+    );
+    assert_eq!(
+        p(&["git", "-C", "x", "status"]),
+        "git -C",
+        "flags are not skipped"
+    );
 }

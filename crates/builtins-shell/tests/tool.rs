@@ -9,8 +9,8 @@ use builtins_shell::{bash_tool_with_shell, plan};
 use registry::{ApplicationTools, ToolRegistry};
 use serde_json::{Value, json};
 use tool_core::{
-    BoundError, Bounded, BoxFuture, Context, Location, ModelResult, OutputBound, PermissionRequest, Permissions,
-    Refusal, ToolOutput,
+    BoundError, Bounded, BoxFuture, Context, Location, ModelResult, OutputBound, PermissionRequest,
+    Permissions, Refusal, ToolOutput,
 };
 
 /// Records every request; refuses the ones `deny` picks.
@@ -28,22 +28,41 @@ impl Recording {
     }
 
     fn asked(&self) -> Vec<(String, Vec<String>)> {
-        self.asked.lock().unwrap().iter().map(|r| (r.action.clone(), r.resources.clone())).collect()
+        self.asked
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|r| (r.action.clone(), r.resources.clone()))
+            .collect()
     }
 }
 
 impl Permissions for Recording {
-    fn assert<'a>(&'a self, _: &'a Context, request: PermissionRequest) -> BoxFuture<'a, Result<(), Refusal>> {
+    fn assert<'a>(
+        &'a self,
+        _: &'a Context,
+        request: PermissionRequest,
+    ) -> BoxFuture<'a, Result<(), Refusal>> {
         let denied = (self.deny)(&request);
         self.asked.lock().unwrap().push(request);
-        Box::pin(async move { if denied { Err(Refusal::declined()) } else { Ok(()) } })
+        Box::pin(async move {
+            if denied {
+                Err(Refusal::declined())
+            } else {
+                Ok(())
+            }
+        })
     }
 }
 
 struct PassThrough;
 
 impl OutputBound for PassThrough {
-    fn bound<'a>(&'a self, _: &'a Context, output: ToolOutput) -> BoxFuture<'a, Result<Bounded, BoundError>> {
+    fn bound<'a>(
+        &'a self,
+        _: &'a Context,
+        output: ToolOutput,
+    ) -> BoxFuture<'a, Result<Bounded, BoundError>> {
         Box::pin(async move {
             Ok(Bounded {
                 output,
@@ -96,8 +115,17 @@ async fn runs_and_reports_the_exit_code() {
     let fixture = fixture(Arc::clone(&permissions));
     let settled = call(&fixture, json!({"command": "echo hello; exit 2"})).await;
     assert_eq!(text(&settled), "hello\n\n\nCommand exited with code 2.");
-    assert_eq!(settled.output.unwrap().structured, json!({"exit": 2, "truncated": false, "timeout": false, "droppedBytes": 0}));
-    assert_eq!(permissions.asked(), [("bash".to_string(), vec!["echo hello".to_string(), "exit 2".to_string()])]);
+    assert_eq!(
+        settled.output.unwrap().structured,
+        json!({"exit": 2, "truncated": false, "timeout": false, "droppedBytes": 0})
+    );
+    assert_eq!(
+        permissions.asked(),
+        [(
+            "bash".to_string(),
+            vec!["echo hello".to_string(), "exit 2".to_string()]
+        )]
+    );
 }
 
 #[tokio::test]
@@ -115,16 +143,23 @@ async fn asks_bash_then_read_then_edit_for_what_it_touches() {
             ("edit".to_string(), vec!["copy.txt".to_string()]),
         ]
     );
-    assert_eq!(std::fs::read_to_string(fixture.dir.path().join("copy.txt")).unwrap(), "KEY=1");
+    assert_eq!(
+        std::fs::read_to_string(fixture.dir.path().join("copy.txt")).unwrap(),
+        "KEY=1"
+    );
 }
 
 #[tokio::test]
 async fn a_refused_permission_runs_nothing() {
-    let permissions = Recording::new(|request| request.resources.iter().any(|r| r.starts_with("rm ")));
+    let permissions =
+        Recording::new(|request| request.resources.iter().any(|r| r.starts_with("rm ")));
     let fixture = fixture(Arc::clone(&permissions));
     let settled = call(&fixture, json!({"command": "touch made && rm -rf sub"})).await;
     assert!(settled.is_declined());
-    assert!(!fixture.dir.path().join("made").exists(), "the allowed part must not run either");
+    assert!(
+        !fixture.dir.path().join("made").exists(),
+        "the allowed part must not run either"
+    );
     assert!(fixture.dir.path().join("sub").exists());
 }
 
@@ -150,7 +185,13 @@ async fn outside_paths_ask_external_directory_first() {
     assert_eq!(asked[0].0, "external_directory");
     assert_eq!(asked[0].1, [format!("{}/*", outside_path.display())]);
     assert_eq!(asked[1].0, "bash");
-    assert_eq!(asked[2], ("read".to_string(), vec![format!("{}/notes.txt", outside_path.display())]));
+    assert_eq!(
+        asked[2],
+        (
+            "read".to_string(),
+            vec![format!("{}/notes.txt", outside_path.display())]
+        )
+    );
 }
 
 #[tokio::test]
@@ -161,9 +202,16 @@ async fn workdir_is_resolved_and_checked() {
     let real = std::fs::canonicalize(fixture.dir.path().join("sub")).unwrap();
     assert!(text(&settled).starts_with(&real.display().to_string()));
     let escape = call(&fixture, json!({"command": "pwd", "workdir": "../.."})).await;
-    assert!(text(&escape).starts_with("Working directory is not usable: Path escapes the working directory"));
+    assert!(
+        text(&escape)
+            .starts_with("Working directory is not usable: Path escapes the working directory")
+    );
     let missing = call(&fixture, json!({"command": "pwd", "workdir": "nope"})).await;
-    assert!(text(&missing).starts_with("Working directory is not a directory:"), "{}", text(&missing));
+    assert!(
+        text(&missing).starts_with("Working directory is not a directory:"),
+        "{}",
+        text(&missing)
+    );
 }
 
 #[tokio::test]
@@ -175,7 +223,11 @@ async fn timeout_is_validated_and_enforced() {
         text(&invalid),
         "Invalid timeout value: 600001. Timeout must be between 1 and 600000 milliseconds."
     );
-    let slow = call(&fixture, json!({"command": "echo started; sleep 30", "timeout": 300})).await;
+    let slow = call(
+        &fixture,
+        json!({"command": "echo started; sleep 30", "timeout": 300}),
+    )
+    .await;
     let slow_text = text(&slow);
     assert!(slow_text.starts_with("started"));
     assert!(slow_text.ends_with(
@@ -198,11 +250,24 @@ async fn unsaveable_parts_are_marked_for_the_permission_service() {
 fn plan_lists_every_assertion_in_order() {
     let dir = tempfile::tempdir().unwrap();
     let location = Location::new(dir.path()).unwrap();
-    let plan = plan(&location, "cd /etc && cat passwd | tee out.txt", None, Some("read passwd")).unwrap();
+    let plan = plan(
+        &location,
+        "cd /etc && cat passwd | tee out.txt",
+        None,
+        Some("read passwd"),
+    )
+    .unwrap();
     let actions: Vec<&str> = plan.requests.iter().map(|r| r.action.as_str()).collect();
     assert_eq!(actions, ["external_directory", "bash", "read", "edit"]);
     assert_eq!(plan.requests[0].resources, ["/etc/*"]);
     assert_eq!(plan.requests[2].resources, ["/etc/passwd"]);
-    assert_eq!(plan.requests[3].resources, ["/etc/out.txt"], "tee writes where cd went");
-    assert_eq!(plan.bash_request().unwrap().metadata["description"], "read passwd");
+    assert_eq!(
+        plan.requests[3].resources,
+        ["/etc/out.txt"],
+        "tee writes where cd went"
+    );
+    assert_eq!(
+        plan.bash_request().unwrap().metadata["description"],
+        "read passwd"
+    );
 }

@@ -302,7 +302,12 @@ impl PermissionService {
 
     /// Explains the decision for each resource of `request`, deciding rule included
     /// (`toolgate check`). Nothing is asked and nothing is recorded.
-    pub fn explain(&self, session_id: &str, agent: &str, request: &PermissionRequest) -> Vec<Explanation> {
+    pub fn explain(
+        &self,
+        session_id: &str,
+        agent: &str,
+        request: &PermissionRequest,
+    ) -> Vec<Explanation> {
         let mut state = self.lock();
         // A database that cannot be read contributes no approvals: the decision falls back
         // to the configured rules, which is the stricter answer.
@@ -383,9 +388,9 @@ impl PermissionService {
             .zip(effects)
             .map(|(resource, effect)| {
                 if effect == Effect::Ask
-                && !request.unsaveable.contains(resource)
-                && saved.last_match(&request.action, resource).is_some()
-            {
+                    && !request.unsaveable.contains(resource)
+                    && saved.last_match(&request.action, resource).is_some()
+                {
                     Effect::Allow
                 } else {
                     effect

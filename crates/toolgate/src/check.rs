@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use permission::{Agents, ApprovalStore, AskMode, Effect, PermissionService, Rule};
 use serde_json::{Value, json};
+use tool_core::PermissionRequest;
 
 use crate::config::{Config, Dirs};
 use crate::{Failure, Project};
@@ -59,12 +60,48 @@ impl Setup {
     }
 }
 
-/// What `check` reports for one resource: the resource, and what "always" would save.
-fn analyse(action: &str, resources: &[String]) -> (Vec<String>, Vec<String>) {
-    // Each resource is asked and saved as given; the bash tool's own analysis replaces
-    // this for `bash` once the shell builtin is part of the binary.
-    let _ = action;
-    (resources.to_vec(), resources.to_vec())
+/// The assertions a call would make: for `bash`, exactly what the bash tool asserts for
+/// each command line (its sub-commands, reads, writes and outside directories); for any
+/// other action, the resources as given, saved as given.
+fn requests(
+    setup: &Setup,
+    action: &str,
+    resources: &[String],
+) -> Result<Vec<PermissionRequest>, Failure> {
+    if action != "bash" {
+        return Ok(vec![
+            PermissionRequest::new(action)
+                .resources(resources.iter().cloned())
+                .save(resources.iter().cloned()),
+        ]);
+    }
+    let location = tool_core::Location::new(&setup.dir).map_err(Failure::runtime)?;
+    let mut merged: Vec<PermissionRequest> = Vec::new();
+    for command in resources {
+        let plan =
+            builtins_shell::plan(&location, command, None, None).map_err(Failure::runtime)?;
+        for request in plan.requests {
+            match merged.iter_mut().find(|r| r.action == request.action) {
+                Some(existing) => {
+                    for resource in request.resources {
+                        if !existing.resources.contains(&resource) {
+                            existing.resources.push(resource);
+                        }
+                    }
+                    for pattern in request.save {
+                        if !existing.save.contains(&pattern) {
+                            existing.save.push(pattern);
+                        }
+                    }
+                    existing.unsaveable.extend(request.unsaveable);
+                }
+                None => merged.push(request),
+            }
+        }
+    }
+    // The bash assertion first: it is what the user asked about.
+    merged.sort_by_key(|request| request.action != "bash");
+    Ok(merged)
 }
 
 fn rule_json(rule: &Rule) -> Value {
@@ -88,44 +125,73 @@ pub(crate) fn check(
     json: bool,
 ) -> Result<(), Failure> {
     let setup = Setup::new(project, AskMode::Headless)?;
-    let (asked, save) = analyse(action, resources);
-    let request = tool_core::PermissionRequest::new(action).resources(asked);
-    let explained = setup.service.explain("", &setup.agent, &request);
-    let effect = permission::combine(explained.iter().map(|e| e.effect));
+    let requests = requests(&setup, action, resources)?;
+    let mut reports = Vec::new();
+    for request in &requests {
+        let explained = setup.service.explain("", &setup.agent, request);
+        let effect = permission::combine(explained.iter().map(|e| e.effect));
+        reports.push((request, explained, effect));
+    }
+    let overall = permission::combine(reports.iter().map(|(_, _, effect)| *effect));
     if json {
-        let value = json!({
-            "action": action,
-            "effect": effect,
-            "resources": explained.iter().map(|e| json!({
-                "resource": e.resource,
-                "effect": e.effect,
-                "rule": e.rule.as_ref().map(rule_json),
-            })).collect::<Vec<_>>(),
-            "save": save,
-        });
+        let report = |(request, explained, effect): &(
+            &PermissionRequest,
+            Vec<permission::Explanation>,
+            Effect,
+        )| {
+            json!({
+                "action": request.action,
+                "effect": effect,
+                "resources": explained.iter().map(|e| json!({
+                    "resource": e.resource,
+                    "effect": e.effect,
+                    "rule": e.rule.as_ref().map(rule_json),
+                    "saveable": !request.unsaveable.contains(&e.resource),
+                })).collect::<Vec<_>>(),
+                "save": request.save,
+            })
+        };
+        let mut value = report(&reports[0]);
+        if let Some(map) = value.as_object_mut() {
+            map.insert("effect".into(), json!(overall));
+            map.insert(
+                "also".into(),
+                Value::Array(reports[1..].iter().map(report).collect()),
+            );
+        }
         println!(
             "{}",
             serde_json::to_string_pretty(&value).map_err(Failure::runtime)?
         );
         return Ok(());
     }
-    println!("{action}: {effect} (agent {})", setup.agent);
-    let width = explained
-        .iter()
-        .map(|e| e.resource.chars().count())
-        .max()
-        .unwrap_or(0)
-        .min(60);
-    for explanation in &explained {
-        println!(
-            "  {:<width$}  {:<5}  {}",
-            explanation.resource,
-            explanation.effect.as_str(),
-            rule_text(explanation.rule.as_ref())
-        );
-    }
-    if effect != Effect::Deny && !save.is_empty() {
-        println!("always would save: {}", save.join(", "));
+    println!("{action}: {overall} (agent {})", setup.agent);
+    for (index, (request, explained, effect)) in reports.iter().enumerate() {
+        if index > 0 {
+            println!("also asks {}: {effect}", request.action);
+        }
+        let width = explained
+            .iter()
+            .map(|e| e.resource.chars().count())
+            .max()
+            .unwrap_or(0)
+            .min(60);
+        for explanation in explained {
+            let note = if request.unsaveable.contains(&explanation.resource) {
+                "  (never saved: not analysable)"
+            } else {
+                ""
+            };
+            println!(
+                "  {:<width$}  {:<5}  {}{note}",
+                explanation.resource,
+                explanation.effect.as_str(),
+                rule_text(explanation.rule.as_ref())
+            );
+        }
+        if *effect != Effect::Deny && !request.save.is_empty() {
+            println!("  always would save: {}", request.save.join(", "));
+        }
     }
     Ok(())
 }

@@ -1,0 +1,37 @@
+//! Permission analysis of a 200-command script.
+#![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
+
+use criterion::{Criterion, criterion_group, criterion_main};
+
+/// 200 commands of the kinds an agent writes: pipelines, lists, substitutions, wrappers,
+/// redirections, control flow.
+pub fn script() -> String {
+    let lines = [
+        "git status --short && git diff --stat",
+        "cargo build --release 2>&1 | tail -n 20",
+        "FOO=1 npm run build > build.log",
+        "for f in src/*.rs; do wc -l \"$f\"; done",
+        "echo \"$(date) done\" >> log.txt",
+        "sudo -u deploy env PATH=/usr/bin rm -rf /tmp/cache",
+        "find . -name '*.tmp' -exec rm {} \\;",
+        "bash -c 'cd sub && make test'",
+        "if [ -f Cargo.toml ]; then cargo fmt; else echo none; fi",
+        "cat README.md | grep -n toolgate | head -5",
+    ];
+    (0..200)
+        .map(|i| lines[i % lines.len()])
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn analysis(c: &mut Criterion) {
+    let script = script();
+    let mut group = c.benchmark_group("shell");
+    group.bench_function("analyze_200_commands", |b| {
+        b.iter(|| std::hint::black_box(builtins_shell::analyze(std::hint::black_box(&script))))
+    });
+    group.finish();
+}
+
+criterion_group!(benches, analysis);
+criterion_main!(benches);
