@@ -138,6 +138,7 @@ struct State {
 }
 
 struct Inner {
+    headless_note: String,
     agents: Agents,
     project_id: String,
     store: Option<ApprovalStore>,
@@ -186,6 +187,7 @@ impl PermissionService {
         let (events, _) = broadcast::channel(4096);
         PermissionService {
             inner: Arc::new(Inner {
+                headless_note: "no one can answer".to_string(),
                 agents,
                 project_id: project_id.into(),
                 store,
@@ -194,6 +196,15 @@ impl PermissionService {
                 events,
             }),
         }
+    }
+
+    /// The same service saying `note` (e.g. "no terminal") when it declines headlessly.
+    /// Call before cloning: clones made earlier keep the old note.
+    pub fn with_headless_note(mut self, note: impl Into<String>) -> Self {
+        if let Some(inner) = Arc::get_mut(&mut self.inner) {
+            inner.headless_note = note.into();
+        }
+        self
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
@@ -430,9 +441,10 @@ impl PermissionService {
                 AskMode::Headless => {
                     return Err(Refusal::Declined {
                         reason: Some(format!(
-                            "permission requested: {} ({}); declined (no one can answer; use --auto to approve)",
+                            "permission requested: {} ({}); declined ({}; use --auto to approve)",
                             request.action,
-                            request.resources.join(", ")
+                            request.resources.join(", "),
+                            self.inner.headless_note
                         )),
                     });
                 }

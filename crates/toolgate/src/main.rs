@@ -3,8 +3,10 @@
 //! Every command reports errors in one line on stderr and exits non-zero: 1 when a tool
 //! failed, 2 for usage or configuration errors, 3 when a permission was declined.
 
+mod app;
 mod check;
 mod config;
+mod run;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -30,18 +32,49 @@ struct Cli {
 #[derive(clap::Args, Clone, Debug)]
 struct Project {
     /// The project directory (default: the current directory).
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", global = true)]
     dir: Option<PathBuf>,
     /// An extra config file, merged over the global and project configs.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", global = true)]
     config: Option<PathBuf>,
     /// The agent whose rules apply (default: the configured default agent).
-    #[arg(long, value_name = "AGENT")]
+    #[arg(long, value_name = "AGENT", global = true)]
     agent: Option<String>,
 }
 
 #[derive(Subcommand)]
 enum Command {
+    /// The tools an agent is offered (wholly denied ones hidden).
+    #[command(after_help = "Examples:\n  toolgate tools\n  toolgate tools --agent explore --json")]
+    Tools {
+        #[command(flatten)]
+        project: Project,
+        /// Print JSON (name, description, inputSchema) instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Run one tool call through the rules, as an agent would.
+    #[command(after_help = "On a terminal every ask is a prompt (allow once / allow always / reject with optional \
+feedback). Without one, asks are declined unless --auto is given.\n\nExit codes: 0 success, 1 the tool failed, \
+2 usage or configuration error, 3 a permission was refused.\n\nExamples:\n  toolgate call bash '{\"command\": \"git status\"}'\n  \
+echo '{\"command\": \"cargo test\"}' | toolgate call bash - --auto\n  toolgate call bash '{\"command\": \"ls\"}' --json")]
+    Call {
+        /// The tool's name, as `toolgate tools` lists it.
+        tool: String,
+        /// The input as JSON, or `-` to read it from stdin (default `{}`).
+        input: Option<String>,
+        #[command(flatten)]
+        project: Project,
+        /// The session id (default: a new one).
+        #[arg(long, value_name = "ID")]
+        session: Option<String>,
+        /// Approve every ask once that no rule denies (no prompt).
+        #[arg(long)]
+        auto: bool,
+        /// Print the whole settlement as JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Which effect the rules give an action on resources, and which rule decides.
     #[command(
         after_help = "Examples:\n  toolgate check read .env src/main.rs\n  toolgate check bash 'git status && rm -rf build'\n  toolgate check edit src/lib.rs --agent plan --json"
@@ -128,6 +161,24 @@ fn main() -> ExitCode {
         }
     };
     let result = match cli.command {
+        Command::Tools { project, json } => run::tools(&project, json),
+        Command::Call {
+            tool,
+            input,
+            project,
+            session,
+            auto,
+            json,
+        } => run::call(
+            &project,
+            run::CallArgs {
+                tool: &tool,
+                input: input.as_deref(),
+                session: session.as_deref(),
+                auto,
+                json,
+            },
+        ),
         Command::Check {
             action,
             resources,
@@ -144,7 +195,10 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(failure) => {
-            eprintln!("toolgate: {}", failure.message);
+            // An empty message means the command already reported (a tool's own error).
+            if !failure.message.is_empty() {
+                eprintln!("toolgate: {}", failure.message);
+            }
             ExitCode::from(failure.code)
         }
     }

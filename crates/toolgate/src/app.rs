@@ -1,0 +1,48 @@
+//! The runtime every tool-running command shares: registry, output store, builtins.
+
+use std::sync::Arc;
+
+use output_store::{Limits, OutputStore};
+use registry::{ApplicationTools, Materialized, Registration, ToolRegistry};
+use tool_core::{Location, Permissions};
+
+use crate::Failure;
+use crate::check::Setup;
+
+/// A registry with every builtin that exists registered for the project.
+pub(crate) struct App {
+    pub(crate) registry: ToolRegistry,
+    _registrations: Vec<Registration>,
+}
+
+impl App {
+    pub(crate) fn new(setup: &Setup) -> Result<App, Failure> {
+        let mut limits = Limits::default();
+        if let Some(lines) = setup.config.positive("tool_output", "max_lines") {
+            limits.max_lines = lines as usize;
+        }
+        if let Some(bytes) = setup.config.positive("tool_output", "max_bytes") {
+            limits.max_bytes = bytes as usize;
+        }
+        let store = OutputStore::new(&setup.dirs.data).with_limits(limits);
+        let application = ApplicationTools::new();
+        let registry = ToolRegistry::new(&application, Arc::new(store));
+        let location = Location::new(&setup.dir).map_err(|error| Failure::usage(format!("{}: {error}", setup.dir.display())))?;
+        let permissions: Arc<dyn Permissions> = Arc::new(setup.service.clone());
+        let builtins = vec![("bash", builtins_shell::bash_tool(location, Arc::clone(&permissions)))];
+        let registration = registry
+            .register(builtins)
+            .map_err(|error| Failure::runtime(format!("could not register the builtins: {error}")))?;
+        Ok(App {
+            registry,
+            _registrations: vec![registration],
+        })
+    }
+
+    /// The catalog the agent of `setup` is offered (wholly denied tools hidden).
+    pub(crate) fn catalog(&self, setup: &Setup) -> Materialized {
+        let service = setup.service.clone();
+        let agent = setup.agent.clone();
+        self.registry.materialize(move |action| service.hides(&agent, action))
+    }
+}

@@ -1,0 +1,247 @@
+//! `tools` and `call`: the catalog, and one call through registry → permission → tool →
+//! output bound.
+
+use std::io::{IsTerminal, Read, Write};
+
+use permission::{AskMode, Event, PermissionService, Reply};
+use serde_json::{Value, json};
+use tool_core::{Context, ModelResult};
+
+use crate::app::App;
+use crate::check::Setup;
+use crate::{Failure, Project};
+
+/// Exit code when a permission was refused.
+const EXIT_DECLINED: u8 = 3;
+
+fn runtime() -> Result<tokio::runtime::Runtime, Failure> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|error| Failure::runtime(format!("could not start the runtime: {error}")))
+}
+
+pub(crate) fn tools(project: &Project, json: bool) -> Result<(), Failure> {
+    let setup = Setup::new(project, AskMode::Headless)?;
+    let app = App::new(&setup)?;
+    let catalog = app.catalog(&setup);
+    if json {
+        let list: Vec<Value> = catalog
+            .definitions()
+            .iter()
+            .map(|d| json!({"name": d.name, "description": d.description, "inputSchema": d.input_schema}))
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&list).map_err(Failure::runtime)?);
+        return Ok(());
+    }
+    if catalog.definitions().is_empty() {
+        println!("agent {} is offered no tools", setup.agent);
+    }
+    for definition in catalog.definitions() {
+        let summary = definition.description.split(". ").next().unwrap_or("");
+        println!("{:<14} {}", definition.name, summary.trim_end_matches('.'));
+    }
+    Ok(())
+}
+
+pub(crate) struct CallArgs<'a> {
+    pub(crate) tool: &'a str,
+    pub(crate) input: Option<&'a str>,
+    pub(crate) session: Option<&'a str>,
+    pub(crate) auto: bool,
+    pub(crate) json: bool,
+}
+
+fn read_input(input: Option<&str>) -> Result<Value, Failure> {
+    let text = match input {
+        None => return Ok(json!({})),
+        Some("-") => {
+            let mut text = String::new();
+            std::io::stdin()
+                .read_to_string(&mut text)
+                .map_err(|error| Failure::usage(format!("could not read the input from stdin: {error}")))?;
+            text
+        }
+        Some(text) => text.to_string(),
+    };
+    serde_json::from_str(&text).map_err(|error| Failure::usage(format!("the input is not valid JSON: {error}")))
+}
+
+pub(crate) fn call(project: &Project, args: CallArgs<'_>) -> Result<(), Failure> {
+    // A terminal on stdin means someone can answer; stdin itself is then not input.
+    let interactive = !args.auto && std::io::stdin().is_terminal() && args.input != Some("-");
+    let mode = if args.auto {
+        AskMode::Auto
+    } else if interactive {
+        AskMode::Interactive
+    } else {
+        AskMode::Headless
+    };
+    let input = read_input(args.input)?;
+    let setup = Setup::new(project, mode)?;
+    let app = App::new(&setup)?;
+    let catalog = app.catalog(&setup);
+    if !catalog.definitions().iter().any(|d| d.name == args.tool) {
+        let names: Vec<&str> = catalog.definitions().iter().map(|d| d.name.as_str()).collect();
+        return Err(Failure::usage(format!(
+            "unknown tool {:?} for agent {}; available: {}",
+            args.tool,
+            setup.agent,
+            if names.is_empty() { "none".to_string() } else { names.join(", ") }
+        )));
+    }
+    let session = args.session.map(str::to_string).unwrap_or_else(|| tool_core::id::ascending("ses"));
+    let ctx = Context::new(session.clone(), setup.agent.clone())
+        .with_call(tool_core::id::ascending("msg"), tool_core::id::ascending("call"));
+    let runtime = runtime()?;
+    let settled = runtime.block_on(async {
+        let prompt = interactive.then(|| tokio::spawn(prompt_loop(setup.service.clone(), session.clone())));
+        let settled = catalog.settle(args.tool, input, ctx).await;
+        if let Some(prompt) = prompt {
+            prompt.abort();
+        }
+        settled
+    });
+    let settled = settled.map_err(Failure::runtime)?;
+    if args.json {
+        let value = json!({
+            "result": settled.result.to_json(),
+            "output": settled.output,
+            "outputPaths": settled.output_paths,
+        });
+        println!("{}", serde_json::to_string_pretty(&value).map_err(Failure::runtime)?);
+    }
+    match &settled.result {
+        ModelResult::Error(message) => {
+            if !args.json {
+                eprintln!("{message}");
+            }
+            let code = if settled.refusal.is_some() { EXIT_DECLINED } else { 1 };
+            Err(Failure {
+                code,
+                message: String::new(),
+            })
+        }
+        result => {
+            if !args.json {
+                print_result(result).map_err(Failure::runtime)?;
+            }
+            Ok(())
+        }
+    }
+}
+
+fn print_result(result: &ModelResult) -> std::io::Result<()> {
+    let mut out = std::io::stdout().lock();
+    match result {
+        ModelResult::Text(text) => writeln!(out, "{text}"),
+        ModelResult::Json(value) => writeln!(out, "{}", serde_json::to_string_pretty(value).unwrap_or_default()),
+        ModelResult::Content(parts) => {
+            for part in parts {
+                match part {
+                    tool_core::Content::Text { text } => writeln!(out, "{text}")?,
+                    tool_core::Content::Media { mime, data, name } => writeln!(
+                        out,
+                        "[{mime}{} — {} bytes of base64]",
+                        name.as_deref().map(|n| format!(" {n}")).unwrap_or_default(),
+                        data.len()
+                    )?,
+                }
+            }
+            Ok(())
+        }
+        ModelResult::Error(message) => writeln!(out, "{message}"),
+    }
+}
+
+/// Answers every permission request of `session` on the terminal.
+async fn prompt_loop(service: PermissionService, session: String) {
+    let mut events = service.subscribe();
+    // Requests published before we subscribed are still pending: answer those first.
+    let mut queue: Vec<permission::Request> = service.pending().into_iter().filter(|r| r.session_id == session).collect();
+    loop {
+        for request in queue.drain(..) {
+            let answer = {
+                let request = request.clone();
+                tokio::task::spawn_blocking(move || ask_on_terminal(&request)).await
+            };
+            let (reply, message) = answer.unwrap_or((Reply::Reject, None));
+            let _ = service.reply(&request.id, reply, message.as_deref());
+        }
+        match events.recv().await {
+            Ok(Event::Asked(request)) if request.session_id == session => queue.push(*request),
+            Ok(_) => {}
+            Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
+                queue.extend(service.pending().into_iter().filter(|r| r.session_id == session));
+            }
+            Err(_) => return,
+        }
+    }
+}
+
+fn paint(code: &str, text: &str, colour: bool) -> String {
+    if colour { format!("\x1b[{code}m{text}\x1b[0m") } else { text.to_string() }
+}
+
+/// Shows one request on stderr and reads the answer from stdin.
+fn ask_on_terminal(request: &permission::Request) -> (Reply, Option<String>) {
+    let colour = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+    let mut err = std::io::stderr().lock();
+    let _ = writeln!(err, "\n{} {}", paint("1;33", "permission:", colour), paint("1", &request.action, colour));
+    if let Some(command) = request.metadata.get("command").and_then(Value::as_str)
+        && request.action == "bash"
+    {
+        let _ = writeln!(err, "  $ {command}");
+    }
+    if let Some(description) = request.metadata.get("description").and_then(Value::as_str) {
+        let _ = writeln!(err, "  {description}");
+    }
+    if let Some(diff) = request.metadata.get("diff").and_then(Value::as_str) {
+        for line in diff.lines() {
+            let painted = if line.starts_with('+') && !line.starts_with("+++") {
+                paint("32", line, colour)
+            } else if line.starts_with('-') && !line.starts_with("---") {
+                paint("31", line, colour)
+            } else if line.starts_with("@@") {
+                paint("36", line, colour)
+            } else {
+                line.to_string()
+            };
+            let _ = writeln!(err, "  {painted}");
+        }
+    }
+    for resource in &request.resources {
+        let _ = writeln!(err, "  • {resource}");
+    }
+    let saveable: Vec<&String> = request.save.iter().collect();
+    let always = if saveable.is_empty() {
+        "[a] allow always (nothing to save: same as once)".to_string()
+    } else {
+        format!("[a] allow always, saving: {}", request.save.join(", "))
+    };
+    let _ = writeln!(err, "  [o] allow once   {always}   [r] reject");
+    loop {
+        let _ = write!(err, "  answer [o/a/r]: ");
+        let _ = err.flush();
+        let mut line = String::new();
+        match std::io::stdin().read_line(&mut line) {
+            Ok(0) | Err(_) => return (Reply::Reject, None),
+            Ok(_) => {}
+        }
+        match line.trim().to_ascii_lowercase().as_str() {
+            "o" | "once" | "y" | "yes" => return (Reply::Once, None),
+            "a" | "always" => return (Reply::Always, None),
+            "r" | "reject" | "n" | "no" => {
+                let _ = write!(err, "  feedback for the model (optional, Enter to skip): ");
+                let _ = err.flush();
+                let mut feedback = String::new();
+                let _ = std::io::stdin().read_line(&mut feedback);
+                let feedback = feedback.trim().to_string();
+                return (Reply::Reject, (!feedback.is_empty()).then_some(feedback));
+            }
+            _ => {
+                let _ = writeln!(err, "  please answer o (once), a (always) or r (reject)");
+            }
+        }
+    }
+}
