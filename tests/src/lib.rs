@@ -9,6 +9,9 @@
 //! assert_eq!(tool.definition("noop").name, "noop");
 //! ```
 
+// Test support: a failure here should abort the test with its message.
+#![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)]
+
 use schemars::JsonSchema;
 use serde::Deserialize;
 use tool_core::{Context, Tool, ToolFailure};
@@ -36,4 +39,212 @@ pub fn log_text(bytes: usize) -> String {
         text.push('x');
     }
     text
+}
+
+/// The `toolgate` binary of this build, built on demand when a test run has not built it.
+pub fn toolgate_binary() -> std::path::PathBuf {
+    // Test executables live in target/<profile>/deps; the binary one level up.
+    let exe = std::env::current_exe().unwrap_or_default();
+    let profile_dir = exe
+        .parent()
+        .and_then(std::path::Path::parent)
+        .map(std::path::Path::to_path_buf)
+        .unwrap_or_default();
+    let binary = profile_dir.join("toolgate");
+    if !binary.exists() {
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let status = std::process::Command::new(cargo)
+            .args([
+                "build",
+                "--quiet",
+                "--package",
+                "toolgate",
+                "--bin",
+                "toolgate",
+            ])
+            .status();
+        assert!(
+            status.is_ok_and(|s| s.success()),
+            "could not build the toolgate binary"
+        );
+    }
+    binary
+}
+
+/// A project directory with its own data and config directories, for driving the binary
+/// without touching the user's.
+pub struct Sandbox {
+    /// Holds everything; removed on drop.
+    pub root: tempfile::TempDir,
+}
+
+impl Sandbox {
+    /// A new sandbox with an empty project, data and config directory.
+    pub fn new() -> Sandbox {
+        let root = tempfile::tempdir().unwrap_or_else(|error| panic!("temp dir: {error}"));
+        for dir in ["project", "data", "config"] {
+            std::fs::create_dir(root.path().join(dir))
+                .unwrap_or_else(|error| panic!("{dir}: {error}"));
+        }
+        Sandbox { root }
+    }
+
+    /// The project directory.
+    pub fn project(&self) -> std::path::PathBuf {
+        self.root.path().join("project")
+    }
+
+    /// The global config directory.
+    pub fn config_dir(&self) -> std::path::PathBuf {
+        self.root.path().join("config")
+    }
+
+    /// The data directory.
+    pub fn data_dir(&self) -> std::path::PathBuf {
+        self.root.path().join("data")
+    }
+
+    /// `toolgate ARGS` in the project, with the sandbox's directories and no terminal.
+    pub fn command(&self, args: &[&str]) -> std::process::Command {
+        let mut command = std::process::Command::new(toolgate_binary());
+        command
+            .args(args)
+            .current_dir(self.project())
+            .env("TOOLGATE_DATA_DIR", self.data_dir())
+            .env("TOOLGATE_CONFIG_DIR", self.config_dir())
+            .env_remove("TOOLGATE_PERMISSION")
+            .stdin(std::process::Stdio::null());
+        command
+    }
+
+    /// Runs `toolgate ARGS`: (exit code, stdout, stderr).
+    pub fn run(&self, args: &[&str]) -> (i32, String, String) {
+        let output = self
+            .command(args)
+            .output()
+            .unwrap_or_else(|error| panic!("toolgate: {error}"));
+        (
+            output.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&output.stdout).into_owned(),
+            String::from_utf8_lossy(&output.stderr).into_owned(),
+        )
+    }
+
+    /// Writes a file under the sandbox root (`project/…`, `config/…`).
+    pub fn write(&self, path: &str, text: &str) {
+        let path = self.root.path().join(path);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).unwrap_or_else(|error| panic!("{error}"));
+        }
+        std::fs::write(&path, text).unwrap_or_else(|error| panic!("{}: {error}", path.display()));
+    }
+}
+
+impl Default for Sandbox {
+    fn default() -> Self {
+        Sandbox::new()
+    }
+}
+
+/// A pseudo-terminal session with a child process: what a person at a terminal sees.
+pub mod pty {
+    use std::io::{Read, Write};
+    use std::os::fd::{AsFd, OwnedFd};
+    use std::time::{Duration, Instant};
+
+    /// A child running on a pseudo-terminal.
+    pub struct Session {
+        master: std::fs::File,
+        child: std::process::Child,
+        seen: String,
+    }
+
+    impl Session {
+        /// Starts `command` with the terminal as its stdin, stdout and stderr.
+        pub fn spawn(mut command: std::process::Command) -> std::io::Result<Session> {
+            use rustix::pty::{OpenptFlags, grantpt, openpt, ptsname, unlockpt};
+            let master: OwnedFd =
+                openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY | OpenptFlags::CLOEXEC)?;
+            grantpt(master.as_fd())?;
+            unlockpt(master.as_fd())?;
+            let name = ptsname(master.as_fd(), Vec::new())?;
+            let path = std::path::PathBuf::from(name.to_string_lossy().into_owned());
+            let slave = std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .open(&path)?;
+            command
+                .stdin(slave.try_clone()?)
+                .stdout(slave.try_clone()?)
+                .stderr(slave);
+            let child = command.spawn()?;
+            Ok(Session {
+                master: std::fs::File::from(master),
+                child,
+                seen: String::new(),
+            })
+        }
+
+        /// Reads until `text` has appeared (or `timeout` passes); returns all output so far.
+        pub fn expect(&mut self, text: &str, timeout: Duration) -> Result<String, String> {
+            let deadline = Instant::now() + timeout;
+            let fd = self
+                .master
+                .as_fd()
+                .try_clone_to_owned()
+                .map_err(|e| e.to_string())?;
+            let mut poll_fd = [rustix::event::PollFd::new(
+                &fd,
+                rustix::event::PollFlags::IN,
+            )];
+            while !self.seen.contains(text) {
+                let left = deadline.saturating_duration_since(Instant::now());
+                if left.is_zero() {
+                    return Err(format!(
+                        "timed out waiting for {text:?}; saw:\n{}",
+                        self.seen
+                    ));
+                }
+                let timespec =
+                    rustix::event::Timespec::try_from(left.min(Duration::from_millis(200))).ok();
+                let ready = rustix::event::poll(&mut poll_fd, timespec.as_ref())
+                    .map_err(|e| e.to_string())?;
+                if ready == 0 {
+                    continue;
+                }
+                let mut buffer = [0u8; 4096];
+                match self.master.read(&mut buffer) {
+                    Ok(0) | Err(_) => {
+                        return Err(format!(
+                            "terminal closed before {text:?}; saw:\n{}",
+                            self.seen
+                        ));
+                    }
+                    Ok(n) => self.seen.push_str(&String::from_utf8_lossy(&buffer[..n])),
+                }
+            }
+            Ok(self.seen.clone())
+        }
+
+        /// Types `text` at the terminal.
+        pub fn send(&mut self, text: &str) -> std::io::Result<()> {
+            self.master.write_all(text.as_bytes())
+        }
+
+        /// Waits for the child and returns its exit code with everything it printed.
+        pub fn finish(mut self, timeout: Duration) -> Result<(i32, String), String> {
+            let deadline = Instant::now() + timeout;
+            loop {
+                if let Some(status) = self.child.try_wait().map_err(|e| e.to_string())? {
+                    let _ = self.expect("\u{0}never\u{0}", Duration::from_millis(300));
+                    return Ok((status.code().unwrap_or(-1), self.seen));
+                }
+                if Instant::now() > deadline {
+                    let _ = self.child.kill();
+                    return Err(format!("child did not exit; saw:\n{}", self.seen));
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
+    }
 }

@@ -27,12 +27,16 @@ impl App {
         let store = OutputStore::new(&setup.dirs.data).with_limits(limits);
         let application = ApplicationTools::new();
         let registry = ToolRegistry::new(&application, Arc::new(store));
-        let location = Location::new(&setup.dir).map_err(|error| Failure::usage(format!("{}: {error}", setup.dir.display())))?;
+        let location = Location::new(&setup.dir)
+            .map_err(|error| Failure::usage(format!("{}: {error}", setup.dir.display())))?;
         let permissions: Arc<dyn Permissions> = Arc::new(setup.service.clone());
-        let builtins = vec![("bash", builtins_shell::bash_tool(location, Arc::clone(&permissions)))];
-        let registration = registry
-            .register(builtins)
-            .map_err(|error| Failure::runtime(format!("could not register the builtins: {error}")))?;
+        let builtins = vec![(
+            "bash",
+            builtins_shell::bash_tool(location, Arc::clone(&permissions)),
+        )];
+        let registration = registry.register(builtins).map_err(|error| {
+            Failure::runtime(format!("could not register the builtins: {error}"))
+        })?;
         Ok(App {
             registry,
             _registrations: vec![registration],
@@ -43,6 +47,7 @@ impl App {
     pub(crate) fn catalog(&self, setup: &Setup) -> Materialized {
         let service = setup.service.clone();
         let agent = setup.agent.clone();
-        self.registry.materialize(move |action| service.hides(&agent, action))
+        self.registry
+            .materialize(move |action| service.hides(&agent, action))
     }
 }

@@ -49,7 +49,8 @@ impl Setup {
         };
         let store = ApprovalStore::open(dirs.data.join("toolgate.db")).map_err(Failure::runtime)?;
         let project_id = permission::project_id(&dir);
-        let service = PermissionService::new(agents, project_id, Some(store), mode).with_headless_note("no terminal");
+        let service = PermissionService::new(agents, project_id, Some(store), mode)
+            .with_headless_note("no terminal");
         Ok(Setup {
             dir,
             dirs,

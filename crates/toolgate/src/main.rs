@@ -54,10 +54,12 @@ enum Command {
         json: bool,
     },
     /// Run one tool call through the rules, as an agent would.
-    #[command(after_help = "On a terminal every ask is a prompt (allow once / allow always / reject with optional \
+    #[command(
+        after_help = "On a terminal every ask is a prompt (allow once / allow always / reject with optional \
 feedback). Without one, asks are declined unless --auto is given.\n\nExit codes: 0 success, 1 the tool failed, \
 2 usage or configuration error, 3 a permission was refused.\n\nExamples:\n  toolgate call bash '{\"command\": \"git status\"}'\n  \
-echo '{\"command\": \"cargo test\"}' | toolgate call bash - --auto\n  toolgate call bash '{\"command\": \"ls\"}' --json")]
+echo '{\"command\": \"cargo test\"}' | toolgate call bash - --auto\n  toolgate call bash '{\"command\": \"ls\"}' --json"
+    )]
     Call {
         /// The tool's name, as `toolgate tools` lists it.
         tool: String,

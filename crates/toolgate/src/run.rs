@@ -31,7 +31,10 @@ pub(crate) fn tools(project: &Project, json: bool) -> Result<(), Failure> {
             .iter()
             .map(|d| json!({"name": d.name, "description": d.description, "inputSchema": d.input_schema}))
             .collect();
-        println!("{}", serde_json::to_string_pretty(&list).map_err(Failure::runtime)?);
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&list).map_err(Failure::runtime)?
+        );
         return Ok(());
     }
     if catalog.definitions().is_empty() {
@@ -59,12 +62,15 @@ fn read_input(input: Option<&str>) -> Result<Value, Failure> {
             let mut text = String::new();
             std::io::stdin()
                 .read_to_string(&mut text)
-                .map_err(|error| Failure::usage(format!("could not read the input from stdin: {error}")))?;
+                .map_err(|error| {
+                    Failure::usage(format!("could not read the input from stdin: {error}"))
+                })?;
             text
         }
         Some(text) => text.to_string(),
     };
-    serde_json::from_str(&text).map_err(|error| Failure::usage(format!("the input is not valid JSON: {error}")))
+    serde_json::from_str(&text)
+        .map_err(|error| Failure::usage(format!("the input is not valid JSON: {error}")))
 }
 
 pub(crate) fn call(project: &Project, args: CallArgs<'_>) -> Result<(), Failure> {
@@ -82,20 +88,34 @@ pub(crate) fn call(project: &Project, args: CallArgs<'_>) -> Result<(), Failure>
     let app = App::new(&setup)?;
     let catalog = app.catalog(&setup);
     if !catalog.definitions().iter().any(|d| d.name == args.tool) {
-        let names: Vec<&str> = catalog.definitions().iter().map(|d| d.name.as_str()).collect();
+        let names: Vec<&str> = catalog
+            .definitions()
+            .iter()
+            .map(|d| d.name.as_str())
+            .collect();
         return Err(Failure::usage(format!(
             "unknown tool {:?} for agent {}; available: {}",
             args.tool,
             setup.agent,
-            if names.is_empty() { "none".to_string() } else { names.join(", ") }
+            if names.is_empty() {
+                "none".to_string()
+            } else {
+                names.join(", ")
+            }
         )));
     }
-    let session = args.session.map(str::to_string).unwrap_or_else(|| tool_core::id::ascending("ses"));
-    let ctx = Context::new(session.clone(), setup.agent.clone())
-        .with_call(tool_core::id::ascending("msg"), tool_core::id::ascending("call"));
+    let session = args
+        .session
+        .map(str::to_string)
+        .unwrap_or_else(|| tool_core::id::ascending("ses"));
+    let ctx = Context::new(session.clone(), setup.agent.clone()).with_call(
+        tool_core::id::ascending("msg"),
+        tool_core::id::ascending("call"),
+    );
     let runtime = runtime()?;
     let settled = runtime.block_on(async {
-        let prompt = interactive.then(|| tokio::spawn(prompt_loop(setup.service.clone(), session.clone())));
+        let prompt =
+            interactive.then(|| tokio::spawn(prompt_loop(setup.service.clone(), session.clone())));
         let settled = catalog.settle(args.tool, input, ctx).await;
         if let Some(prompt) = prompt {
             prompt.abort();
@@ -109,14 +129,21 @@ pub(crate) fn call(project: &Project, args: CallArgs<'_>) -> Result<(), Failure>
             "output": settled.output,
             "outputPaths": settled.output_paths,
         });
-        println!("{}", serde_json::to_string_pretty(&value).map_err(Failure::runtime)?);
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&value).map_err(Failure::runtime)?
+        );
     }
     match &settled.result {
         ModelResult::Error(message) => {
             if !args.json {
                 eprintln!("{message}");
             }
-            let code = if settled.refusal.is_some() { EXIT_DECLINED } else { 1 };
+            let code = if settled.refusal.is_some() {
+                EXIT_DECLINED
+            } else {
+                1
+            };
             Err(Failure {
                 code,
                 message: String::new(),
@@ -135,7 +162,11 @@ fn print_result(result: &ModelResult) -> std::io::Result<()> {
     let mut out = std::io::stdout().lock();
     match result {
         ModelResult::Text(text) => writeln!(out, "{text}"),
-        ModelResult::Json(value) => writeln!(out, "{}", serde_json::to_string_pretty(value).unwrap_or_default()),
+        ModelResult::Json(value) => writeln!(
+            out,
+            "{}",
+            serde_json::to_string_pretty(value).unwrap_or_default()
+        ),
         ModelResult::Content(parts) => {
             for part in parts {
                 match part {
@@ -158,7 +189,11 @@ fn print_result(result: &ModelResult) -> std::io::Result<()> {
 async fn prompt_loop(service: PermissionService, session: String) {
     let mut events = service.subscribe();
     // Requests published before we subscribed are still pending: answer those first.
-    let mut queue: Vec<permission::Request> = service.pending().into_iter().filter(|r| r.session_id == session).collect();
+    let mut queue: Vec<permission::Request> = service
+        .pending()
+        .into_iter()
+        .filter(|r| r.session_id == session)
+        .collect();
     loop {
         for request in queue.drain(..) {
             let answer = {
@@ -172,7 +207,12 @@ async fn prompt_loop(service: PermissionService, session: String) {
             Ok(Event::Asked(request)) if request.session_id == session => queue.push(*request),
             Ok(_) => {}
             Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
-                queue.extend(service.pending().into_iter().filter(|r| r.session_id == session));
+                queue.extend(
+                    service
+                        .pending()
+                        .into_iter()
+                        .filter(|r| r.session_id == session),
+                );
             }
             Err(_) => return,
         }
@@ -180,14 +220,23 @@ async fn prompt_loop(service: PermissionService, session: String) {
 }
 
 fn paint(code: &str, text: &str, colour: bool) -> String {
-    if colour { format!("\x1b[{code}m{text}\x1b[0m") } else { text.to_string() }
+    if colour {
+        format!("\x1b[{code}m{text}\x1b[0m")
+    } else {
+        text.to_string()
+    }
 }
 
 /// Shows one request on stderr and reads the answer from stdin.
 fn ask_on_terminal(request: &permission::Request) -> (Reply, Option<String>) {
     let colour = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
     let mut err = std::io::stderr().lock();
-    let _ = writeln!(err, "\n{} {}", paint("1;33", "permission:", colour), paint("1", &request.action, colour));
+    let _ = writeln!(
+        err,
+        "\n{} {}",
+        paint("1;33", "permission:", colour),
+        paint("1", &request.action, colour)
+    );
     if let Some(command) = request.metadata.get("command").and_then(Value::as_str)
         && request.action == "bash"
     {

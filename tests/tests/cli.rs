@@ -1,0 +1,411 @@
+//! The `toolgate` binary, driven as a user would: every command, its flags and exit codes.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::time::Duration;
+
+use e2e::Sandbox;
+use serde_json::{Value, json};
+
+fn json_of(text: &str) -> Value {
+    serde_json::from_str(text).unwrap_or_else(|error| panic!("not JSON ({error}): {text}"))
+}
+
+#[test]
+fn help_and_version() {
+    let sandbox = Sandbox::new();
+    let (code, out, _) = sandbox.run(&["--version"]);
+    assert_eq!(code, 0);
+    assert!(out.starts_with("toolgate "));
+    for command in ["tools", "call", "check", "config", "approvals"] {
+        let (code, out, _) = sandbox.run(&[command, "--help"]);
+        assert_eq!(code, 0, "{command}");
+        assert!(
+            out.contains("Examples:"),
+            "{command} --help has no example:\n{out}"
+        );
+    }
+    let (code, _, err) = sandbox.run(&["frobnicate"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("unrecognized subcommand"));
+}
+
+#[test]
+fn tools_lists_the_catalog_with_visibility_applied() {
+    let sandbox = Sandbox::new();
+    let (code, out, _) = sandbox.run(&["tools"]);
+    assert_eq!(code, 0);
+    assert!(out.lines().any(|line| line.starts_with("bash ")), "{out}");
+    let (_, out, _) = sandbox.run(&["tools", "--json"]);
+    let list = json_of(&out);
+    let bash = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "bash")
+        .unwrap();
+    assert_eq!(bash["inputSchema"]["required"], json!(["command"]));
+    // The explore agent denies bash wholly: it is not offered.
+    let (_, out, _) = sandbox.run(&["tools", "--agent", "explore", "--json"]);
+    assert!(!out.contains("\"bash\""), "{out}");
+    let (code, _, err) = sandbox.run(&["tools", "--agent", "nobody"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("unknown agent \"nobody\""), "{err}");
+}
+
+#[test]
+fn headless_ask_is_declined_with_exit_3_and_nothing_runs() {
+    let sandbox = Sandbox::new();
+    sandbox.write(
+        "project/toolgate.json",
+        r#"{"permission": {"bash": "ask"}}"#,
+    );
+    let (code, out, err) = sandbox.run(&["call", "bash", r#"{"command": "touch made"}"#]);
+    assert_eq!(code, 3, "{out}{err}");
+    assert_eq!(
+        err.trim(),
+        "permission requested: bash (touch made); declined (no terminal; use --auto to approve)"
+    );
+    assert!(!sandbox.project().join("made").exists());
+}
+
+#[test]
+fn auto_approves_asks_but_not_denies() {
+    let sandbox = Sandbox::new();
+    sandbox.write(
+        "project/toolgate.json",
+        r#"{"permission": {"bash": {"*": "ask", "rm *": "deny"}}}"#,
+    );
+    let (code, out, err) = sandbox.run(&[
+        "call",
+        "bash",
+        r#"{"command": "echo hi > made.txt"}"#,
+        "--auto",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("Command exited with code 0."));
+    assert_eq!(
+        std::fs::read_to_string(sandbox.project().join("made.txt")).unwrap(),
+        "hi\n"
+    );
+    let (code, _, err) = sandbox.run(&["call", "bash", r#"{"command": "rm made.txt"}"#, "--auto"]);
+    assert_eq!(code, 3);
+    assert_eq!(err.trim(), "Permission denied: bash");
+    assert!(sandbox.project().join("made.txt").exists());
+}
+
+#[test]
+fn call_json_input_from_stdin_and_errors() {
+    let sandbox = Sandbox::new();
+    let (code, out, _) = sandbox.run(&["call", "bash", r#"{"command": "echo out"}"#, "--json"]);
+    assert_eq!(code, 0);
+    let settled = json_of(&out);
+    assert_eq!(settled["result"]["type"], "text");
+    assert_eq!(settled["output"]["structured"]["exit"], 0);
+    assert_eq!(settled["outputPaths"], json!([]));
+
+    let mut command = sandbox.command(&["call", "bash", "-"]);
+    command
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped());
+    let mut child = command.spawn().unwrap();
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(br#"{"command": "echo from-stdin"}"#)
+        .unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&output.stdout).starts_with("from-stdin"));
+
+    let (code, _, err) = sandbox.run(&["call", "bash", r#"{"cmd": "ls"}"#]);
+    assert_eq!(code, 1, "a tool failure");
+    assert!(
+        err.contains("Invalid tool input: missing field `command`"),
+        "{err}"
+    );
+    let (code, _, err) = sandbox.run(&["call", "bash", "{oops"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("the input is not valid JSON"), "{err}");
+    let (code, _, err) = sandbox.run(&["call", "nope"]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("unknown tool \"nope\" for agent build; available: bash"),
+        "{err}"
+    );
+}
+
+#[test]
+fn large_output_is_bounded_and_spilled() {
+    let sandbox = Sandbox::new();
+    sandbox.write(
+        "project/toolgate.json",
+        r#"{"tool_output": {"max_lines": 50, "max_bytes": 4000}}"#,
+    );
+    let (code, out, _) = sandbox.run(&["call", "bash", r#"{"command": "seq 1 10000"}"#, "--json"]);
+    assert_eq!(code, 0);
+    let settled = json_of(&out);
+    let path = settled["outputPaths"][0].as_str().unwrap();
+    assert!(path.starts_with(sandbox.data_dir().join("tool-output").to_str().unwrap()));
+    let text = settled["result"]["value"].as_str().unwrap();
+    assert!(text.lines().count() <= 50 && text.len() <= 4000, "{text}");
+    assert!(std::fs::read_to_string(path).unwrap().contains("\n5000\n"));
+}
+
+#[test]
+fn check_analyses_bash_like_the_tool() {
+    let sandbox = Sandbox::new();
+    sandbox.write(
+        "project/toolgate.json",
+        r#"{"permission": {"bash": {"*": "ask", "ls *": "allow", "git status *": "allow", "echo *": "allow", "rm *": "deny"}}}"#,
+    );
+    let cases = [
+        ("ls -la", "allow"),
+        ("git status", "allow"),
+        ("echo hi", "allow"),
+        ("ls 'a;b'", "allow"),
+        ("echo \"rm x\"", "allow"),
+        ("git push", "ask"),
+        ("rm -rf build", "deny"),
+        ("git status && rm -rf build", "deny"),
+        ("ls; rm x", "deny"),
+        ("ls | sh", "ask"),
+        ("echo $(rm x)", "deny"),
+        ("(rm x)", "deny"),
+        ("env FOO=1 rm x", "deny"),
+        ("sudo rm x", "deny"),
+        ("xargs rm < files", "deny"),
+        ("find . -exec rm {} \\;", "deny"),
+        ("bash -c 'rm x'", "deny"),
+        ("eval 'rm x'", "deny"),
+        ("/bin/rm x", "deny"),
+        ("\\rm x", "deny"),
+        ("ls &&", "ask"),
+        ("cat <(rm x)", "deny"),
+        ("timeout 5 rm x", "deny"),
+        ("python3 -c 'print(1)'", "ask"),
+    ];
+    for (command, expected) in cases {
+        let (code, out, err) = sandbox.run(&["check", "bash", command, "--json"]);
+        assert_eq!(code, 0, "{err}");
+        let report = json_of(&out);
+        assert_eq!(report["effect"], expected, "{command}: {out}");
+    }
+    let (_, out, _) = sandbox.run(&["check", "bash", "git status && rm -rf build", "--json"]);
+    let report = json_of(&out);
+    assert_eq!(report["action"], "bash");
+    assert_eq!(report["resources"][1]["resource"], "rm -rf build");
+    assert_eq!(
+        report["resources"][1]["rule"],
+        json!({"action": "bash", "resource": "rm *", "effect": "deny", "origin": "user_config"})
+    );
+    assert_eq!(report["save"], json!(["git status *", "rm *"]));
+    let (_, out, _) = sandbox.run(&["check", "bash", "cat .env"]);
+    assert!(out.contains("also asks read: ask"), "{out}");
+    assert!(out.contains("read \"*.env\" ask — defaults"), "{out}");
+}
+
+#[test]
+fn check_other_actions_and_agents() {
+    let sandbox = Sandbox::new();
+    let (_, out, _) = sandbox.run(&["check", "read", ".env", "src/main.rs", "--json"]);
+    let report = json_of(&out);
+    assert_eq!(report["effect"], "ask");
+    assert_eq!(report["resources"][0]["rule"]["origin"], "defaults");
+    assert_eq!(report["resources"][1]["effect"], "allow");
+    let (_, out, _) = sandbox.run(&["check", "edit", "src/main.rs", "--agent", "plan", "--json"]);
+    assert_eq!(json_of(&out)["effect"], "deny");
+    let (_, out, _) = sandbox.run(&[
+        "check",
+        "edit",
+        ".opencode/plans/p.md",
+        "--agent",
+        "plan",
+        "--json",
+    ]);
+    assert_eq!(json_of(&out)["effect"], "allow");
+}
+
+fn bash_effect(sandbox: &Sandbox, command: &str, extra: &[&str]) -> String {
+    let mut args = vec!["check", "bash", command, "--json"];
+    args.extend_from_slice(extra);
+    let (code, out, err) = sandbox.run(&args);
+    assert_eq!(code, 0, "{err}");
+    json_of(&out)["effect"].as_str().unwrap().to_string()
+}
+
+#[test]
+fn config_precedence_global_project_file_env() {
+    let sandbox = Sandbox::new();
+    sandbox.write(
+        "config/toolgate.json",
+        r#"{"permission": {"bash": {"make *": "deny", "npm *": "deny", "go *": "deny"}}}"#,
+    );
+    assert_eq!(bash_effect(&sandbox, "make", &[]), "deny");
+    sandbox.write(
+        "project/toolgate.jsonc",
+        "// project rules\n{\"permission\": {\"bash\": {\"make *\": \"allow\",},},}\n",
+    );
+    assert_eq!(
+        bash_effect(&sandbox, "make", &[]),
+        "allow",
+        "project over global"
+    );
+    assert_eq!(
+        bash_effect(&sandbox, "npm test", &[]),
+        "deny",
+        "global still applies"
+    );
+    sandbox.write(
+        "extra.json",
+        r#"{"permission": {"bash": {"npm *": "allow"}}}"#,
+    );
+    let extra = sandbox.root.path().join("extra.json");
+    assert_eq!(
+        bash_effect(&sandbox, "npm test", &["--config", extra.to_str().unwrap()]),
+        "allow",
+        "--config over project"
+    );
+    let mut command = sandbox.command(&["check", "bash", "go build", "--json"]);
+    command.env("TOOLGATE_PERMISSION", r#"{"bash": {"go *": "allow"}}"#);
+    let output = command.output().unwrap();
+    assert_eq!(
+        json_of(&String::from_utf8_lossy(&output.stdout))["effect"],
+        "allow",
+        "env over everything"
+    );
+    let (_, out, _) = sandbox.run(&["config"]);
+    assert!(out.contains("config files:"), "{out}");
+    assert!(out.contains("user config"), "{out}");
+}
+
+#[test]
+fn opencode_json_is_honoured_when_there_is_no_toolgate_config() {
+    let sandbox = Sandbox::new();
+    sandbox.write(
+        "project/opencode.json",
+        r#"{"$schema": "https://opencode.ai/config.json", "model": "x/y", "permission": {"bash": {"*": "ask", "rm *": "deny"}}}"#,
+    );
+    assert_eq!(bash_effect(&sandbox, "rm x", &[]), "deny");
+    sandbox.write(
+        "project/toolgate.json",
+        r#"{"permission": {"bash": "allow"}}"#,
+    );
+    assert_eq!(
+        bash_effect(&sandbox, "rm x", &[]),
+        "allow",
+        "a toolgate config takes the place of opencode.json"
+    );
+}
+
+#[test]
+fn malformed_config_names_file_and_key_path() {
+    let sandbox = Sandbox::new();
+    sandbox.write(
+        "project/toolgate.json",
+        r#"{"permission": {"bash": {"rm *": "never"}}}"#,
+    );
+    let (code, _, err) = sandbox.run(&["check", "bash", "ls"]);
+    assert_eq!(code, 2);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("toolgate.json: permission.bash[\"rm *\"]: expected \"allow\", \"ask\" or \"deny\", found \"never\""), "{err}");
+    sandbox.write(
+        "project/toolgate.json",
+        r#"{"tool_output": {"max_lines": -1}}"#,
+    );
+    let (code, _, err) = sandbox.run(&["tools"]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("tool_output.max_lines: expected a positive integer, found -1"),
+        "{err}"
+    );
+    sandbox.write("project/toolgate.json", "{ not json");
+    let (code, _, err) = sandbox.run(&["config"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("is not valid JSONC"), "{err}");
+}
+
+#[test]
+fn always_on_a_terminal_is_saved_listed_and_honoured_after_restart() {
+    let sandbox = Sandbox::new();
+    sandbox.write(
+        "project/toolgate.json",
+        r#"{"permission": {"bash": "ask"}}"#,
+    );
+    let mut command = sandbox.command(&[
+        "call",
+        "bash",
+        r#"{"command": "echo first && git --version"}"#,
+    ]);
+    command.env("NO_COLOR", "1");
+    let mut session = e2e::pty::Session::spawn(command).unwrap();
+    let screen = session
+        .expect("answer [o/a/r]:", Duration::from_secs(20))
+        .unwrap();
+    assert!(screen.contains("$ echo first && git --version"), "{screen}");
+    assert!(
+        screen.contains("allow always, saving: echo *, git --version *"),
+        "{screen}"
+    );
+    session.send("a\r").unwrap();
+    let (code, screen) = session.finish(Duration::from_secs(20)).unwrap();
+    assert_eq!(code, 0, "{screen}");
+    assert!(screen.contains("first"), "{screen}");
+
+    let (_, out, _) = sandbox.run(&["approvals", "list", "--json"]);
+    let approvals = json_of(&out);
+    let saved: Vec<&str> = approvals
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["resource"].as_str().unwrap())
+        .collect();
+    assert_eq!(saved, ["echo *", "git --version *"]);
+
+    // A new process, no terminal: the saved approval answers.
+    let (code, out, err) = sandbox.run(&["call", "bash", r#"{"command": "echo again"}"#]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with("again"));
+
+    let id = approvals[0]["id"].as_str().unwrap();
+    let (code, out, _) = sandbox.run(&["approvals", "remove", id]);
+    assert_eq!(code, 0);
+    assert!(out.contains(id));
+    let (code, _, err) = sandbox.run(&["approvals", "remove", id]);
+    assert_eq!(code, 2);
+    assert!(err.contains("approvals list"), "{err}");
+    let (code, _, _) = sandbox.run(&["call", "bash", r#"{"command": "echo again"}"#]);
+    assert_eq!(code, 3, "the removed approval no longer answers");
+    let (code, out, _) = sandbox.run(&["approvals", "clear"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("removed 1 approval"), "{out}");
+}
+
+#[test]
+fn reject_with_feedback_on_a_terminal() {
+    let sandbox = Sandbox::new();
+    sandbox.write(
+        "project/toolgate.json",
+        r#"{"permission": {"bash": "ask"}}"#,
+    );
+    let mut command = sandbox.command(&["call", "bash", r#"{"command": "touch nope"}"#]);
+    command.env("NO_COLOR", "1");
+    let mut session = e2e::pty::Session::spawn(command).unwrap();
+    session
+        .expect("answer [o/a/r]:", Duration::from_secs(20))
+        .unwrap();
+    session.send("r\r").unwrap();
+    session
+        .expect("feedback for the model", Duration::from_secs(10))
+        .unwrap();
+    session.send("use mktemp\r").unwrap();
+    let (code, screen) = session.finish(Duration::from_secs(20)).unwrap();
+    assert_eq!(code, 3, "{screen}");
+    assert!(
+        screen.contains("with the following feedback: use mktemp"),
+        "{screen}"
+    );
+    assert!(!sandbox.project().join("nope").exists());
+}
