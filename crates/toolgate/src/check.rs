@@ -330,9 +330,14 @@ mod tests {
     #[test]
     fn formats_epoch_milliseconds() {
         assert_eq!(super::format_time(0), "1970-01-01 00:00:00 UTC");
+        // Checked against `date -u -d @1796000000` and a leap day.
         assert_eq!(
             super::format_time(1_796_000_000_000),
-            "2026-11-29 23:33:20 UTC"
+            "2026-11-30 00:53:20 UTC"
+        );
+        assert_eq!(
+            super::format_time(951_782_400_000),
+            "2000-02-29 00:00:00 UTC"
         );
     }
 }
