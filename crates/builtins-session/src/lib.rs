@@ -1,4 +1,25 @@
-//! Session tools: todowrite and question.
+//! Session tools: `todowrite` (the session's todo list, in SQLite) and `question` (ask
+//! the user, through the same channel as permission requests).
 //!
-//! This crate is filled by its own issue; until then it holds only this overview.
-//! It depends on `tool-core` alone, like every library crate of the workspace.
+//! ```
+//! use builtins_session::{Prompt, QuestionOption, answer_text};
+//! let prompt = Prompt {
+//!     question: "Which database?".into(),
+//!     header: "Database".into(),
+//!     options: vec![QuestionOption { label: "SQLite".into(), description: "embedded".into() }],
+//!     multiple: false,
+//! };
+//! assert_eq!(
+//!     answer_text(&[prompt], &[vec!["SQLite".into()]]),
+//!     "User has answered your questions: \"Which database?\"=\"SQLite\". You can now continue with the user's answers in mind."
+//! );
+//! ```
+
+mod question;
+mod todo;
+
+pub use question::{
+    Prompt, QUESTION_DESCRIPTION, QuestionError, QuestionEvent, QuestionInput, QuestionOption, QuestionOutput,
+    QuestionRequest, QuestionService, answer_text, question_tool,
+};
+pub use todo::{Priority, Status, TODOWRITE_DESCRIPTION, Todo, TodoError, TodoInput, TodoOutput, TodoStore, todowrite_tool};

@@ -24,6 +24,7 @@
 //! ```
 
 mod agents;
+pub mod audit;
 pub mod config;
 mod doom;
 mod rules;
@@ -31,6 +32,7 @@ mod service;
 mod store;
 pub mod wildcard;
 
+pub use audit::AuditLog;
 pub use agents::{Agent, AgentError, AgentSettings, Agents, Mode, defaults};
 pub use config::ConfigError;
 pub use doom::{DOOM_LOOP_THRESHOLD, DoomLoop};

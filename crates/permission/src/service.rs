@@ -9,6 +9,7 @@ use tokio::sync::{broadcast, oneshot};
 use tool_core::{BoxFuture, Context, PermissionRequest, Permissions, Refusal};
 
 use crate::agents::{Agent, Agents};
+use crate::audit::{AuditLog, Caller};
 use crate::rules::{Effect, Origin, Rule, Ruleset};
 use crate::store::{ApprovalStore, StoreError};
 
@@ -138,6 +139,7 @@ struct State {
 }
 
 struct Inner {
+    audit: Option<Arc<AuditLog>>,
     headless_note: String,
     agents: Agents,
     project_id: String,
@@ -187,6 +189,7 @@ impl PermissionService {
         let (events, _) = broadcast::channel(4096);
         PermissionService {
             inner: Arc::new(Inner {
+                audit: None,
                 headless_note: "no one can answer".to_string(),
                 agents,
                 project_id: project_id.into(),
@@ -205,6 +208,52 @@ impl PermissionService {
             inner.headless_note = note.into();
         }
         self
+    }
+
+    /// The same service recording every decision in `audit`. Call before cloning.
+    pub fn with_audit(mut self, audit: Arc<AuditLog>) -> Self {
+        if let Some(inner) = Arc::get_mut(&mut self.inner) {
+            inner.audit = Some(audit);
+        }
+        self
+    }
+
+    /// The audit log, when there is one.
+    pub fn audit(&self) -> Option<&Arc<AuditLog>> {
+        self.inner.audit.as_ref()
+    }
+
+    /// Records a decision on `request` when auditing: the effect, the rule that decided
+    /// (the first resource whose effect is the combined one), and the reply.
+    fn record(&self, ctx: &Context, request: &PermissionRequest, effect: Effect, reply: Option<&str>) {
+        let Some(audit) = &self.inner.audit else {
+            return;
+        };
+        let explained = self.explain(&ctx.session_id, &ctx.agent, request);
+        let rule = explained.iter().find(|e| e.effect == effect).and_then(|e| e.rule.clone());
+        let caller = Caller {
+            session: &ctx.session_id,
+            agent: &ctx.agent,
+            call: &ctx.tool_call_id,
+        };
+        audit.decision(&caller, &request.action, &request.resources, effect, rule.as_ref(), reply);
+    }
+
+    fn record_request(&self, request: &Request, reply: Reply) {
+        let Some(audit) = &self.inner.audit else {
+            return;
+        };
+        let caller = Caller {
+            session: &request.session_id,
+            agent: &request.agent,
+            call: &request.source.call_id,
+        };
+        let reply = match reply {
+            Reply::Once => "once",
+            Reply::Always => "always",
+            Reply::Reject => "reject",
+        };
+        audit.decision(&caller, &request.action, &request.resources, Effect::Ask, None, Some(reply));
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
@@ -416,16 +465,31 @@ impl PermissionService {
     /// pending request and a `permission.asked` event, then the wait for a reply.
     /// Dropping the returned future withdraws the request.
     pub async fn assert(&self, ctx: &Context, request: PermissionRequest) -> Result<(), Refusal> {
-        let receiver = {
+        let decided = {
             let mut state = self.lock();
             if state.closed {
                 return Err(Refusal::Declined {
-                    reason: Some(
-                        "The permission service has shut down; the request was declined.".into(),
-                    ),
+                    reason: Some("The permission service has shut down; the request was declined.".into()),
                 });
             }
-            match self.decide(&mut state, &ctx.session_id, &ctx.agent, &request)? {
+            self.decide(&mut state, &ctx.session_id, &ctx.agent, &request)
+        };
+        match &decided {
+            Ok(Effect::Allow) => self.record(ctx, &request, Effect::Allow, None),
+            Ok(Effect::Deny) | Err(_) => self.record(ctx, &request, Effect::Deny, None),
+            Ok(Effect::Ask) => match self.inner.mode {
+                AskMode::Auto => self.record(ctx, &request, Effect::Ask, Some("auto")),
+                AskMode::Headless => self.record(ctx, &request, Effect::Ask, Some("headless")),
+                AskMode::Interactive => {}
+            },
+        }
+        let receiver = {
+            let mut state = self.lock();
+            // A shutdown between the decision and here must not leave a request behind.
+            if state.closed {
+                return Err(Refusal::declined());
+            }
+            match decided? {
                 Effect::Allow => return Ok(()),
                 Effect::Deny => {
                     return Err(Refusal::Blocked {
@@ -492,6 +556,7 @@ impl PermissionService {
     }
 
     fn resolve(&self, pending: Pending, reply: Reply, outcome: Result<(), Refusal>) {
+        self.record_request(&pending.request, reply);
         self.publish(Event::Replied {
             session_id: pending.request.session_id.clone(),
             request_id: pending.request.id.clone(),

@@ -83,10 +83,10 @@ impl ApprovalStore {
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
             .map_err(fail)?;
         transaction
-            .execute_batch("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL);")
+            .execute_batch("CREATE TABLE IF NOT EXISTS permission_schema_version (version INTEGER NOT NULL);")
             .map_err(fail)?;
         let version: Option<i64> = transaction
-            .query_row("SELECT version FROM schema_version", [], |row| row.get(0))
+            .query_row("SELECT version FROM permission_schema_version", [], |row| row.get(0))
             .optional()
             .map_err(fail)?;
         let version = version.unwrap_or(0).max(0) as usize;
@@ -95,11 +95,11 @@ impl ApprovalStore {
         }
         if version < MIGRATIONS.len() {
             transaction
-                .execute("DELETE FROM schema_version", [])
+                .execute("DELETE FROM permission_schema_version", [])
                 .map_err(fail)?;
             transaction
                 .execute(
-                    "INSERT INTO schema_version (version) VALUES (?1)",
+                    "INSERT INTO permission_schema_version (version) VALUES (?1)",
                     [MIGRATIONS.len() as i64],
                 )
                 .map_err(fail)?;

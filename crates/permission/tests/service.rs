@@ -939,3 +939,54 @@ fn assert_send_sync() {
     is::<PermissionService>();
     is::<Arc<ApprovalStore>>();
 }
+
+#[tokio::test]
+async fn unsaveable_resources_ignore_saved_approvals() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = ApprovalStore::open(dir.path().join("toolgate.db")).unwrap();
+    store.add("/p", "bash", &["sh *".into()]).unwrap();
+    let service = PermissionService::new(agents(json!({"bash": "ask"})), "/p", Some(store), AskMode::Headless);
+    // A parsed `sh -c 'ls'` is satisfied by the saved `sh *`…
+    service.assert(&ctx("s"), bash(&["sh -c 'ls'"])).await.unwrap();
+    // …an opaque `sh -c "$X"` is not: only a rule or a person may allow it.
+    let opaque = PermissionRequest::new("bash").unsaveable(["sh -c \"$X\""]);
+    assert!(service.assert(&ctx("s"), opaque.clone()).await.unwrap_err().stops_loop());
+    assert_eq!(service.explain("s", "build", &opaque)[0].effect, Effect::Ask);
+}
+
+#[tokio::test]
+async fn the_audit_log_records_decisions_and_replies() {
+    let dir = tempfile::tempdir().unwrap();
+    let audit = Arc::new(permission::AuditLog::new(dir.path().join("audit.jsonl")));
+    let service = PermissionService::new(agents(json!({"bash": {"*": "ask", "ls *": "allow", "rm *": "deny"}})), "/p", None, AskMode::Interactive)
+        .with_audit(Arc::clone(&audit));
+    audit.begin_call("call_1", "bash");
+    service.assert(&ctx("s1"), bash(&["ls"])).await.unwrap();
+    let _ = service.assert(&ctx("s1"), bash(&["rm x"])).await;
+    let asking = ask(&service, "s1", bash(&["make"]));
+    let id = wait_pending(&service, 1).await[0].id.clone();
+    service.reply(&id, Reply::Once, None).unwrap();
+    asking.await.unwrap().unwrap();
+    let entries = audit.tail(10);
+    assert_eq!(entries.len(), 3);
+    assert_eq!(entries[0]["effect"], "allow");
+    assert_eq!(entries[0]["tool"], "bash");
+    assert_eq!(entries[0]["rule"]["resource"], "ls *");
+    assert_eq!(entries[0]["rule"]["origin"], "user_config");
+    assert_eq!(entries[1]["effect"], "deny");
+    assert_eq!(entries[2]["reply"], "once");
+    assert_eq!(entries[2]["resources"], json!(["make"]));
+    assert!(entries[0]["time"].as_str().unwrap().ends_with('Z'));
+    assert_eq!(audit.tail(1).len(), 1);
+}
+
+#[test]
+fn the_audit_log_rotates_at_10_mib() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("audit.jsonl");
+    std::fs::write(&path, "x".repeat(permission::audit::ROTATE_BYTES as usize)).unwrap();
+    let audit = permission::AuditLog::new(&path);
+    audit.settled(&permission::audit::Caller { session: "s", agent: "build", call: "c" }, "bash", None, &[]);
+    assert!(dir.path().join("audit.jsonl.1").exists());
+    assert_eq!(std::fs::read_to_string(&path).unwrap().lines().count(), 1);
+}

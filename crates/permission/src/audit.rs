@@ -1,0 +1,183 @@
+//! The audit log: one JSON line per permission decision and per settled call.
+//!
+//! `<data>/audit.jsonl`, rotated to `audit.jsonl.1` when it passes 10 MiB. Each decision
+//! records who asked (session, agent, tool, call), what (action, resources), the effect,
+//! the deciding rule and its origin, and how an ask was answered (once, always, reject,
+//! auto, headless). Writing is best effort: a full disk must not stop the tools.
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde_json::{Value, json};
+
+use crate::rules::{Effect, Rule};
+
+/// The size at which the log is rotated.
+pub const ROTATE_BYTES: u64 = 10 * 1024 * 1024;
+
+/// Milliseconds since the epoch as RFC 3339 UTC (`2026-11-29T20:40:07.123Z`).
+///
+/// ```
+/// assert_eq!(permission::audit::rfc3339(951_782_400_000), "2000-02-29T00:00:00.000Z");
+/// ```
+pub fn rfc3339(ms: i64) -> String {
+    let secs = ms.div_euclid(1000);
+    let millis = ms.rem_euclid(1000);
+    let days = secs.div_euclid(86_400);
+    let rem = secs.rem_euclid(86_400);
+    // Civil-from-days (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{millis:03}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|elapsed| elapsed.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+/// Who a decision was for.
+#[derive(Clone, Debug, Default)]
+pub struct Caller<'a> {
+    /// The session.
+    pub session: &'a str,
+    /// The agent.
+    pub agent: &'a str,
+    /// The tool call id.
+    pub call: &'a str,
+}
+
+/// The append-only audit log.
+#[derive(Debug)]
+pub struct AuditLog {
+    path: PathBuf,
+    file: Mutex<()>,
+    calls: Mutex<HashMap<String, String>>,
+}
+
+impl AuditLog {
+    /// A log at `path` (created on first write).
+    pub fn new(path: impl AsRef<Path>) -> AuditLog {
+        AuditLog {
+            path: path.as_ref().to_path_buf(),
+            file: Mutex::new(()),
+            calls: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The log file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Remembers that call `call_id` is of `tool`, so its decisions name the tool.
+    pub fn begin_call(&self, call_id: &str, tool: &str) {
+        self.calls
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner())
+            .insert(call_id.to_string(), tool.to_string());
+    }
+
+    fn tool_of(&self, call_id: &str) -> Option<String> {
+        self.calls.lock().unwrap_or_else(|poison| poison.into_inner()).get(call_id).cloned()
+    }
+
+    /// Records one decision.
+    pub fn decision(
+        &self,
+        caller: &Caller<'_>,
+        action: &str,
+        resources: &[String],
+        effect: Effect,
+        rule: Option<&Rule>,
+        reply: Option<&str>,
+    ) {
+        let entry = json!({
+            "time": rfc3339(now_ms()),
+            "kind": "decision",
+            "session": caller.session,
+            "agent": caller.agent,
+            "tool": self.tool_of(caller.call),
+            "call": caller.call,
+            "action": action,
+            "resources": resources,
+            "effect": effect,
+            "rule": rule.map(|r| json!({"action": r.action, "resource": r.resource, "effect": r.effect, "origin": r.origin})),
+            "reply": reply,
+        });
+        self.append(&entry);
+    }
+
+    /// Records a settled call: whether it failed, and where cut output was spilled.
+    pub fn settled(&self, caller: &Caller<'_>, tool: &str, error: Option<&str>, output_paths: &[PathBuf]) {
+        self.calls.lock().unwrap_or_else(|poison| poison.into_inner()).remove(caller.call);
+        let entry = json!({
+            "time": rfc3339(now_ms()),
+            "kind": "settled",
+            "session": caller.session,
+            "agent": caller.agent,
+            "tool": tool,
+            "call": caller.call,
+            "error": error,
+            "truncated": !output_paths.is_empty(),
+            "outputPaths": output_paths,
+        });
+        self.append(&entry);
+    }
+
+    fn append(&self, entry: &Value) {
+        let _guard = self.file.lock().unwrap_or_else(|poison| poison.into_inner());
+        if let Some(parent) = self.path.parent() {
+            let _ = std::fs::create_dir_all(parent);
+        }
+        if std::fs::metadata(&self.path).is_ok_and(|meta| meta.len() >= ROTATE_BYTES) {
+            let _ = std::fs::rename(&self.path, rotated(&self.path));
+        }
+        let line = format!("{entry}\n");
+        // One write call per line with O_APPEND keeps lines whole across processes.
+        if let Ok(mut file) = std::fs::OpenOptions::new().create(true).append(true).open(&self.path) {
+            let _ = file.write_all(line.as_bytes());
+        }
+    }
+
+    /// The last `count` entries, oldest first (reading the rotated file too when needed).
+    pub fn tail(&self, count: usize) -> Vec<Value> {
+        let mut lines: Vec<String> = Vec::new();
+        for path in [self.path.clone(), rotated(&self.path)] {
+            let Ok(text) = std::fs::read_to_string(&path) else {
+                continue;
+            };
+            let mut older: Vec<String> = text.lines().map(str::to_string).collect();
+            older.append(&mut lines);
+            lines = older;
+            if lines.len() >= count {
+                break;
+            }
+        }
+        let start = lines.len().saturating_sub(count);
+        lines[start..].iter().filter_map(|line| serde_json::from_str(line).ok()).collect()
+    }
+}
+
+fn rotated(path: &Path) -> PathBuf {
+    let mut name = path.as_os_str().to_os_string();
+    name.push(".1");
+    PathBuf::from(name)
+}
