@@ -14,9 +14,7 @@ fn bound(c: &mut Criterion) {
     let store = OutputStore::new(data.path());
     let text = e2e::log_text(SIZE);
     let mut group = c.benchmark_group("bound");
-    group
-        .sample_size(10)
-        .throughput(Throughput::Bytes(SIZE as u64));
+    group.sample_size(10).throughput(Throughput::Bytes(SIZE as u64));
     group.bench_function("100MiB", |b| {
         b.iter_custom(|iterations| {
             let mut total = Duration::ZERO;

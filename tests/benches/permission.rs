@@ -5,9 +5,7 @@
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use permission::{
-    AgentSettings, Agents, AskMode, Effect, Origin, PermissionService, Reply, Rule, Ruleset,
-};
+use permission::{AgentSettings, Agents, AskMode, Effect, Origin, PermissionService, Reply, Rule, Ruleset};
 use tool_core::{Context, PermissionRequest};
 
 /// 1,000 rules shaped like a large real config: many bash prefixes, edit and read paths,
@@ -19,12 +17,7 @@ fn thousand_rules() -> Vec<Rule> {
         let effect = effects[n % 3];
         let rule = match n % 10 {
             0..=4 => Rule::new("bash", format!("tool{n} *"), effect, Origin::UserConfig),
-            5 | 6 => Rule::new(
-                "edit",
-                format!("src/module{n}/*.rs"),
-                effect,
-                Origin::UserConfig,
-            ),
+            5 | 6 => Rule::new("edit", format!("src/module{n}/*.rs"), effect, Origin::UserConfig),
             7 => Rule::new("read", format!("*secret{n}*"), effect, Origin::UserConfig),
             8 => Rule::new(format!("mcp_server{n}_*"), "*", effect, Origin::UserConfig),
             _ => Rule::new(
@@ -43,19 +36,11 @@ fn decision(c: &mut Criterion) {
     let rules = Ruleset::new(thousand_rules());
     let mut group = c.benchmark_group("permission");
     group.bench_function("decision_1000_rules", |b| {
-        b.iter(|| {
-            std::hint::black_box(
-                rules.evaluate("bash", std::hint::black_box("tool505 --flag value")),
-            )
-            .effect
-        })
+        b.iter(|| std::hint::black_box(rules.evaluate("bash", std::hint::black_box("tool505 --flag value"))).effect)
     });
     group.bench_function("decision_1000_rules_naive", |b| {
         b.iter(|| {
-            std::hint::black_box(
-                rules.evaluate_naive("bash", std::hint::black_box("tool505 --flag value")),
-            )
-            .effect
+            std::hint::black_box(rules.evaluate_naive("bash", std::hint::black_box("tool505 --flag value"))).effect
         })
     });
     group.finish();
@@ -80,14 +65,11 @@ fn cascade(c: &mut Criterion) {
                     ..AgentSettings::default()
                 })
                 .unwrap();
-                let service =
-                    PermissionService::new(agents, "/project", None, AskMode::Interactive);
+                let service = PermissionService::new(agents, "/project", None, AskMode::Interactive);
                 let tasks: Vec<_> = (0..=PENDING)
                     .map(|n| {
                         let service = service.clone();
-                        let request = PermissionRequest::new("bash")
-                            .resources(["ls -la"])
-                            .save(["ls *"]);
+                        let request = PermissionRequest::new("bash").resources(["ls -la"]).save(["ls *"]);
                         runtime.spawn(async move {
                             let ctx = Context::new(format!("ses_{}", n % 100), "build");
                             service.assert(&ctx, request).await

@@ -14,9 +14,7 @@ fn settle(c: &mut Criterion) {
     let registry = ToolRegistry::new(&app, Arc::new(OutputStore::new(data.path())));
     let _guard = registry.register([("noop", e2e::noop_tool())]).unwrap();
     let turn = registry.materialize(|_| false);
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .build()
-        .unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
     let ctx = Context::new("ses_bench", "build").with_call("msg_1", "call_1");
     let mut group = c.benchmark_group("settle");
     group.bench_function("noop", |b| {

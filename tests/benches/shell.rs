@@ -18,10 +18,7 @@ pub fn script() -> String {
         "if [ -f Cargo.toml ]; then cargo fmt; else echo none; fi",
         "cat README.md | grep -n toolgate | head -5",
     ];
-    (0..200)
-        .map(|i| lines[i % lines.len()])
-        .collect::<Vec<_>>()
-        .join("\n")
+    (0..200).map(|i| lines[i % lines.len()]).collect::<Vec<_>>().join("\n")
 }
 
 fn analysis(c: &mut Criterion) {

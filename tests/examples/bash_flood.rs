@@ -17,27 +17,15 @@ const COMMAND: &str = "head -c 1073741824 /dev/zero";
 struct AllowAll;
 
 impl Permissions for AllowAll {
-    fn assert<'a>(
-        &'a self,
-        _: &'a Context,
-        _: PermissionRequest,
-    ) -> BoxFuture<'a, Result<(), Refusal>> {
+    fn assert<'a>(&'a self, _: &'a Context, _: PermissionRequest) -> BoxFuture<'a, Result<(), Refusal>> {
         Box::pin(async { Ok(()) })
     }
 }
 
 fn peak_rss_mib() -> f64 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap();
-    let line = status
-        .lines()
-        .find(|line| line.starts_with("VmHWM:"))
-        .unwrap();
-    line.split_whitespace()
-        .nth(1)
-        .unwrap()
-        .parse::<f64>()
-        .unwrap()
-        / 1024.0
+    let line = status.lines().find(|line| line.starts_with("VmHWM:")).unwrap();
+    line.split_whitespace().nth(1).unwrap().parse::<f64>().unwrap() / 1024.0
 }
 
 fn tool_mode() {
@@ -98,15 +86,8 @@ fn main() {
         assert!(status.success());
         floor.push(start.elapsed().as_secs_f64());
         let start = Instant::now();
-        let output = std::process::Command::new(&exe)
-            .arg("tool")
-            .output()
-            .unwrap();
-        assert!(
-            output.status.success(),
-            "{}",
-            String::from_utf8_lossy(&output.stderr)
-        );
+        let output = std::process::Command::new(&exe).arg("tool").output().unwrap();
+        assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
         tool.push(start.elapsed().as_secs_f64());
         let text = String::from_utf8_lossy(&output.stdout);
         let rss: f64 = text

@@ -54,19 +54,9 @@ pub fn toolgate_binary() -> std::path::PathBuf {
     if !binary.exists() {
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
         let status = std::process::Command::new(cargo)
-            .args([
-                "build",
-                "--quiet",
-                "--package",
-                "toolgate",
-                "--bin",
-                "toolgate",
-            ])
+            .args(["build", "--quiet", "--package", "toolgate", "--bin", "toolgate"])
             .status();
-        assert!(
-            status.is_ok_and(|s| s.success()),
-            "could not build the toolgate binary"
-        );
+        assert!(status.is_ok_and(|s| s.success()), "could not build the toolgate binary");
     }
     binary
 }
@@ -83,8 +73,7 @@ impl Sandbox {
     pub fn new() -> Sandbox {
         let root = tempfile::tempdir().unwrap_or_else(|error| panic!("temp dir: {error}"));
         for dir in ["project", "data", "config"] {
-            std::fs::create_dir(root.path().join(dir))
-                .unwrap_or_else(|error| panic!("{dir}: {error}"));
+            std::fs::create_dir(root.path().join(dir)).unwrap_or_else(|error| panic!("{dir}: {error}"));
         }
         Sandbox { root }
     }
@@ -163,16 +152,12 @@ pub mod pty {
         /// Starts `command` with the terminal as its stdin, stdout and stderr.
         pub fn spawn(mut command: std::process::Command) -> std::io::Result<Session> {
             use rustix::pty::{OpenptFlags, grantpt, openpt, ptsname, unlockpt};
-            let master: OwnedFd =
-                openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY | OpenptFlags::CLOEXEC)?;
+            let master: OwnedFd = openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY | OpenptFlags::CLOEXEC)?;
             grantpt(master.as_fd())?;
             unlockpt(master.as_fd())?;
             let name = ptsname(master.as_fd(), Vec::new())?;
             let path = std::path::PathBuf::from(name.to_string_lossy().into_owned());
-            let slave = std::fs::OpenOptions::new()
-                .read(true)
-                .write(true)
-                .open(&path)?;
+            let slave = std::fs::OpenOptions::new().read(true).write(true).open(&path)?;
             command
                 .stdin(slave.try_clone()?)
                 .stdout(slave.try_clone()?)
@@ -188,37 +173,22 @@ pub mod pty {
         /// Reads until `text` has appeared (or `timeout` passes); returns all output so far.
         pub fn expect(&mut self, text: &str, timeout: Duration) -> Result<String, String> {
             let deadline = Instant::now() + timeout;
-            let fd = self
-                .master
-                .as_fd()
-                .try_clone_to_owned()
-                .map_err(|e| e.to_string())?;
-            let mut poll_fd = [rustix::event::PollFd::new(
-                &fd,
-                rustix::event::PollFlags::IN,
-            )];
+            let fd = self.master.as_fd().try_clone_to_owned().map_err(|e| e.to_string())?;
+            let mut poll_fd = [rustix::event::PollFd::new(&fd, rustix::event::PollFlags::IN)];
             while !self.seen.contains(text) {
                 let left = deadline.saturating_duration_since(Instant::now());
                 if left.is_zero() {
-                    return Err(format!(
-                        "timed out waiting for {text:?}; saw:\n{}",
-                        self.seen
-                    ));
+                    return Err(format!("timed out waiting for {text:?}; saw:\n{}", self.seen));
                 }
-                let timespec =
-                    rustix::event::Timespec::try_from(left.min(Duration::from_millis(200))).ok();
-                let ready = rustix::event::poll(&mut poll_fd, timespec.as_ref())
-                    .map_err(|e| e.to_string())?;
+                let timespec = rustix::event::Timespec::try_from(left.min(Duration::from_millis(200))).ok();
+                let ready = rustix::event::poll(&mut poll_fd, timespec.as_ref()).map_err(|e| e.to_string())?;
                 if ready == 0 {
                     continue;
                 }
                 let mut buffer = [0u8; 4096];
                 match self.master.read(&mut buffer) {
                     Ok(0) | Err(_) => {
-                        return Err(format!(
-                            "terminal closed before {text:?}; saw:\n{}",
-                            self.seen
-                        ));
+                        return Err(format!("terminal closed before {text:?}; saw:\n{}", self.seen));
                     }
                     Ok(n) => self.seen.push_str(&String::from_utf8_lossy(&buffer[..n])),
                 }

@@ -20,10 +20,7 @@ fn help_and_version() {
     for command in ["tools", "call", "check", "config", "approvals"] {
         let (code, out, _) = sandbox.run(&[command, "--help"]);
         assert_eq!(code, 0, "{command}");
-        assert!(
-            out.contains("Examples:"),
-            "{command} --help has no example:\n{out}"
-        );
+        assert!(out.contains("Examples:"), "{command} --help has no example:\n{out}");
     }
     let (code, _, err) = sandbox.run(&["frobnicate"]);
     assert_eq!(code, 2);
@@ -38,12 +35,7 @@ fn tools_lists_the_catalog_with_visibility_applied() {
     assert!(out.lines().any(|line| line.starts_with("bash ")), "{out}");
     let (_, out, _) = sandbox.run(&["tools", "--json"]);
     let list = json_of(&out);
-    let bash = list
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|t| t["name"] == "bash")
-        .unwrap();
+    let bash = list.as_array().unwrap().iter().find(|t| t["name"] == "bash").unwrap();
     assert_eq!(bash["inputSchema"]["required"], json!(["command"]));
     // The explore agent denies bash wholly: it is not offered.
     let (_, out, _) = sandbox.run(&["tools", "--agent", "explore", "--json"]);
@@ -56,10 +48,7 @@ fn tools_lists_the_catalog_with_visibility_applied() {
 #[test]
 fn headless_ask_is_declined_with_exit_3_and_nothing_runs() {
     let sandbox = Sandbox::new();
-    sandbox.write(
-        "project/toolgate.json",
-        r#"{"permission": {"bash": "ask"}}"#,
-    );
+    sandbox.write("project/toolgate.json", r#"{"permission": {"bash": "ask"}}"#);
     let (code, out, err) = sandbox.run(&["call", "bash", r#"{"command": "touch made"}"#]);
     assert_eq!(code, 3, "{out}{err}");
     assert_eq!(
@@ -76,12 +65,7 @@ fn auto_approves_asks_but_not_denies() {
         "project/toolgate.json",
         r#"{"permission": {"bash": {"*": "ask", "rm *": "deny"}}}"#,
     );
-    let (code, out, err) = sandbox.run(&[
-        "call",
-        "bash",
-        r#"{"command": "echo hi > made.txt"}"#,
-        "--auto",
-    ]);
+    let (code, out, err) = sandbox.run(&["call", "bash", r#"{"command": "echo hi > made.txt"}"#, "--auto"]);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("Command exited with code 0."));
     assert_eq!(
@@ -122,10 +106,7 @@ fn call_json_input_from_stdin_and_errors() {
 
     let (code, _, err) = sandbox.run(&["call", "bash", r#"{"cmd": "ls"}"#]);
     assert_eq!(code, 1, "a tool failure");
-    assert!(
-        err.contains("Invalid tool input: missing field `command`"),
-        "{err}"
-    );
+    assert!(err.contains("Invalid tool input: missing field `command`"), "{err}");
     let (code, _, err) = sandbox.run(&["call", "bash", "{oops"]);
     assert_eq!(code, 2);
     assert!(err.contains("the input is not valid JSON"), "{err}");
@@ -217,14 +198,7 @@ fn check_other_actions_and_agents() {
     assert_eq!(report["resources"][1]["effect"], "allow");
     let (_, out, _) = sandbox.run(&["check", "edit", "src/main.rs", "--agent", "plan", "--json"]);
     assert_eq!(json_of(&out)["effect"], "deny");
-    let (_, out, _) = sandbox.run(&[
-        "check",
-        "edit",
-        ".opencode/plans/p.md",
-        "--agent",
-        "plan",
-        "--json",
-    ]);
+    let (_, out, _) = sandbox.run(&["check", "edit", ".opencode/plans/p.md", "--agent", "plan", "--json"]);
     assert_eq!(json_of(&out)["effect"], "allow");
 }
 
@@ -248,20 +222,9 @@ fn config_precedence_global_project_file_env() {
         "project/toolgate.jsonc",
         "// project rules\n{\"permission\": {\"bash\": {\"make *\": \"allow\",},},}\n",
     );
-    assert_eq!(
-        bash_effect(&sandbox, "make", &[]),
-        "allow",
-        "project over global"
-    );
-    assert_eq!(
-        bash_effect(&sandbox, "npm test", &[]),
-        "deny",
-        "global still applies"
-    );
-    sandbox.write(
-        "extra.json",
-        r#"{"permission": {"bash": {"npm *": "allow"}}}"#,
-    );
+    assert_eq!(bash_effect(&sandbox, "make", &[]), "allow", "project over global");
+    assert_eq!(bash_effect(&sandbox, "npm test", &[]), "deny", "global still applies");
+    sandbox.write("extra.json", r#"{"permission": {"bash": {"npm *": "allow"}}}"#);
     let extra = sandbox.root.path().join("extra.json");
     assert_eq!(
         bash_effect(&sandbox, "npm test", &["--config", extra.to_str().unwrap()]),
@@ -289,10 +252,7 @@ fn opencode_json_is_honoured_when_there_is_no_toolgate_config() {
         r#"{"$schema": "https://opencode.ai/config.json", "model": "x/y", "permission": {"bash": {"*": "ask", "rm *": "deny"}}}"#,
     );
     assert_eq!(bash_effect(&sandbox, "rm x", &[]), "deny");
-    sandbox.write(
-        "project/toolgate.json",
-        r#"{"permission": {"bash": "allow"}}"#,
-    );
+    sandbox.write("project/toolgate.json", r#"{"permission": {"bash": "allow"}}"#);
     assert_eq!(
         bash_effect(&sandbox, "rm x", &[]),
         "allow",
@@ -310,11 +270,13 @@ fn malformed_config_names_file_and_key_path() {
     let (code, _, err) = sandbox.run(&["check", "bash", "ls"]);
     assert_eq!(code, 2);
     assert_eq!(err.lines().count(), 1, "{err}");
-    assert!(err.contains("toolgate.json: permission.bash[\"rm *\"]: expected \"allow\", \"ask\" or \"deny\", found \"never\""), "{err}");
-    sandbox.write(
-        "project/toolgate.json",
-        r#"{"tool_output": {"max_lines": -1}}"#,
+    assert!(
+        err.contains(
+            "toolgate.json: permission.bash[\"rm *\"]: expected \"allow\", \"ask\" or \"deny\", found \"never\""
+        ),
+        "{err}"
     );
+    sandbox.write("project/toolgate.json", r#"{"tool_output": {"max_lines": -1}}"#);
     let (code, _, err) = sandbox.run(&["tools"]);
     assert_eq!(code, 2);
     assert!(
@@ -330,20 +292,11 @@ fn malformed_config_names_file_and_key_path() {
 #[test]
 fn always_on_a_terminal_is_saved_listed_and_honoured_after_restart() {
     let sandbox = Sandbox::new();
-    sandbox.write(
-        "project/toolgate.json",
-        r#"{"permission": {"bash": "ask"}}"#,
-    );
-    let mut command = sandbox.command(&[
-        "call",
-        "bash",
-        r#"{"command": "echo first && git --version"}"#,
-    ]);
+    sandbox.write("project/toolgate.json", r#"{"permission": {"bash": "ask"}}"#);
+    let mut command = sandbox.command(&["call", "bash", r#"{"command": "echo first && git --version"}"#]);
     command.env("NO_COLOR", "1");
     let mut session = e2e::pty::Session::spawn(command).unwrap();
-    let screen = session
-        .expect("answer [o/a/r]:", Duration::from_secs(20))
-        .unwrap();
+    let screen = session.expect("answer [o/a/r]:", Duration::from_secs(20)).unwrap();
     assert!(screen.contains("$ echo first && git --version"), "{screen}");
     assert!(
         screen.contains("allow always, saving: echo *, git --version *"),
@@ -386,16 +339,11 @@ fn always_on_a_terminal_is_saved_listed_and_honoured_after_restart() {
 #[test]
 fn reject_with_feedback_on_a_terminal() {
     let sandbox = Sandbox::new();
-    sandbox.write(
-        "project/toolgate.json",
-        r#"{"permission": {"bash": "ask"}}"#,
-    );
+    sandbox.write("project/toolgate.json", r#"{"permission": {"bash": "ask"}}"#);
     let mut command = sandbox.command(&["call", "bash", r#"{"command": "touch nope"}"#]);
     command.env("NO_COLOR", "1");
     let mut session = e2e::pty::Session::spawn(command).unwrap();
-    session
-        .expect("answer [o/a/r]:", Duration::from_secs(20))
-        .unwrap();
+    session.expect("answer [o/a/r]:", Duration::from_secs(20)).unwrap();
     session.send("r\r").unwrap();
     session
         .expect("feedback for the model", Duration::from_secs(10))
@@ -403,9 +351,91 @@ fn reject_with_feedback_on_a_terminal() {
     session.send("use mktemp\r").unwrap();
     let (code, screen) = session.finish(Duration::from_secs(20)).unwrap();
     assert_eq!(code, 3, "{screen}");
+    assert!(screen.contains("with the following feedback: use mktemp"), "{screen}");
+    assert!(!sandbox.project().join("nope").exists());
+}
+
+#[test]
+fn todowrite_keeps_the_session_list() {
+    let sandbox = Sandbox::new();
+    let input = r#"{"todos": [{"content": "plan", "status": "completed", "priority": "high"}, {"content": "build", "status": "in_progress", "priority": "medium"}]}"#;
+    let (code, out, err) = sandbox.run(&["call", "todowrite", input, "--session", "ses_todo"]);
+    assert_eq!(code, 0, "{err}");
+    let shown: Value = json_of(&out);
+    assert_eq!(shown[1]["content"], "build");
+    let (code, _, err) = sandbox.run(&[
+        "call",
+        "todowrite",
+        r#"{"todos": [{"content": "x", "status": "later", "priority": "high"}]}"#,
+    ]);
+    assert_eq!(code, 1);
+    assert!(err.contains("unknown variant `later`"), "{err}");
+}
+
+const QUESTION: &str = r#"{"questions": [{"question": "Which database?", "header": "DB", "options": [{"label": "SQLite", "description": "embedded"}, {"label": "Postgres", "description": "a server"}]}]}"#;
+
+#[test]
+fn question_is_answered_on_the_terminal() {
+    let sandbox = Sandbox::new();
+    let mut command = sandbox.command(&["call", "question", QUESTION]);
+    command.env("NO_COLOR", "1");
+    let mut session = e2e::pty::Session::spawn(command).unwrap();
+    let screen = session.expect("Enter to skip", Duration::from_secs(20)).unwrap();
     assert!(
-        screen.contains("with the following feedback: use mktemp"),
+        screen.contains("[DB] Which database?") && screen.contains("2. Postgres — a server"),
         "{screen}"
     );
-    assert!(!sandbox.project().join("nope").exists());
+    session.send("2\r").unwrap();
+    let (code, screen) = session.finish(Duration::from_secs(20)).unwrap();
+    assert_eq!(code, 0, "{screen}");
+    assert!(
+        screen.contains("User has answered your questions: \"Which database?\"=\"Postgres\""),
+        "{screen}"
+    );
+}
+
+#[test]
+fn question_without_a_terminal_or_allowed_by_rules() {
+    let sandbox = Sandbox::new();
+    let (code, _, err) = sandbox.run(&["call", "question", QUESTION]);
+    assert_eq!(code, 3, "nobody can answer: dismissed like a declined permission");
+    assert!(err.contains("dismissed"), "{err}");
+    // Subagents deny question wholly: it is not even offered.
+    let (code, _, err) = sandbox.run(&["call", "question", QUESTION, "--agent", "general"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("unknown tool \"question\" for agent general"), "{err}");
+    // A rule that denies it without hiding it.
+    sandbox.write(
+        "project/toolgate.json",
+        r#"{"permission": {"question": {"*": "deny", "never": "allow"}}}"#,
+    );
+    let (code, _, err) = sandbox.run(&["call", "question", QUESTION]);
+    assert_eq!(code, 3);
+    assert_eq!(err.trim(), "Permission denied: question");
+}
+
+#[test]
+fn audit_tail_shows_decisions_and_settlements() {
+    let sandbox = Sandbox::new();
+    sandbox.write(
+        "project/toolgate.json",
+        r#"{"permission": {"bash": {"*": "ask", "echo *": "allow", "rm *": "deny"}}}"#,
+    );
+    sandbox.run(&["call", "bash", r#"{"command": "echo hi"}"#]);
+    sandbox.run(&["call", "bash", r#"{"command": "rm x"}"#]);
+    sandbox.run(&["call", "bash", r#"{"command": "make"}"#, "--auto"]);
+    let (code, out, _) = sandbox.run(&["audit", "tail", "-n", "20", "--json"]);
+    assert_eq!(code, 0);
+    let entries: Vec<Value> = out.lines().map(json_of).collect();
+    let decisions: Vec<&Value> = entries.iter().filter(|e| e["kind"] == "decision").collect();
+    assert_eq!(decisions.len(), 3, "{out}");
+    assert_eq!(decisions[0]["effect"], "allow");
+    assert_eq!(decisions[0]["tool"], "bash");
+    assert_eq!(decisions[0]["rule"]["resource"], "echo *");
+    assert_eq!(decisions[1]["effect"], "deny");
+    assert_eq!(decisions[2]["reply"], "auto");
+    assert_eq!(entries.iter().filter(|e| e["kind"] == "settled").count(), 3);
+    let (_, out, _) = sandbox.run(&["audit", "tail", "-n", "1"]);
+    assert_eq!(out.lines().count(), 1);
+    assert!(out.contains("settled"), "{out}");
 }

@@ -14,15 +14,9 @@ use anyhow::{Context, Result, bail};
 /// Where a figure's value comes from.
 enum Source {
     /// Median time of a criterion benchmark, in microseconds.
-    MedianMicros {
-        bench: &'static str,
-        id: &'static str,
-    },
+    MedianMicros { bench: &'static str, id: &'static str },
     /// Median time of a criterion benchmark, in milliseconds.
-    MedianMillis {
-        bench: &'static str,
-        id: &'static str,
-    },
+    MedianMillis { bench: &'static str, id: &'static str },
     /// `bytes` divided by the median time of a criterion benchmark, in GB/s.
     Throughput {
         bench: &'static str,
@@ -30,10 +24,7 @@ enum Source {
         bytes: f64,
     },
     /// A `figure <key> <value>` line printed by a release example.
-    Example {
-        example: &'static str,
-        key: &'static str,
-    },
+    Example { example: &'static str, key: &'static str },
 }
 
 /// Which way a target points.
@@ -195,9 +186,9 @@ impl Measured<'_> {
 
 fn bench_of(source: &Source) -> Option<&'static str> {
     match source {
-        Source::MedianMicros { bench, .. }
-        | Source::MedianMillis { bench, .. }
-        | Source::Throughput { bench, .. } => Some(bench),
+        Source::MedianMicros { bench, .. } | Source::MedianMillis { bench, .. } | Source::Throughput { bench, .. } => {
+            Some(bench)
+        }
         Source::Example { .. } => None,
     }
 }
@@ -208,18 +199,14 @@ pub(crate) fn run(filter: Option<&str>) -> Result<()> {
         .iter()
         .filter(|figure| {
             filter.is_none_or(|filter| {
-                figure.name.contains(filter)
-                    || bench_of(&figure.source).is_some_and(|bench| bench.contains(filter))
+                figure.name.contains(filter) || bench_of(&figure.source).is_some_and(|bench| bench.contains(filter))
             })
         })
         .collect();
     if selected.is_empty() {
         bail!("no figure matches {filter:?}");
     }
-    let benches: BTreeSet<&str> = selected
-        .iter()
-        .filter_map(|figure| bench_of(&figure.source))
-        .collect();
+    let benches: BTreeSet<&str> = selected.iter().filter_map(|figure| bench_of(&figure.source)).collect();
     for bench in &benches {
         let status = crate::cargo(&["bench", "--locked", "--package", PACKAGE, "--bench", bench])
             .status()
@@ -256,11 +243,7 @@ pub(crate) fn run(filter: Option<&str>) -> Result<()> {
     } else {
         println!("(filtered run: BENCHMARKS.md left as it was)");
     }
-    let failing: Vec<&str> = measured
-        .iter()
-        .filter(|m| !m.passes())
-        .map(|m| m.figure.name)
-        .collect();
+    let failing: Vec<&str> = measured.iter().filter(|m| !m.passes()).map(|m| m.figure.name).collect();
     if !failing.is_empty() {
         bail!("figures missing their target: {}", failing.join("; "));
     }
@@ -272,8 +255,7 @@ fn median_ns(id: &str) -> Result<f64> {
         .join("target/criterion")
         .join(id)
         .join("new/estimates.json");
-    let text = std::fs::read_to_string(&path)
-        .with_context(|| format!("could not read {}", path.display()))?;
+    let text = std::fs::read_to_string(&path).with_context(|| format!("could not read {}", path.display()))?;
     let json: serde_json::Value =
         serde_json::from_str(&text).with_context(|| format!("{} is not JSON", path.display()))?;
     json.pointer("/median/point_estimate")
@@ -311,8 +293,7 @@ fn example_figure(output: &str, key: &str) -> Option<f64> {
 }
 
 fn table(measured: &[Measured<'_>]) -> String {
-    let mut out =
-        String::from("| issue | figure | measured | target | verdict |\n|---|---|---|---|---|\n");
+    let mut out = String::from("| issue | figure | measured | target | verdict |\n|---|---|---|---|---|\n");
     for m in measured {
         let verdict = if m.passes() { "met" } else { "MISSED" };
         let _ = writeln!(
@@ -357,11 +338,7 @@ fn document(table: &str) -> String {
     out.push_str(table);
     out.push_str("\n## How each figure is measured\n\n");
     for figure in FIGURES {
-        let _ = writeln!(
-            out,
-            "- **{}** (#{}): {}.",
-            figure.name, figure.issue, figure.how
-        );
+        let _ = writeln!(out, "- **{}** (#{}): {}.", figure.name, figure.issue, figure.how);
     }
     out.push_str(
         "\nReproduce: `cargo xtask bench` (all), or `cargo xtask bench settle` for one bench. Criterion's \

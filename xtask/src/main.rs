@@ -111,29 +111,16 @@ fn ci() -> Result<()> {
     ];
     let tests = if succeeds(&mut cargo(&["nextest", "--version"])) {
         vec![
-            cargo(&[
-                "nextest",
-                "run",
-                "--workspace",
-                "--locked",
-                "--no-fail-fast",
-            ]),
+            cargo(&["nextest", "run", "--workspace", "--locked", "--no-fail-fast"]),
             cargo(&["test", "--workspace", "--doc", "--locked"]),
         ]
     } else {
-        vec![cargo(&[
-            "test",
-            "--workspace",
-            "--locked",
-            "--no-fail-fast",
-        ])]
+        vec![cargo(&["test", "--workspace", "--locked", "--no-fail-fast"])]
     };
     steps.push(run_step("test", tests));
     let mut deny = Vec::new();
     if !succeeds(&mut cargo(&["deny", "--version"])) {
-        println!(
-            "cargo-deny is missing: installing {CARGO_DENY_VERSION} (a few minutes, once per machine)"
-        );
+        println!("cargo-deny is missing: installing {CARGO_DENY_VERSION} (a few minutes, once per machine)");
         deny.push(cargo(&[
             "install",
             "--locked",
@@ -148,11 +135,7 @@ fn ci() -> Result<()> {
         let verdict = if step.ok { "ok" } else { "FAILED" };
         println!("ci: {:<7} {verdict:<6} ({:.1}s)", step.name, step.seconds);
     }
-    let failed: Vec<&str> = steps
-        .iter()
-        .filter(|step| !step.ok)
-        .map(|step| step.name)
-        .collect();
+    let failed: Vec<&str> = steps.iter().filter(|step| !step.ok).map(|step| step.name).collect();
     if !failed.is_empty() {
         bail!("failed steps: {}", failed.join(", "));
     }

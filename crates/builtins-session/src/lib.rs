@@ -22,4 +22,6 @@ pub use question::{
     Prompt, QUESTION_DESCRIPTION, QuestionError, QuestionEvent, QuestionInput, QuestionOption, QuestionOutput,
     QuestionRequest, QuestionService, answer_text, question_tool,
 };
-pub use todo::{Priority, Status, TODOWRITE_DESCRIPTION, Todo, TodoError, TodoInput, TodoOutput, TodoStore, todowrite_tool};
+pub use todo::{
+    Priority, Status, TODOWRITE_DESCRIPTION, Todo, TodoError, TodoInput, TodoOutput, TodoStore, todowrite_tool,
+};

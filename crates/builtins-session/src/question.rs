@@ -177,7 +177,10 @@ impl QuestionService {
     /// Answers the pending question `id`: one list of labels (or free text) per question.
     pub fn reply(&self, id: &str, answers: Vec<Vec<String>>) -> Result<(), QuestionError> {
         let mut pending = self.lock();
-        let expected = pending.get(id).map(|p| p.request.questions.len()).ok_or_else(|| QuestionError::NotFound(id.to_string()))?;
+        let expected = pending
+            .get(id)
+            .map(|p| p.request.questions.len())
+            .ok_or_else(|| QuestionError::NotFound(id.to_string()))?;
         if answers.len() != expected {
             return Err(QuestionError::WrongCount {
                 expected,
@@ -198,7 +201,10 @@ impl QuestionService {
 
     /// Dismisses the pending question `id`.
     pub fn reject(&self, id: &str) -> Result<(), QuestionError> {
-        let entry = self.lock().remove(id).ok_or_else(|| QuestionError::NotFound(id.to_string()))?;
+        let entry = self
+            .lock()
+            .remove(id)
+            .ok_or_else(|| QuestionError::NotFound(id.to_string()))?;
         let _ = self.inner.events.send(QuestionEvent::Rejected {
             session_id: entry.request.session_id.clone(),
             request_id: id.to_string(),
@@ -233,7 +239,10 @@ pub fn answer_text(questions: &[Prompt], answers: &[Vec<String>]) -> String {
         .iter()
         .enumerate()
         .map(|(index, prompt)| {
-            let answer = answers.get(index).filter(|a| !a.is_empty()).map_or_else(|| "Unanswered".to_string(), |a| a.join(", "));
+            let answer = answers
+                .get(index)
+                .filter(|a| !a.is_empty())
+                .map_or_else(|| "Unanswered".to_string(), |a| a.join(", "));
             format!("\"{}\"=\"{}\"", prompt.question, answer)
         })
         .collect();

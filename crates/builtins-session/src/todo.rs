@@ -82,7 +82,10 @@ impl TodoStore {
     /// Opens (creating as needed) the `todo` table in the database at `path`.
     pub fn open(path: impl AsRef<Path>) -> Result<TodoStore, TodoError> {
         let path = path.as_ref().to_path_buf();
-        let fail = |source| TodoError { path: path.clone(), source };
+        let fail = |source| TodoError {
+            path: path.clone(),
+            source,
+        };
         if let Some(parent) = path.parent() {
             let _ = std::fs::create_dir_all(parent);
         }
@@ -185,7 +188,9 @@ pub fn todowrite_tool(store: TodoStore, permissions: Arc<dyn Permissions>) -> To
         }
     })
     .project(|output: &TodoOutput| {
-        vec![Content::text(serde_json::to_string_pretty(&output.todos).unwrap_or_default())]
+        vec![Content::text(
+            serde_json::to_string_pretty(&output.todos).unwrap_or_default(),
+        )]
     })
     .build()
 }

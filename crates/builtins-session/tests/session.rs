@@ -54,10 +54,24 @@ async fn todowrite_replaces_the_list_in_order() {
     let one = json!({"todos": [{"content": "ship", "status": "completed", "priority": "low"}]});
     tool.settle(one, ctx()).await.unwrap().unwrap();
     let list = store.list("ses_1").unwrap();
-    assert_eq!(list, [Todo { content: "ship".into(), status: Status::Completed, priority: Priority::Low }]);
+    assert_eq!(
+        list,
+        [Todo {
+            content: "ship".into(),
+            status: Status::Completed,
+            priority: Priority::Low
+        }]
+    );
     assert!(store.list("other").unwrap().is_empty(), "lists are per session");
     let asked = permissions.asked.lock().unwrap();
-    assert_eq!((asked[0].action.as_str(), asked[0].resources.clone(), asked[0].save.clone()), ("todowrite", vec!["*".to_string()], vec!["*".to_string()]));
+    assert_eq!(
+        (
+            asked[0].action.as_str(),
+            asked[0].resources.clone(),
+            asked[0].save.clone()
+        ),
+        ("todowrite", vec!["*".to_string()], vec!["*".to_string()])
+    );
 }
 
 #[tokio::test]
@@ -68,11 +82,19 @@ async fn todowrite_refused_or_failing() {
     let failure = denied.settle(json!({"todos": []}), ctx()).await.unwrap().unwrap_err();
     assert!(failure.is_declined());
     let bad = todowrite_tool(store, Fake::new(|_| Ok(())))
-        .settle(json!({"todos": [{"content": "x", "status": "someday", "priority": "low"}]}), ctx())
+        .settle(
+            json!({"todos": [{"content": "x", "status": "someday", "priority": "low"}]}),
+            ctx(),
+        )
         .await
         .unwrap()
         .unwrap_err();
-    assert!(bad.message().starts_with("Invalid tool input: unknown variant `someday`"), "{}", bad.message());
+    assert!(
+        bad.message()
+            .starts_with("Invalid tool input: unknown variant `someday`"),
+        "{}",
+        bad.message()
+    );
 }
 
 fn two_questions() -> serde_json::Value {
@@ -88,7 +110,9 @@ async fn question_answered_through_the_service() {
     let tool = question_tool(service.clone(), Fake::new(|_| Ok(())));
     let mut events = service.subscribe();
     let call = tokio::spawn(async move { tool.settle(two_questions(), ctx()).await });
-    let QuestionEvent::Asked(request) = events.recv().await.unwrap() else { panic!() };
+    let QuestionEvent::Asked(request) = events.recv().await.unwrap() else {
+        panic!()
+    };
     assert_eq!(request.questions.len(), 2);
     assert_eq!(
         service.reply(&request.id, vec![vec!["SQLite".into()]]).unwrap_err(),
@@ -102,7 +126,10 @@ async fn question_answered_through_the_service() {
     );
     let replied = serde_json::to_value(events.recv().await.unwrap()).unwrap();
     assert_eq!(replied["type"], "question.replied");
-    assert_eq!(service.reply(&request.id, vec![]).unwrap_err(), QuestionError::NotFound(request.id.clone()));
+    assert_eq!(
+        service.reply(&request.id, vec![]).unwrap_err(),
+        QuestionError::NotFound(request.id.clone())
+    );
 }
 
 #[tokio::test]
@@ -126,7 +153,11 @@ async fn a_dismissal_is_a_declined_permission() {
 
 #[tokio::test]
 async fn denied_by_rule_and_unanswerable() {
-    let blocked = Refusal::Blocked { action: "question".into(), reason: None, rules: vec![] };
+    let blocked = Refusal::Blocked {
+        action: "question".into(),
+        reason: None,
+        rules: vec![],
+    };
     let tool = question_tool(QuestionService::new(true), Fake::new(move |_| Err(blocked.clone())));
     let failure = tool.settle(two_questions(), ctx()).await.unwrap().unwrap_err();
     assert_eq!(failure.message(), "Permission denied: question");

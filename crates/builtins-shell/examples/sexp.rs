@@ -2,9 +2,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 fn main() {
     let mut parser = tree_sitter::Parser::new();
-    parser
-        .set_language(&tree_sitter_bash::LANGUAGE.into())
-        .unwrap();
+    parser.set_language(&tree_sitter_bash::LANGUAGE.into()).unwrap();
     for arg in std::env::args().skip(1) {
         let tree = parser.parse(&arg, None).unwrap();
         println!("{arg}\n  {}\n", tree.root_node().to_sexp());

@@ -55,8 +55,8 @@ pub const UNPARSED: &str = "(unparsed) ";
 const MAX_DEPTH: usize = 8;
 
 const WRAPPERS: &[&str] = &[
-    "env", "command", "builtin", "exec", "nohup", "nice", "ionice", "timeout", "stdbuf", "time",
-    "sudo", "doas", "xargs", "busybox", "coproc", "setsid", "chroot", "strace", "ltrace", "watch",
+    "env", "command", "builtin", "exec", "nohup", "nice", "ionice", "timeout", "stdbuf", "time", "sudo", "doas",
+    "xargs", "busybox", "coproc", "setsid", "chroot", "strace", "ltrace", "watch",
 ];
 const SHELLS: &[&str] = &["sh", "bash", "zsh", "dash", "ksh", "fish", "ash", "mksh"];
 const INTERPRETERS: &[&str] = &[
@@ -74,13 +74,10 @@ const INTERPRETERS: &[&str] = &[
     "osascript",
 ];
 const READERS: &[&str] = &[
-    "cat", "head", "tail", "less", "more", "grep", "egrep", "fgrep", "rg", "sed", "awk", "gawk",
-    "base64", "xxd", "od", "strings", "cp", "scp", "nl", "tac", "wc", "sort", "uniq", "cut",
-    "diff", "cmp", "hexdump", "jq",
+    "cat", "head", "tail", "less", "more", "grep", "egrep", "fgrep", "rg", "sed", "awk", "gawk", "base64", "xxd", "od",
+    "strings", "cp", "scp", "nl", "tac", "wc", "sort", "uniq", "cut", "diff", "cmp", "hexdump", "jq",
 ];
-const PATH_COMMANDS: &[&str] = &[
-    "rm", "cp", "mv", "mkdir", "touch", "chmod", "chown", "cat", "cd",
-];
+const PATH_COMMANDS: &[&str] = &["rm", "cp", "mv", "mkdir", "touch", "chmod", "chown", "cat", "cd"];
 
 /// Options of wrappers that take a separate value (`sudo -u root`).
 fn wrapper_option_takes_value(wrapper: &str, option: &str) -> bool {
@@ -104,8 +101,8 @@ fn wrapper_option_takes_value(wrapper: &str, option: &str) -> bool {
         "stdbuf" => &["-i", "-o", "-e", "--input", "--output", "--error"],
         "time" => &["-f", "--format", "-o", "--output"],
         "sudo" => &[
-            "-u", "-g", "-h", "-p", "-C", "-D", "-r", "-t", "-U", "-T", "--user", "--group",
-            "--host", "--prompt", "--chdir",
+            "-u", "-g", "-h", "-p", "-C", "-D", "-r", "-t", "-U", "-T", "--user", "--group", "--host", "--prompt",
+            "--chdir",
         ],
         "doas" => &["-u", "-C"],
         "xargs" => &[
@@ -168,10 +165,7 @@ fn analyze_at(command: &str, depth: usize) -> Analysis {
         return fail("nested too deeply");
     }
     let mut parser = Parser::new();
-    if parser
-        .set_language(&tree_sitter_bash::LANGUAGE.into())
-        .is_err()
-    {
+    if parser.set_language(&tree_sitter_bash::LANGUAGE.into()).is_err() {
         return fail("the bash grammar could not be loaded");
     }
     let Some(tree) = parser.parse(command, None) else {
@@ -220,9 +214,7 @@ fn named_children(node: Node<'_>) -> Vec<Node<'_>> {
 
 impl<'s> Walker<'s> {
     fn text(&self, node: Node<'_>) -> &'s str {
-        self.src
-            .get(node.start_byte()..node.end_byte())
-            .unwrap_or("")
+        self.src.get(node.start_byte()..node.end_byte()).unwrap_or("")
     }
 
     fn fail(&mut self, reason: String) {
@@ -235,11 +227,7 @@ impl<'s> Walker<'s> {
         named_children(root).iter().all(|child| {
             matches!(
                 child.kind(),
-                "variable_assignment"
-                    | "variable_assignments"
-                    | "declaration_command"
-                    | "unset_command"
-                    | "comment"
+                "variable_assignment" | "variable_assignments" | "declaration_command" | "unset_command" | "comment"
             )
         })
     }
@@ -406,18 +394,12 @@ impl<'s> Walker<'s> {
     /// The static value of a word-like node, if it has one.
     fn value(&self, node: Node<'_>) -> Option<String> {
         match node.kind() {
-            "word" | "command_name" if node.named_child_count() == 0 => {
-                Some(unescape(self.text(node)))
-            }
+            "word" | "command_name" if node.named_child_count() == 0 => Some(unescape(self.text(node))),
             "command_name" => node.named_child(0).and_then(|child| self.value(child)),
             "number" => Some(self.text(node).to_string()),
             "raw_string" => {
                 let text = self.text(node);
-                Some(
-                    text.get(1..text.len().saturating_sub(1))
-                        .unwrap_or("")
-                        .to_string(),
-                )
+                Some(text.get(1..text.len().saturating_sub(1)).unwrap_or("").to_string())
             }
             "string" => {
                 let mut out = String::new();
@@ -513,9 +495,7 @@ impl<'s> Walker<'s> {
         let Some(name) = first.value.clone() else {
             return self.opaque(raw_text);
         };
-        if name.is_empty()
-            || name.contains(['*', '?', '[', '{', '}', '$', '`'])
-            || first.text.contains(['*', '?', '['])
+        if name.is_empty() || name.contains(['*', '?', '[', '{', '}', '$', '`']) || first.text.contains(['*', '?', '['])
         {
             return self.opaque(raw_text);
         }
@@ -552,18 +532,13 @@ impl<'s> Walker<'s> {
     }
 
     fn opaque(&mut self, resource: String) {
-        self.out.parts.push(Part {
-            resource,
-            save: None,
-        });
+        self.out.parts.push(Part { resource, save: None });
     }
 
     fn change_directory(&mut self, target: Option<&Word>) {
         match target {
             None => self.cwd = Ok("~".to_string()),
-            Some(word) if word.value.as_deref() == Some("-") => {
-                self.cwd = Err("$OLDPWD".to_string())
-            }
+            Some(word) if word.value.as_deref() == Some("-") => self.cwd = Err("$OLDPWD".to_string()),
             Some(word) => {
                 let path = self.path_ref(word);
                 self.cwd = if path.dynamic {
@@ -584,9 +559,7 @@ impl<'s> Walker<'s> {
         let has_flag = |flags: &[char]| {
             args.iter().any(|w| {
                 w.value.as_deref().is_some_and(|v| {
-                    v.starts_with('-')
-                        && !v.starts_with("--")
-                        && v[1..].chars().any(|c| flags.contains(&c))
+                    v.starts_with('-') && !v.starts_with("--") && v[1..].chars().any(|c| flags.contains(&c))
                 })
             })
         };
@@ -596,9 +569,7 @@ impl<'s> Walker<'s> {
         match plain {
             "source" | "." => true,
             "eval" => args.iter().any(|w| w.value.is_none()),
-            _ if INTERPRETERS.contains(&plain) || plain.starts_with("python3.") => {
-                has_flag(&['c', 'e', 'E', 'r'])
-            }
+            _ if INTERPRETERS.contains(&plain) || plain.starts_with("python3.") => has_flag(&['c', 'e', 'E', 'r']),
             _ => false,
         }
     }
@@ -626,9 +597,7 @@ impl<'s> Walker<'s> {
                 if matches!(value, "-exec" | "-execdir" | "-ok" | "-okdir") {
                     let start = index + 1;
                     let mut stop = start;
-                    while stop < args.len()
-                        && !matches!(args[stop].value.as_deref(), Some(";" | "+"))
-                    {
+                    while stop < args.len() && !matches!(args[stop].value.as_deref(), Some(";" | "+")) {
                         stop += 1;
                     }
                     if stop > start {
@@ -694,10 +663,7 @@ impl<'s> Walker<'s> {
             });
             // grep/rg/sed/awk take a pattern or program first unless one came with -e/-f.
             let skip = usize::from(
-                matches!(
-                    plain,
-                    "grep" | "egrep" | "fgrep" | "rg" | "sed" | "awk" | "gawk" | "jq"
-                ) && !explicit_program,
+                matches!(plain, "grep" | "egrep" | "fgrep" | "rg" | "sed" | "awk" | "gawk" | "jq") && !explicit_program,
             );
             let mut files: Vec<&Word> = operands.iter().skip(skip).copied().collect();
             if matches!(plain, "cp" | "scp") {
@@ -729,17 +695,7 @@ impl<'s> Walker<'s> {
 fn non_options<'w>(plain: &str, args: &'w [Word]) -> Vec<&'w Word> {
     let takes_value: &[&str] = match plain {
         "head" | "tail" => &["-n", "-c", "--lines", "--bytes"],
-        "grep" | "egrep" | "fgrep" => &[
-            "-e",
-            "-f",
-            "-m",
-            "-A",
-            "-B",
-            "-C",
-            "--regexp",
-            "--file",
-            "--max-count",
-        ],
+        "grep" | "egrep" | "fgrep" => &["-e", "-f", "-m", "-A", "-B", "-C", "--regexp", "--file", "--max-count"],
         "rg" => &[
             "-e",
             "-f",
@@ -837,10 +793,7 @@ fn wrapped_start(wrapper: &str, args: &[Word]) -> Option<usize> {
 }
 
 fn is_device(path: &str) -> bool {
-    matches!(
-        path,
-        "/dev/null" | "/dev/stdout" | "/dev/stderr" | "/dev/tty"
-    ) || path.starts_with("/dev/fd/")
+    matches!(path, "/dev/null" | "/dev/stdout" | "/dev/stderr" | "/dev/tty") || path.starts_with("/dev/fd/")
 }
 
 /// An unquoted word's value: backslash escapes removed.

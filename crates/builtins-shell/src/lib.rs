@@ -29,10 +29,7 @@ use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use tool_core::{
-    Content, Context, Location, PathError, PathKind, PermissionRequest, Permissions, Tool,
-    ToolFailure,
-};
+use tool_core::{Content, Context, Location, PathError, PathKind, PermissionRequest, Permissions, Tool, ToolFailure};
 
 pub use analyze::{Analysis, Part, PathRef, analyze};
 
@@ -93,9 +90,7 @@ pub struct Plan {
 impl Plan {
     /// The `bash` assertion.
     pub fn bash_request(&self) -> Option<&PermissionRequest> {
-        self.requests
-            .iter()
-            .find(|request| request.action == "bash")
+        self.requests.iter().find(|request| request.action == "bash")
     }
 }
 
@@ -151,10 +146,7 @@ fn target(location: &Location, workdir: &Path, path: &str, kind: PathKind) -> Ta
                 format!("{}/*", dir.trim_end_matches('/')),
             )
         }
-        Err(_) => Target::Outside(
-            text.to_string(),
-            format!("{}/*", text.trim_end_matches('/')),
-        ),
+        Err(_) => Target::Outside(text.to_string(), format!("{}/*", text.trim_end_matches('/'))),
     }
 }
 
@@ -176,9 +168,7 @@ pub fn plan(
         push_unique(&mut externals, external.resource.clone());
     }
     for path in analysis.paths.iter().filter(|p| !p.dynamic) {
-        if let Target::Outside(_, boundary) =
-            target(location, &dir, &path.path, PathKind::Directory)
-        {
+        if let Target::Outside(_, boundary) = target(location, &dir, &path.path, PathKind::Directory) {
             push_unique(&mut externals, boundary);
         }
     }
@@ -265,11 +255,7 @@ pub fn bash_tool(location: Location, permissions: Arc<dyn Permissions>) -> Tool 
 }
 
 /// [`bash_tool`] with an explicit shell.
-pub fn bash_tool_with_shell(
-    location: Location,
-    permissions: Arc<dyn Permissions>,
-    shell: PathBuf,
-) -> Tool {
+pub fn bash_tool_with_shell(location: Location, permissions: Arc<dyn Permissions>, shell: PathBuf) -> Tool {
     let shared = Arc::new((location, permissions, shell));
     Tool::builder(DESCRIPTION, move |input: BashInput, ctx: Context| {
         let shared = Arc::clone(&shared);
@@ -314,19 +300,9 @@ async fn execute(
             plan.workdir.display()
         )));
     }
-    let finished = exec::run(
-        shell,
-        &input.command,
-        &plan.workdir,
-        Duration::from_millis(timeout),
-    )
-    .await
-    .map_err(|error| {
-        ToolFailure::new(format!(
-            "Unable to execute command: {}: {error}",
-            input.command
-        ))
-    })?;
+    let finished = exec::run(shell, &input.command, &plan.workdir, Duration::from_millis(timeout))
+        .await
+        .map_err(|error| ToolFailure::new(format!("Unable to execute command: {}: {error}", input.command)))?;
     let dropped = finished.capture.dropped();
     let mut text = if finished.capture.total() == 0 {
         "(no output)".to_string()

@@ -55,16 +55,10 @@ async fn an_escaped_process_holding_the_pipe_does_not_hold_the_result() {
     )
     .await
     .unwrap();
-    assert!(
-        start.elapsed() < Duration::from_secs(3),
-        "took {:?}",
-        start.elapsed()
-    );
+    assert!(start.elapsed() < Duration::from_secs(3), "took {:?}", start.elapsed());
     assert_eq!(done.exit, Some(0));
     assert!(done.capture.text().starts_with("started"));
-    let _ = std::process::Command::new("pkill")
-        .args(["-f", "sleep 100"])
-        .status();
+    let _ = std::process::Command::new("pkill").args(["-f", "sleep 100"]).status();
 }
 
 #[tokio::test]
@@ -72,9 +66,7 @@ async fn background_jobs_of_the_group_are_ended_with_the_call() {
     let dir = tempfile::tempdir().unwrap();
     let marker = dir.path().join("alive");
     let script = format!("(sleep 2; touch {}) & echo bye", marker.display());
-    let done = run(sh(), &script, dir.path(), Duration::from_secs(30))
-        .await
-        .unwrap();
+    let done = run(sh(), &script, dir.path(), Duration::from_secs(30)).await.unwrap();
     assert_eq!(done.exit, Some(0));
     tokio::time::sleep(Duration::from_secs(3)).await;
     assert!(!marker.exists(), "a background job outlived its call");
@@ -124,14 +116,9 @@ async fn a_flood_is_captured_within_bounds() {
 #[tokio::test]
 async fn non_utf8_output_is_replaced_not_lost() {
     let dir = tempfile::tempdir().unwrap();
-    let done = run(
-        sh(),
-        "printf 'ok \\377\\376 done'",
-        dir.path(),
-        Duration::from_secs(10),
-    )
-    .await
-    .unwrap();
+    let done = run(sh(), "printf 'ok \\377\\376 done'", dir.path(), Duration::from_secs(10))
+        .await
+        .unwrap();
     assert_eq!(done.capture.text(), "ok \u{fffd}\u{fffd} done");
 }
 
@@ -141,15 +128,7 @@ async fn cancelling_the_call_ends_the_process_group() {
     let marker = dir.path().join("finished");
     let script = format!("sleep 2; touch {}", marker.display());
     let workdir = dir.path().to_path_buf();
-    let call = tokio::spawn(async move {
-        run(
-            Path::new("/bin/sh"),
-            &script,
-            &workdir,
-            Duration::from_secs(60),
-        )
-        .await
-    });
+    let call = tokio::spawn(async move { run(Path::new("/bin/sh"), &script, &workdir, Duration::from_secs(60)).await });
     tokio::time::sleep(Duration::from_millis(300)).await;
     call.abort();
     let _ = call.await;

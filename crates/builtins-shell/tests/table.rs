@@ -217,10 +217,7 @@ fn s1_to_s6_resources_and_save_patterns() {
     );
     assert_eq!(
         parts("printf ok && git status > output"),
-        [
-            saved("printf ok", "printf *"),
-            saved("git status", "git status *")
-        ],
+        [saved("printf ok", "printf *"), saved("git status", "git status *")],
         "S4 (the grammar puts the redirect on the whole list, so no command carries it)"
     );
     assert_eq!(
@@ -233,11 +230,7 @@ fn s1_to_s6_resources_and_save_patterns() {
         [unsaveable("> victim.txt")],
         "S6: nothing runs, so the raw text is asked"
     );
-    assert_eq!(
-        parts("npm run 123"),
-        [saved("npm run 123", "npm run 123 *")],
-        "S7"
-    );
+    assert_eq!(parts("npm run 123"), [saved("npm run 123", "npm run 123 *")], "S7");
 }
 
 #[test]
@@ -246,10 +239,7 @@ fn spelled_names_are_matched_by_their_plain_name_too() {
         parts("/bin/rm x"),
         [saved("rm x", "rm *"), saved("/bin/rm x", "/bin/rm *")]
     );
-    assert_eq!(
-        parts("\\rm x"),
-        [saved("rm x", "rm *"), saved("\\rm x", "\\rm *")]
-    );
+    assert_eq!(parts("\\rm x"), [saved("rm x", "rm *"), saved("\\rm x", "\\rm *")]);
     assert_eq!(parts("FOO=1 BAR=2 ls -la"), [saved("ls -la", "ls *")]);
 }
 
@@ -278,22 +268,15 @@ fn opaque_code_is_never_saveable() {
         "ls &&",
     ] {
         let parts = parts(command);
-        assert!(
-            parts.iter().any(|(_, save)| save.is_none()),
-            "{command}: {parts:?}"
-        );
+        assert!(parts.iter().any(|(_, save)| save.is_none()), "{command}: {parts:?}");
     }
-    assert_eq!(
-        parts("ls && rm -rf / &&"),
-        [unsaveable("(unparsed) ls && rm -rf / &&")]
-    );
+    assert_eq!(parts("ls && rm -rf / &&"), [unsaveable("(unparsed) ls && rm -rf / &&")]);
 }
 
 #[test]
 fn reads_writes_and_paths() {
-    let analysis = analyze(
-        "cat .env src/a.rs > out.txt; grep -r KEY config/ 2>/dev/null; sed -n p x.env | tee copy.txt",
-    );
+    let analysis =
+        analyze("cat .env src/a.rs > out.txt; grep -r KEY config/ 2>/dev/null; sed -n p x.env | tee copy.txt");
     let reads: Vec<&str> = analysis.reads.iter().map(|p| p.path.as_str()).collect();
     assert_eq!(reads, [".env", "src/a.rs", "config/", "x.env"]);
     let writes: Vec<&str> = analysis.writes.iter().map(|p| p.path.as_str()).collect();
@@ -315,25 +298,13 @@ fn b1_to_b11_arity() {
     assert_eq!(p(&["docker", "run", "nginx"]), "docker run", "B4");
     assert_eq!(p(&["aws", "s3", "ls", "my-bucket"]), "aws s3 ls", "B5");
     assert_eq!(p(&["npm", "run", "dev", "script"]), "npm run dev", "B6");
-    assert_eq!(
-        p(&["docker", "compose", "up", "service"]),
-        "docker compose up",
-        "B7"
-    );
+    assert_eq!(p(&["docker", "compose", "up", "service"]), "docker compose up", "B7");
     assert_eq!(p(&["consul", "kv", "get", "config"]), "consul kv get", "B8");
     assert_eq!(p(&["git", "checkout"]), "git checkout", "B9");
     assert_eq!(p(&["npm", "run", "dev"]), "npm run dev", "B9");
     assert_eq!(p(&[]), "", "B10");
     assert_eq!(p(&["single"]), "single", "B10");
     assert_eq!(p(&["git"]), "git", "B10");
-    assert_eq!(
-        save_pattern(&["npm", "run", "dev", "--watch"]),
-        "npm run dev *",
-        "B11"
-    );
-    assert_eq!(
-        p(&["git", "-C", "x", "status"]),
-        "git -C",
-        "flags are not skipped"
-    );
+    assert_eq!(save_pattern(&["npm", "run", "dev", "--watch"]), "npm run dev *", "B11");
+    assert_eq!(p(&["git", "-C", "x", "status"]), "git -C", "flags are not skipped");
 }

@@ -9,8 +9,8 @@ use builtins_shell::{bash_tool_with_shell, plan};
 use registry::{ApplicationTools, ToolRegistry};
 use serde_json::{Value, json};
 use tool_core::{
-    BoundError, Bounded, BoxFuture, Context, Location, ModelResult, OutputBound, PermissionRequest,
-    Permissions, Refusal, ToolOutput,
+    BoundError, Bounded, BoxFuture, Context, Location, ModelResult, OutputBound, PermissionRequest, Permissions,
+    Refusal, ToolOutput,
 };
 
 /// Records every request; refuses the ones `deny` picks.
@@ -38,31 +38,17 @@ impl Recording {
 }
 
 impl Permissions for Recording {
-    fn assert<'a>(
-        &'a self,
-        _: &'a Context,
-        request: PermissionRequest,
-    ) -> BoxFuture<'a, Result<(), Refusal>> {
+    fn assert<'a>(&'a self, _: &'a Context, request: PermissionRequest) -> BoxFuture<'a, Result<(), Refusal>> {
         let denied = (self.deny)(&request);
         self.asked.lock().unwrap().push(request);
-        Box::pin(async move {
-            if denied {
-                Err(Refusal::declined())
-            } else {
-                Ok(())
-            }
-        })
+        Box::pin(async move { if denied { Err(Refusal::declined()) } else { Ok(()) } })
     }
 }
 
 struct PassThrough;
 
 impl OutputBound for PassThrough {
-    fn bound<'a>(
-        &'a self,
-        _: &'a Context,
-        output: ToolOutput,
-    ) -> BoxFuture<'a, Result<Bounded, BoundError>> {
+    fn bound<'a>(&'a self, _: &'a Context, output: ToolOutput) -> BoxFuture<'a, Result<Bounded, BoundError>> {
         Box::pin(async move {
             Ok(Bounded {
                 output,
@@ -121,10 +107,7 @@ async fn runs_and_reports_the_exit_code() {
     );
     assert_eq!(
         permissions.asked(),
-        [(
-            "bash".to_string(),
-            vec!["echo hello".to_string(), "exit 2".to_string()]
-        )]
+        [("bash".to_string(), vec!["echo hello".to_string(), "exit 2".to_string()])]
     );
 }
 
@@ -151,8 +134,7 @@ async fn asks_bash_then_read_then_edit_for_what_it_touches() {
 
 #[tokio::test]
 async fn a_refused_permission_runs_nothing() {
-    let permissions =
-        Recording::new(|request| request.resources.iter().any(|r| r.starts_with("rm ")));
+    let permissions = Recording::new(|request| request.resources.iter().any(|r| r.starts_with("rm ")));
     let fixture = fixture(Arc::clone(&permissions));
     let settled = call(&fixture, json!({"command": "touch made && rm -rf sub"})).await;
     assert!(settled.is_declined());
@@ -202,10 +184,7 @@ async fn workdir_is_resolved_and_checked() {
     let real = std::fs::canonicalize(fixture.dir.path().join("sub")).unwrap();
     assert!(text(&settled).starts_with(&real.display().to_string()));
     let escape = call(&fixture, json!({"command": "pwd", "workdir": "../.."})).await;
-    assert!(
-        text(&escape)
-            .starts_with("Working directory is not usable: Path escapes the working directory")
-    );
+    assert!(text(&escape).starts_with("Working directory is not usable: Path escapes the working directory"));
     let missing = call(&fixture, json!({"command": "pwd", "workdir": "nope"})).await;
     assert!(
         text(&missing).starts_with("Working directory is not a directory:"),
@@ -223,11 +202,7 @@ async fn timeout_is_validated_and_enforced() {
         text(&invalid),
         "Invalid timeout value: 600001. Timeout must be between 1 and 600000 milliseconds."
     );
-    let slow = call(
-        &fixture,
-        json!({"command": "echo started; sleep 30", "timeout": 300}),
-    )
-    .await;
+    let slow = call(&fixture, json!({"command": "echo started; sleep 30", "timeout": 300})).await;
     let slow_text = text(&slow);
     assert!(slow_text.starts_with("started"));
     assert!(slow_text.ends_with(
@@ -261,13 +236,6 @@ fn plan_lists_every_assertion_in_order() {
     assert_eq!(actions, ["external_directory", "bash", "read", "edit"]);
     assert_eq!(plan.requests[0].resources, ["/etc/*"]);
     assert_eq!(plan.requests[2].resources, ["/etc/passwd"]);
-    assert_eq!(
-        plan.requests[3].resources,
-        ["/etc/out.txt"],
-        "tee writes where cd went"
-    );
-    assert_eq!(
-        plan.bash_request().unwrap().metadata["description"],
-        "read passwd"
-    );
+    assert_eq!(plan.requests[3].resources, ["/etc/out.txt"], "tee writes where cd went");
+    assert_eq!(plan.bash_request().unwrap().metadata["description"], "read passwd");
 }

@@ -139,12 +139,11 @@ impl OutputStore {
             .and_then(|()| file.flush())
             .map_err(storage("write", file.path()))?;
         let path = self.dir.join(tool_core::id::ascending("tool"));
-        file.persist_noclobber(&path)
-            .map_err(|error| BoundError::Storage {
-                operation: "write",
-                path: path.clone(),
-                source: error.error,
-            })?;
+        file.persist_noclobber(&path).map_err(|error| BoundError::Storage {
+            operation: "write",
+            path: path.clone(),
+            source: error.error,
+        })?;
         Ok(path)
     }
 
@@ -230,19 +229,12 @@ impl OutputStore {
                 Some((preview::with_marker(&counted, &path, self.limits), path))
             }
         };
-        let ToolOutput {
-            structured,
-            content,
-        } = output;
+        let ToolOutput { structured, content } = output;
         match preview {
             None => Ok(Bounded {
                 output: ToolOutput {
                     // Media and structured data would describe the same thing twice.
-                    structured: if has_media {
-                        empty_object()
-                    } else {
-                        structured
-                    },
+                    structured: if has_media { empty_object() } else { structured },
                     content,
                 },
                 output_paths: Vec::new(),
@@ -283,18 +275,9 @@ fn counted_text(output: &ToolOutput) -> Result<Cow<'_, str>, BoundError> {
 }
 
 impl OutputBound for OutputStore {
-    fn bound<'a>(
-        &'a self,
-        _ctx: &'a Context,
-        output: ToolOutput,
-    ) -> BoxFuture<'a, Result<Bounded, BoundError>> {
+    fn bound<'a>(&'a self, _ctx: &'a Context, output: ToolOutput) -> BoxFuture<'a, Result<Bounded, BoundError>> {
         Box::pin(async move {
-            let text_bytes: usize = output
-                .content
-                .iter()
-                .filter_map(Content::as_text)
-                .map(str::len)
-                .sum();
+            let text_bytes: usize = output.content.iter().filter_map(Content::as_text).map(str::len).sum();
             // Small outputs are bounded in place; a large one means scanning and writing
             // megabytes, which must not stall an async worker.
             let runtime = tokio::runtime::Handle::try_current();

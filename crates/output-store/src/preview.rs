@@ -64,11 +64,7 @@ impl<'a> Sampled<'a> {
         match self.tail {
             Some(tail) if budget > self.head.len() => {
                 let rest = budget - self.head.len() - 1;
-                Cow::Owned(format!(
-                    "{}\n{}",
-                    self.head,
-                    &tail[..floor_boundary(tail, rest)]
-                ))
+                Cow::Owned(format!("{}\n{}", self.head, &tail[..floor_boundary(tail, rest)]))
             }
             _ => Cow::Borrowed(&self.head[..floor_boundary(self.head, budget)]),
         }
@@ -93,12 +89,7 @@ impl<'a> Sampled<'a> {
 /// Head and tail of `text` within `lines` lines and `bytes` bytes (spec §3.4 step 3).
 ///
 /// `total_lines` is `line_count(text)`, passed in so a large text is scanned only once.
-fn preview(
-    text: &str,
-    total_lines: usize,
-    lines: usize,
-    bytes: usize,
-) -> (Cow<'_, str>, Cow<'_, str>) {
+fn preview(text: &str, total_lines: usize, lines: usize, bytes: usize) -> (Cow<'_, str>, Cow<'_, str>) {
     let head_lines = lines.div_ceil(2);
     let tail_lines = lines / 2;
     let line_truncated = total_lines > lines;
@@ -108,16 +99,10 @@ fn preview(
             tail: (tail_lines > 0).then(|| last_lines(text, tail_lines)),
         }
     } else {
-        Sampled {
-            head: text,
-            tail: None,
-        }
+        Sampled { head: text, tail: None }
     };
     if sampled.len() <= bytes {
-        return (
-            Cow::Borrowed(sampled.head),
-            Cow::Borrowed(sampled.tail.unwrap_or("")),
-        );
+        return (Cow::Borrowed(sampled.head), Cow::Borrowed(sampled.tail.unwrap_or("")));
     }
     (sampled.prefix(bytes.div_ceil(2)), sampled.suffix(bytes / 2))
 }
@@ -147,12 +132,7 @@ pub fn bounded_preview(text: &str, marker: &str, max_lines: usize, max_bytes: us
     if max_lines <= 4 || max_bytes <= marker.len() + 4 {
         return marker_only(marker, max_lines, max_bytes);
     }
-    let (head, tail) = preview(
-        text,
-        line_count(text),
-        max_lines - 4,
-        max_bytes - marker.len() - 4,
-    );
+    let (head, tail) = preview(text, line_count(text), max_lines - 4, max_bytes - marker.len() - 4);
     assemble(&head, marker, &tail)
 }
 
@@ -193,24 +173,10 @@ pub(crate) fn with_marker(text: &str, path: &Path, limits: crate::Limits) -> Str
     let total = (line_count(text), text.len());
     let estimate = marker(total, total, path).len() + MARKER_SLACK;
     if limits.max_lines <= 4 || limits.max_bytes <= estimate + 4 {
-        return marker_only(
-            &marker((0, 0), total, path),
-            limits.max_lines,
-            limits.max_bytes,
-        );
+        return marker_only(&marker((0, 0), total, path), limits.max_lines, limits.max_bytes);
     }
-    let (head, tail) = preview(
-        text,
-        total.0,
-        limits.max_lines - 4,
-        limits.max_bytes - estimate - 4,
-    );
-    let shown_lines = line_count(&head)
-        + if tail.is_empty() {
-            0
-        } else {
-            line_count(&tail)
-        };
+    let (head, tail) = preview(text, total.0, limits.max_lines - 4, limits.max_bytes - estimate - 4);
+    let shown_lines = line_count(&head) + if tail.is_empty() { 0 } else { line_count(&tail) };
     let final_marker = marker((shown_lines, head.len() + tail.len()), total, path);
     assemble(&head, &final_marker, &tail)
 }

@@ -26,10 +26,7 @@ fn o1_small_text_is_unchanged() {
     assert_eq!(result.content, "one\ntwo");
     assert!(!result.truncated);
     assert!(result.output_path.is_none());
-    assert!(
-        !store.dir().exists(),
-        "nothing is written for output within the limits"
-    );
+    assert!(!store.dir().exists(), "nothing is written for output within the limits");
 }
 
 #[test]
@@ -49,20 +46,10 @@ fn o2_over_the_byte_limit_keeps_head_tail_and_the_full_file() {
     let path = result.output_path.unwrap();
     assert!(path.is_absolute());
     assert!(path.starts_with(data.path().join("tool-output")));
-    assert!(
-        path.file_name()
-            .unwrap()
-            .to_str()
-            .unwrap()
-            .starts_with("tool_")
-    );
+    assert!(path.file_name().unwrap().to_str().unwrap().starts_with("tool_"));
     assert!(result.content.contains(&path.display().to_string()));
     assert!(result.content.contains("HEAD-") && result.content.contains("-TAIL"));
-    assert!(
-        result.content.len() <= 300,
-        "{} bytes",
-        result.content.len()
-    );
+    assert!(result.content.len() <= 300, "{} bytes", result.content.len());
     assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
 }
 
@@ -71,30 +58,21 @@ async fn o3_bound_of_two_long_texts_spills_what_was_counted() {
     let (_data, store) = store();
     let output = ToolOutput {
         structured: json!({"kind": "report"}),
-        content: vec![
-            Content::text("a".repeat(30_000)),
-            Content::text("b".repeat(30_000)),
-        ],
+        content: vec![Content::text("a".repeat(30_000)), Content::text("b".repeat(30_000))],
     };
     let bounded = store.bound(&Context::default(), output).await.unwrap();
     assert_eq!(bounded.output.structured, json!({}));
     assert_eq!(bounded.output_paths.len(), 1);
     // Our counting rule (issue #2): the spill holds exactly the text the model would read.
     let spilled = std::fs::read_to_string(&bounded.output_paths[0]).unwrap();
-    assert_eq!(
-        spilled,
-        format!("{}\n{}", "a".repeat(30_000), "b".repeat(30_000))
-    );
+    assert_eq!(spilled, format!("{}\n{}", "a".repeat(30_000), "b".repeat(30_000)));
     let [Content::Text { text }] = bounded.output.content.as_slice() else {
         panic!("one text part expected: {:?}", bounded.output.content);
     };
     assert!(text.len() <= MAX_BYTES);
     assert!(text.starts_with("aaa") && text.ends_with("bbb"));
     assert!(text.contains("... output truncated (showed "));
-    assert!(text.contains(&format!(
-        "full content saved to {}",
-        bounded.output_paths[0].display()
-    )));
+    assert!(text.contains(&format!("full content saved to {}", bounded.output_paths[0].display())));
 }
 
 #[tokio::test]
@@ -277,9 +255,7 @@ fn o11_four_lines_or_fewer_leave_only_the_marker() {
 #[test]
 fn spill_files_are_created_exclusively_with_ascending_names() {
     let (_data, store) = store();
-    let paths: Vec<_> = (0..50)
-        .map(|n| store.write(&n.to_string()).unwrap())
-        .collect();
+    let paths: Vec<_> = (0..50).map(|n| store.write(&n.to_string()).unwrap()).collect();
     let mut sorted = paths.clone();
     sorted.sort();
     assert_eq!(paths, sorted);
@@ -288,10 +264,7 @@ fn spill_files_are_created_exclusively_with_ascending_names() {
         .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
         .filter(|name| name.ends_with(".partial"))
         .collect();
-    assert!(
-        leftovers.is_empty(),
-        "temporary files left behind: {leftovers:?}"
-    );
+    assert!(leftovers.is_empty(), "temporary files left behind: {leftovers:?}");
 }
 
 #[test]
@@ -299,10 +272,7 @@ fn preview_follows_the_exact_algorithm() {
     // Line-truncated: head ceil(L'/2), tail floor(L'/2) around the marker.
     let text: Vec<String> = (1..=20).map(|n| n.to_string()).collect();
     let text = text.join("\n");
-    assert_eq!(
-        bounded_preview(&text, "M", 9, 1000),
-        "1\n2\n3\n\nM\n\n19\n20"
-    );
+    assert_eq!(bounded_preview(&text, "M", 9, 1000), "1\n2\n3\n\nM\n\n19\n20");
     // Byte-truncated single line: prefix ceil(B'/2), suffix floor(B'/2).
     let long = format!("{}{}", "a".repeat(100), "b".repeat(100));
     assert_eq!(
@@ -327,10 +297,7 @@ fn marker_states_how_much_was_shown_of_how_much() {
         .find(|line| line.starts_with("... output truncated"))
         .unwrap();
     assert!(marker.contains("of 18235 lines"), "{marker}");
-    assert!(
-        marker.contains("read it with offset/limit or grep it"),
-        "{marker}"
-    );
+    assert!(marker.contains("read it with offset/limit or grep it"), "{marker}");
     assert!(lines(&cut.content) <= 2000 && cut.content.len() <= MAX_BYTES);
 }
 

@@ -77,9 +77,7 @@ fn rule(action: &str, resource: &str, effect: Effect, origin: Origin) -> Rule {
 fn glob_in(dir: &Path, tail: &str) -> String {
     format!(
         "{}/{tail}",
-        dir.to_string_lossy()
-            .replace('\\', "/")
-            .trim_end_matches('/')
+        dir.to_string_lossy().replace('\\', "/").trim_end_matches('/')
     )
 }
 
@@ -91,12 +89,7 @@ pub fn defaults(data_dir: &Path) -> Vec<Rule> {
         rule("*", "*", Allow, o),
         rule("doom_loop", "*", Ask, o),
         rule("external_directory", "*", Ask, o),
-        rule(
-            "external_directory",
-            &glob_in(data_dir, "tool-output/*"),
-            Allow,
-            o,
-        ),
+        rule("external_directory", &glob_in(data_dir, "tool-output/*"), Allow, o),
         rule("question", "*", Deny, o),
         rule("plan_enter", "*", Deny, o),
         rule("plan_exit", "*", Deny, o),
@@ -113,12 +106,7 @@ fn builtin(name: &str, data_dir: &Path) -> Option<(Mode, bool, &'static str, Vec
     let readonly_external = || {
         vec![
             rule("external_directory", "*", Ask, o),
-            rule(
-                "external_directory",
-                &glob_in(data_dir, "tool-output/*"),
-                Allow,
-                o,
-            ),
+            rule("external_directory", &glob_in(data_dir, "tool-output/*"), Allow, o),
         ]
     };
     Some(match name {
@@ -126,10 +114,7 @@ fn builtin(name: &str, data_dir: &Path) -> Option<(Mode, bool, &'static str, Vec
             Mode::Primary,
             false,
             "The default agent: reads, edits and runs commands as the rules allow.",
-            vec![
-                rule("question", "*", Allow, o),
-                rule("plan_enter", "*", Allow, o),
-            ],
+            vec![rule("question", "*", Allow, o), rule("plan_enter", "*", Allow, o)],
         ),
         "plan" => (
             Mode::Primary,
@@ -138,12 +123,7 @@ fn builtin(name: &str, data_dir: &Path) -> Option<(Mode, bool, &'static str, Vec
             vec![
                 rule("question", "*", Allow, o),
                 rule("plan_exit", "*", Allow, o),
-                rule(
-                    "external_directory",
-                    &glob_in(data_dir, "plans/*"),
-                    Allow,
-                    o,
-                ),
+                rule("external_directory", &glob_in(data_dir, "plans/*"), Allow, o),
                 rule("edit", "*", Deny, o),
                 rule("edit", ".opencode/plans/*.md", Allow, o),
                 rule("edit", &glob_in(data_dir, "plans/*.md"), Allow, o),
@@ -179,15 +159,7 @@ fn builtin(name: &str, data_dir: &Path) -> Option<(Mode, bool, &'static str, Vec
     })
 }
 
-const BUILTIN_NAMES: [&str; 7] = [
-    "build",
-    "plan",
-    "general",
-    "explore",
-    "compaction",
-    "title",
-    "summary",
-];
+const BUILTIN_NAMES: [&str; 7] = ["build", "plan", "general", "explore", "compaction", "title", "summary"];
 
 /// Why the agent set could not be built.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -231,11 +203,7 @@ impl Agents {
     pub fn build(settings: &AgentSettings) -> Result<Agents, AgentError> {
         let home = settings.home.as_deref();
         let data_dir = settings.data_dir.as_path();
-        let user = match effective_permission(
-            settings.permission.as_ref(),
-            settings.tools.as_ref(),
-            "permission",
-        )? {
+        let user = match effective_permission(settings.permission.as_ref(), settings.tools.as_ref(), "permission")? {
             Some(value) => rules_from_config(&value, "permission", Origin::UserConfig, home)?,
             None => Vec::new(),
         };
@@ -275,12 +243,7 @@ impl Agents {
                     Some(true) => continue,
                     Some(false) => {}
                     None => {
-                        return Err(ConfigError::new(
-                            &format!("{path}.disable"),
-                            "true or false",
-                            disable,
-                        )
-                        .into());
+                        return Err(ConfigError::new(&format!("{path}.disable"), "true or false", disable).into());
                     }
                 }
             }
@@ -298,26 +261,16 @@ impl Agents {
             };
             if let Some(value) = field("mode") {
                 mode = value.as_str().and_then(Mode::parse).ok_or_else(|| {
-                    ConfigError::new(
-                        &format!("{path}.mode"),
-                        "\"primary\", \"subagent\" or \"all\"",
-                        value,
-                    )
+                    ConfigError::new(&format!("{path}.mode"), "\"primary\", \"subagent\" or \"all\"", value)
                 })?;
             }
             if let Some(value) = field("description") {
                 description = value
                     .as_str()
-                    .ok_or_else(|| {
-                        ConfigError::new(&format!("{path}.description"), "a string", value)
-                    })?
+                    .ok_or_else(|| ConfigError::new(&format!("{path}.description"), "a string", value))?
                     .to_string();
             }
-            let own = effective_permission(
-                field("permission"),
-                field("tools"),
-                &format!("{path}.permission"),
-            )?;
+            let own = effective_permission(field("permission"), field("tools"), &format!("{path}.permission"))?;
             if let Some(own) = own {
                 rules.extend(rules_from_config(
                     &own,
@@ -326,11 +279,9 @@ impl Agents {
                     home,
                 )?);
             }
-            let denies_tool_output = rules.iter().any(|r| {
-                r.action == "external_directory"
-                    && r.resource == tool_output
-                    && r.effect == Effect::Deny
-            });
+            let denies_tool_output = rules
+                .iter()
+                .any(|r| r.action == "external_directory" && r.resource == tool_output && r.effect == Effect::Deny);
             if !denies_tool_output {
                 rules.push(rule(
                     "external_directory",

@@ -96,7 +96,11 @@ impl AuditLog {
     }
 
     fn tool_of(&self, call_id: &str) -> Option<String> {
-        self.calls.lock().unwrap_or_else(|poison| poison.into_inner()).get(call_id).cloned()
+        self.calls
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner())
+            .get(call_id)
+            .cloned()
     }
 
     /// Records one decision.
@@ -127,7 +131,10 @@ impl AuditLog {
 
     /// Records a settled call: whether it failed, and where cut output was spilled.
     pub fn settled(&self, caller: &Caller<'_>, tool: &str, error: Option<&str>, output_paths: &[PathBuf]) {
-        self.calls.lock().unwrap_or_else(|poison| poison.into_inner()).remove(caller.call);
+        self.calls
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner())
+            .remove(caller.call);
         let entry = json!({
             "time": rfc3339(now_ms()),
             "kind": "settled",
@@ -172,7 +179,10 @@ impl AuditLog {
             }
         }
         let start = lines.len().saturating_sub(count);
-        lines[start..].iter().filter_map(|line| serde_json::from_str(line).ok()).collect()
+        lines[start..]
+            .iter()
+            .filter_map(|line| serde_json::from_str(line).ok())
+            .collect()
     }
 }
 

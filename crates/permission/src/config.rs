@@ -41,10 +41,7 @@ const EFFECT: &str = "\"allow\", \"ask\" or \"deny\"";
 
 /// `path` extended by `key`: `.key` for plain names, `["key"]` otherwise.
 pub fn key_path(path: &str, key: &str) -> String {
-    let plain = !key.is_empty()
-        && key
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    let plain = !key.is_empty() && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
     if plain {
         format!("{path}.{key}")
     } else {
@@ -123,9 +120,7 @@ pub fn rules_from_config(
                             ));
                         }
                     }
-                    other => {
-                        rules.push(Rule::new(action, "*", effect(other, &entry_path)?, origin))
-                    }
+                    other => rules.push(Rule::new(action, "*", effect(other, &entry_path)?, origin)),
                 }
             }
             Ok(rules)
@@ -181,11 +176,7 @@ pub fn permission_from_tools(tools: &Value, path: &str) -> Result<Map<String, Va
     let mut out = Map::new();
     for (name, enabled) in map {
         let Some(enabled) = enabled.as_bool() else {
-            return Err(ConfigError::new(
-                &key_path(path, name),
-                "true or false",
-                enabled,
-            ));
+            return Err(ConfigError::new(&key_path(path, name), "true or false", enabled));
         };
         let action = match name.as_str() {
             "write" | "edit" | "patch" | "multiedit" => "edit",
@@ -225,10 +216,7 @@ pub fn effective_permission(
     path: &str,
 ) -> Result<Option<Value>, ConfigError> {
     let from_tools = match tools {
-        Some(tools) => Some(permission_from_tools(
-            tools,
-            &path.replace("permission", "tools"),
-        )?),
+        Some(tools) => Some(permission_from_tools(tools, &path.replace("permission", "tools"))?),
         None => None,
     };
     Ok(match (from_tools, permission) {

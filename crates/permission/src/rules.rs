@@ -95,12 +95,7 @@ pub struct Rule {
 
 impl Rule {
     /// A rule with the given origin.
-    pub fn new(
-        action: impl Into<String>,
-        resource: impl Into<String>,
-        effect: Effect,
-        origin: Origin,
-    ) -> Self {
+    pub fn new(action: impl Into<String>, resource: impl Into<String>, effect: Effect, origin: Origin) -> Self {
         Rule {
             action: action.into(),
             resource: resource.into(),
@@ -178,34 +173,21 @@ impl Clone for Ruleset {
 impl Ruleset {
     /// Compiles `rules` (in order: later rules win).
     pub fn new(rules: Vec<Rule>) -> Self {
-        let actions: Vec<Pattern> = rules
-            .iter()
-            .map(|rule| Pattern::new(&rule.action))
-            .collect();
-        let resources: Vec<Pattern> = rules
-            .iter()
-            .map(|rule| Pattern::new(&rule.resource))
-            .collect();
+        let actions: Vec<Pattern> = rules.iter().map(|rule| Pattern::new(&rule.action)).collect();
+        let resources: Vec<Pattern> = rules.iter().map(|rule| Pattern::new(&rule.resource)).collect();
         let mut by_action: HashMap<String, Vec<usize>> = HashMap::new();
         let mut wild_actions = Vec::new();
         for (index, action) in actions.iter().enumerate() {
             match action.literal() {
-                Some(literal) => by_action
-                    .entry(literal.to_string())
-                    .or_default()
-                    .push(index),
+                Some(literal) => by_action.entry(literal.to_string()).or_default().push(index),
                 None => wild_actions.push(index),
             }
         }
         let groups = by_action
             .into_iter()
             .map(|(action, indices)| {
-                let set = regex::RegexSet::new(
-                    indices
-                        .iter()
-                        .map(|&index| to_regex(&rules[index].resource)),
-                )
-                .unwrap_or_else(|_| regex::RegexSet::empty());
+                let set = regex::RegexSet::new(indices.iter().map(|&index| to_regex(&rules[index].resource)))
+                    .unwrap_or_else(|_| regex::RegexSet::empty());
                 (action, Group { indices, set })
             })
             .collect();

@@ -180,12 +180,7 @@ pub struct PermissionService {
 impl PermissionService {
     /// A service over `agents` for the project `project_id`, saving approvals in `store`
     /// (in memory only without one).
-    pub fn new(
-        agents: Agents,
-        project_id: impl Into<String>,
-        store: Option<ApprovalStore>,
-        mode: AskMode,
-    ) -> Self {
+    pub fn new(agents: Agents, project_id: impl Into<String>, store: Option<ApprovalStore>, mode: AskMode) -> Self {
         let (events, _) = broadcast::channel(4096);
         PermissionService {
             inner: Arc::new(Inner {
@@ -230,13 +225,23 @@ impl PermissionService {
             return;
         };
         let explained = self.explain(&ctx.session_id, &ctx.agent, request);
-        let rule = explained.iter().find(|e| e.effect == effect).and_then(|e| e.rule.clone());
+        let rule = explained
+            .iter()
+            .find(|e| e.effect == effect)
+            .and_then(|e| e.rule.clone());
         let caller = Caller {
             session: &ctx.session_id,
             agent: &ctx.agent,
             call: &ctx.tool_call_id,
         };
-        audit.decision(&caller, &request.action, &request.resources, effect, rule.as_ref(), reply);
+        audit.decision(
+            &caller,
+            &request.action,
+            &request.resources,
+            effect,
+            rule.as_ref(),
+            reply,
+        );
     }
 
     fn record_request(&self, request: &Request, reply: Reply) {
@@ -253,16 +258,20 @@ impl PermissionService {
             Reply::Always => "always",
             Reply::Reject => "reject",
         };
-        audit.decision(&caller, &request.action, &request.resources, Effect::Ask, None, Some(reply));
+        audit.decision(
+            &caller,
+            &request.action,
+            &request.resources,
+            Effect::Ask,
+            None,
+            Some(reply),
+        );
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
         // Each critical section leaves the state consistent before it can panic, so a
         // poisoned lock still guards valid data.
-        self.inner
-            .state
-            .lock()
-            .unwrap_or_else(|poison| poison.into_inner())
+        self.inner.state.lock().unwrap_or_else(|poison| poison.into_inner())
     }
 
     /// The agents this service decides for.
@@ -292,9 +301,7 @@ impl PermissionService {
 
     /// Sets the rules of one session, evaluated after its agent's rules.
     pub fn set_session_rules(&self, session_id: &str, rules: Vec<Rule>) {
-        self.lock()
-            .sessions
-            .insert(session_id.to_string(), Ruleset::new(rules));
+        self.lock().sessions.insert(session_id.to_string(), Ruleset::new(rules));
     }
 
     /// The agent named `name`; an empty name means the default agent.
@@ -325,10 +332,7 @@ impl PermissionService {
                 (decision.effect, decision.rule.cloned())
             }
             // An unknown agent may do nothing.
-            None => (
-                Effect::Deny,
-                Some(Rule::new("*", "*", Effect::Deny, Origin::Agent)),
-            ),
+            None => (Effect::Deny, Some(Rule::new("*", "*", Effect::Deny, Origin::Agent))),
         }
     }
 
@@ -344,14 +348,7 @@ impl PermissionService {
         let rules = store
             .list(&self.inner.project_id)?
             .into_iter()
-            .map(|approval| {
-                Rule::new(
-                    approval.action,
-                    approval.resource,
-                    Effect::Allow,
-                    Origin::SavedApproval,
-                )
-            })
+            .map(|approval| Rule::new(approval.action, approval.resource, Effect::Allow, Origin::SavedApproval))
             .collect();
         state.saved = Saved {
             version: Some(version),
@@ -362,12 +359,7 @@ impl PermissionService {
 
     /// Explains the decision for each resource of `request`, deciding rule included
     /// (`toolgate check`). Nothing is asked and nothing is recorded.
-    pub fn explain(
-        &self,
-        session_id: &str,
-        agent: &str,
-        request: &PermissionRequest,
-    ) -> Vec<Explanation> {
+    pub fn explain(&self, session_id: &str, agent: &str, request: &PermissionRequest) -> Vec<Explanation> {
         let mut state = self.lock();
         // A database that cannot be read contributes no approvals: the decision falls back
         // to the configured rules, which is the stricter answer.
@@ -424,12 +416,7 @@ impl PermissionService {
                     None => vec![Rule::new("*", "*", Effect::Deny, Origin::Agent).to_ref()],
                 };
                 if let Some(session) = session {
-                    rules.extend(
-                        session
-                            .relevant(&request.action)
-                            .into_iter()
-                            .map(Rule::to_ref),
-                    );
+                    rules.extend(session.relevant(&request.action).into_iter().map(Rule::to_ref));
                 }
                 return Err(Refusal::Blocked {
                     action: request.action.clone(),
@@ -442,20 +429,16 @@ impl PermissionService {
         // Saved approvals come last, so they turn an ask into allow but never touch a deny.
         let _ = self.refresh_saved(state);
         let saved = &state.saved.rules;
-        let effects = request
-            .resources
-            .iter()
-            .zip(effects)
-            .map(|(resource, effect)| {
-                if effect == Effect::Ask
-                    && !request.unsaveable.contains(resource)
-                    && saved.last_match(&request.action, resource).is_some()
-                {
-                    Effect::Allow
-                } else {
-                    effect
-                }
-            });
+        let effects = request.resources.iter().zip(effects).map(|(resource, effect)| {
+            if effect == Effect::Ask
+                && !request.unsaveable.contains(resource)
+                && saved.last_match(&request.action, resource).is_some()
+            {
+                Effect::Allow
+            } else {
+                effect
+            }
+        });
         Ok(crate::rules::combine(effects))
     }
 
@@ -612,18 +595,14 @@ impl PermissionService {
                 let action = target.request.action.clone();
                 let save = target.request.save.clone();
                 let stored = match &self.inner.store {
-                    Some(store) => store
-                        .add(&self.inner.project_id, &action, &save)
-                        .map(|_| ()),
+                    Some(store) => store.add(&self.inner.project_id, &action, &save).map(|_| ()),
                     None => Ok(()),
                 };
                 // Whether or not the database took it, this process remembers the approval.
                 let _ = self.refresh_saved(&mut state);
                 let mut rules = state.saved.rules.rules().to_vec();
-                let known: Vec<(String, String)> = rules
-                    .iter()
-                    .map(|r| (r.action.clone(), r.resource.clone()))
-                    .collect();
+                let known: Vec<(String, String)> =
+                    rules.iter().map(|r| (r.action.clone(), r.resource.clone())).collect();
                 for resource in &save {
                     if !known.contains(&(action.clone(), resource.clone())) {
                         rules.push(Rule::new(
@@ -664,10 +643,8 @@ impl PermissionService {
             })
             .collect();
         for (id, session, agent, request) in candidates {
-            if matches!(
-                self.decide(state, &session, &agent, &request),
-                Ok(Effect::Allow)
-            ) && let Some(pending) = state.pending.remove(&id)
+            if matches!(self.decide(state, &session, &agent, &request), Ok(Effect::Allow))
+                && let Some(pending) = state.pending.remove(&id)
             {
                 self.resolve(pending, Reply::Always, Ok(()));
             }
@@ -722,11 +699,7 @@ impl Drop for Withdraw<'_> {
 }
 
 impl Permissions for PermissionService {
-    fn assert<'a>(
-        &'a self,
-        ctx: &'a Context,
-        request: PermissionRequest,
-    ) -> BoxFuture<'a, Result<(), Refusal>> {
+    fn assert<'a>(&'a self, ctx: &'a Context, request: PermissionRequest) -> BoxFuture<'a, Result<(), Refusal>> {
         Box::pin(PermissionService::assert(self, ctx, request))
     }
 }

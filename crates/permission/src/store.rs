@@ -8,7 +8,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 use serde::Serialize;
 
 /// Migrations, in order; the schema version is the number applied.
-const MIGRATIONS: &[&str] = &["CREATE TABLE permission (
+const MIGRATIONS: &[&str] = &["CREATE TABLE IF NOT EXISTS permission (
         id TEXT PRIMARY KEY,
         project_id TEXT NOT NULL,
         action TEXT NOT NULL,
@@ -16,7 +16,7 @@ const MIGRATIONS: &[&str] = &["CREATE TABLE permission (
         time_created INTEGER NOT NULL,
         time_updated INTEGER NOT NULL
     );
-    CREATE UNIQUE INDEX permission_project_action_resource_idx ON permission (project_id, action, resource);"];
+    CREATE UNIQUE INDEX IF NOT EXISTS permission_project_action_resource_idx ON permission (project_id, action, resource);"];
 
 /// A database problem, with the file it concerns.
 #[derive(Debug, thiserror::Error)]
@@ -70,15 +70,9 @@ impl ApprovalStore {
             let _ = std::fs::create_dir_all(parent);
         }
         let mut connection = Connection::open(&path).map_err(fail)?;
-        connection
-            .busy_timeout(Duration::from_secs(5))
-            .map_err(fail)?;
-        connection
-            .pragma_update(None, "journal_mode", "WAL")
-            .map_err(fail)?;
-        connection
-            .pragma_update(None, "synchronous", "NORMAL")
-            .map_err(fail)?;
+        connection.busy_timeout(Duration::from_secs(5)).map_err(fail)?;
+        connection.pragma_update(None, "journal_mode", "WAL").map_err(fail)?;
+        connection.pragma_update(None, "synchronous", "NORMAL").map_err(fail)?;
         let transaction = connection
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
             .map_err(fail)?;
@@ -116,14 +110,8 @@ impl ApprovalStore {
         &self.path
     }
 
-    fn with<T>(
-        &self,
-        run: impl FnOnce(&mut Connection) -> rusqlite::Result<T>,
-    ) -> Result<T, StoreError> {
-        let mut connection = self
-            .connection
-            .lock()
-            .unwrap_or_else(|poison| poison.into_inner());
+    fn with<T>(&self, run: impl FnOnce(&mut Connection) -> rusqlite::Result<T>) -> Result<T, StoreError> {
+        let mut connection = self.connection.lock().unwrap_or_else(|poison| poison.into_inner());
         run(&mut connection).map_err(|source| StoreError {
             path: self.path.clone(),
             source,
@@ -157,12 +145,7 @@ impl ApprovalStore {
 
     /// Saves `action` on each of `resources` for `project_id`; existing ones are kept as
     /// they are. Returns how many rows were new.
-    pub fn add(
-        &self,
-        project_id: &str,
-        action: &str,
-        resources: &[String],
-    ) -> Result<usize, StoreError> {
+    pub fn add(&self, project_id: &str, action: &str, resources: &[String]) -> Result<usize, StoreError> {
         if resources.is_empty() {
             return Ok(0);
         }
@@ -186,10 +169,7 @@ impl ApprovalStore {
 
     /// Removes the approval `id`; returns whether it existed.
     pub fn remove(&self, id: &str) -> Result<bool, StoreError> {
-        self.with(|c| {
-            c.execute("DELETE FROM permission WHERE id = ?1", [id])
-                .map(|n| n > 0)
-        })
+        self.with(|c| c.execute("DELETE FROM permission WHERE id = ?1", [id]).map(|n| n > 0))
     }
 
     /// Removes every approval of `project_id`; returns how many.

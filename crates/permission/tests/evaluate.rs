@@ -13,12 +13,7 @@ use serde_json::json;
 fn rules(list: &[(&str, &str, &str)]) -> Vec<Rule> {
     list.iter()
         .map(|(action, resource, effect)| {
-            Rule::new(
-                *action,
-                *resource,
-                Effect::parse(effect).unwrap(),
-                Origin::UserConfig,
-            )
+            Rule::new(*action, *resource, Effect::parse(effect).unwrap(), Origin::UserConfig)
         })
         .collect()
 }
@@ -37,37 +32,22 @@ fn e01_to_e23_last_match_wins() {
     assert_eq!(eval("bash", "rm", &[("bash", "rm", "deny")]), Deny, "E1");
     assert_eq!(eval("bash", "rm", &[("bash", "*", "allow")]), Allow, "E2");
     assert_eq!(
-        eval(
-            "bash",
-            "rm",
-            &[("bash", "*", "allow"), ("bash", "rm", "deny")]
-        ),
+        eval("bash", "rm", &[("bash", "*", "allow"), ("bash", "rm", "deny")]),
         Deny,
         "E3"
     );
     assert_eq!(
-        eval(
-            "bash",
-            "rm",
-            &[("bash", "rm", "deny"), ("bash", "*", "allow")]
-        ),
+        eval("bash", "rm", &[("bash", "rm", "deny"), ("bash", "*", "allow")]),
         Allow,
         "E4"
     );
-    assert_eq!(
-        eval("edit", "src/foo.ts", &[("edit", "src/*", "allow")]),
-        Allow,
-        "E5"
-    );
+    assert_eq!(eval("edit", "src/foo.ts", &[("edit", "src/*", "allow")]), Allow, "E5");
     let button = "src/components/Button.tsx";
     assert_eq!(
         eval(
             "edit",
             button,
-            &[
-                ("edit", "src/*", "deny"),
-                ("edit", "src/components/*", "allow")
-            ]
+            &[("edit", "src/*", "deny"), ("edit", "src/components/*", "allow")]
         ),
         Allow,
         "E6"
@@ -76,25 +56,14 @@ fn e01_to_e23_last_match_wins() {
         eval(
             "edit",
             button,
-            &[
-                ("edit", "src/components/*", "allow"),
-                ("edit", "src/*", "deny")
-            ]
+            &[("edit", "src/components/*", "allow"), ("edit", "src/*", "deny")]
         ),
         Deny,
         "E7"
     );
-    assert_eq!(
-        eval("unknown_tool", "anything", &[("bash", "*", "allow")]),
-        Ask,
-        "E8"
-    );
+    assert_eq!(eval("unknown_tool", "anything", &[("bash", "*", "allow")]), Ask, "E8");
     assert_eq!(eval("bash", "rm", &[]), Ask, "E9");
-    assert_eq!(
-        eval("edit", "etc/passwd", &[("edit", "src/*", "allow")]),
-        Ask,
-        "E10"
-    );
+    assert_eq!(eval("edit", "etc/passwd", &[("edit", "src/*", "allow")]), Ask, "E10");
     let e11 = [
         ("edit", "*", "ask"),
         ("edit", "src/*", "allow"),
@@ -127,22 +96,14 @@ fn e01_to_e23_last_match_wins() {
     );
     assert_eq!(eval("bash", "rm", &[("*", "*", "deny")]), Deny, "E15");
     assert_eq!(eval("bash", "rm", &[("*", "rm", "deny")]), Deny, "E16");
-    assert_eq!(
-        eval("mcp_server_tool", "x", &[("mcp_*", "*", "allow")]),
-        Allow,
-        "E17"
-    );
+    assert_eq!(eval("mcp_server_tool", "x", &[("mcp_*", "*", "allow")]), Allow, "E17");
     assert_eq!(
         eval("bash", "rm", &[("*", "*", "deny"), ("bash", "*", "allow")]),
         Allow,
         "E18"
     );
     assert_eq!(
-        eval(
-            "edit",
-            "src/foo.ts",
-            &[("*", "*", "deny"), ("edit", "src/*", "allow")]
-        ),
+        eval("edit", "src/foo.ts", &[("*", "*", "deny"), ("edit", "src/*", "allow")]),
         Allow,
         "E19"
     );
@@ -153,11 +114,7 @@ fn e01_to_e23_last_match_wins() {
     ];
     assert_eq!(eval("mcp_dangerous", "x", &e20), Deny, "E20");
     assert_eq!(
-        eval(
-            "unknown_tool",
-            "x",
-            &[("*", "*", "ask"), ("bash", "*", "allow")]
-        ),
+        eval("unknown_tool", "x", &[("*", "*", "ask"), ("bash", "*", "allow")]),
         Ask,
         "E21"
     );
@@ -167,22 +124,16 @@ fn e01_to_e23_last_match_wins() {
         "E22"
     );
     // E23: two rule sets evaluate as their concatenation.
-    let merged =
-        Ruleset::new(rules(&[("bash", "*", "allow")])).merged(&rules(&[("bash", "rm", "deny")]));
+    let merged = Ruleset::new(rules(&[("bash", "*", "allow")])).merged(&rules(&[("bash", "rm", "deny")]));
     assert_eq!(merged.evaluate("bash", "rm").effect, Deny, "E23");
 }
 
 fn from_config(value: serde_json::Value) -> Vec<(String, String, Effect)> {
-    rules_from_config(
-        &value,
-        "permission",
-        Origin::UserConfig,
-        Some(Path::new("/home/me")),
-    )
-    .unwrap()
-    .into_iter()
-    .map(|rule| (rule.action, rule.resource, rule.effect))
-    .collect()
+    rules_from_config(&value, "permission", Origin::UserConfig, Some(Path::new("/home/me")))
+        .unwrap()
+        .into_iter()
+        .map(|rule| (rule.action, rule.resource, rule.effect))
+        .collect()
 }
 
 fn triple(action: &str, resource: &str, effect: Effect) -> (String, String, Effect) {
@@ -217,11 +168,7 @@ fn f01_to_f09_config_to_rules() {
         "F5"
     );
     let home = Some(Path::new("/home/me"));
-    assert_eq!(
-        expand_home("$HOME/projects/*", home),
-        "/home/me/projects/*",
-        "F6"
-    );
+    assert_eq!(expand_home("$HOME/projects/*", home), "/home/me/projects/*", "F6");
     assert_eq!(expand_home("$HOME", home), "/home/me", "F7");
     assert_eq!(expand_home("/some/~/path", home), "/some/~/path", "F8");
     assert_eq!(expand_home("~", home), "/home/me", "F9");
@@ -250,11 +197,10 @@ fn f10_to_f14_key_order_is_precedence() {
     let f11 = config_set(json!({"*": "ask", "bash": "allow"}));
     assert_eq!(f11.evaluate("edit", "foo.ts").effect, Ask, "F11");
     assert_eq!(f11.evaluate("bash", "ls").effect, Allow, "F11");
-    let order: Vec<String> =
-        from_config(json!({"bash": "allow", "*": "ask", "edit": "deny", "mcp_*": "allow"}))
-            .into_iter()
-            .map(|(action, _, _)| action)
-            .collect();
+    let order: Vec<String> = from_config(json!({"bash": "allow", "*": "ask", "edit": "deny", "mcp_*": "allow"}))
+        .into_iter()
+        .map(|(action, _, _)| action)
+        .collect();
     assert_eq!(order, ["bash", "*", "edit", "mcp_*"], "F12");
     let f13 = config_set(json!({"bash": {"*": "deny", "git *": "allow"}}));
     assert_eq!(f13.evaluate("bash", "rm foo").effect, Deny, "F13");
@@ -298,8 +244,7 @@ fn v2_list_form_and_single_effect() {
 
 #[test]
 fn m01_to_m03_merge_is_concatenation() {
-    let merged =
-        Ruleset::new(rules(&[("bash", "*", "allow")])).merged(&rules(&[("bash", "*", "deny")]));
+    let merged = Ruleset::new(rules(&[("bash", "*", "allow")])).merged(&rules(&[("bash", "*", "deny")]));
     assert_eq!(merged.rules().len(), 2, "M1");
     assert_eq!(merged.rules()[1].effect, Deny, "M1");
     let m2 = Ruleset::new(rules(&[("*", "*", "ask")])).merged(&rules(&[("bash", "*", "allow")]));
@@ -343,41 +288,22 @@ fn d01_to_d10_visibility() {
         "D3"
     );
     assert!(
-        hidden(
-            &["bash"],
-            &[("bash", "*", "allow"), ("bash", "rm *", "deny")]
-        )
-        .is_empty(),
+        hidden(&["bash"], &[("bash", "*", "allow"), ("bash", "rm *", "deny")]).is_empty(),
         "D4"
     );
+    assert!(hidden(&["bash", "edit"], &[("*", "*", "ask")]).is_empty(), "D5");
     assert!(
-        hidden(&["bash", "edit"], &[("*", "*", "ask")]).is_empty(),
-        "D5"
-    );
-    assert!(
-        hidden(
-            &["bash"],
-            &[("bash", "*", "deny"), ("bash", "echo *", "allow")]
-        )
-        .is_empty(),
+        hidden(&["bash"], &[("bash", "*", "deny"), ("bash", "echo *", "allow")]).is_empty(),
         "D6"
     );
     assert!(
-        hidden(
-            &["bash"],
-            &[("bash", "rm *", "deny"), ("bash", "*", "allow")]
-        )
-        .is_empty(),
+        hidden(&["bash"], &[("bash", "rm *", "deny"), ("bash", "*", "allow")]).is_empty(),
         "D7"
     );
     assert_eq!(
         hidden(
             &["bash", "edit", "webfetch"],
-            &[
-                ("bash", "*", "deny"),
-                ("edit", "*", "deny"),
-                ("webfetch", "*", "deny")
-            ]
+            &[("bash", "*", "deny"), ("edit", "*", "deny"), ("webfetch", "*", "deny")]
         ),
         ["bash", "edit", "webfetch"],
         "D8"
@@ -397,10 +323,7 @@ fn several_resources_combine_deny_then_ask() {
         ("bash", "rm *", "deny"),
         ("bash", "curl *", "ask"),
     ]));
-    assert_eq!(
-        set.evaluate_all("bash", &["ls", "rm -rf /", "curl x"]),
-        Deny
-    );
+    assert_eq!(set.evaluate_all("bash", &["ls", "rm -rf /", "curl x"]), Deny);
     assert_eq!(set.evaluate_all("bash", &["ls", "curl x"]), Ask);
     assert_eq!(set.evaluate_all("bash", &["ls"]), Allow);
     assert_eq!(set.evaluate_all::<&str>("bash", &[]), Allow);

@@ -8,8 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use permission::{
-    AgentSettings, Agents, ApprovalStore, AskMode, Effect, Event, Origin, PermissionService, Reply,
-    ReplyError, Rule,
+    AgentSettings, Agents, ApprovalStore, AskMode, Effect, Event, Origin, PermissionService, Reply, ReplyError, Rule,
 };
 use proptest::prelude::*;
 use serde_json::json;
@@ -52,10 +51,7 @@ async fn wait_pending(service: &PermissionService, count: usize) -> Vec<permissi
         }
         tokio::time::sleep(Duration::from_millis(2)).await;
     }
-    panic!(
-        "expected {count} pending requests, have {}",
-        service.pending().len()
-    );
+    panic!("expected {count} pending requests, have {}", service.pending().len());
 }
 
 #[tokio::test]
@@ -68,20 +64,13 @@ async fn a01_allowed_resolves_at_once() {
 #[tokio::test]
 async fn a02_denied_is_blocked_with_the_relevant_rules() {
     let service = service(json!({"bash": "deny"}));
-    let refusal = service
-        .assert(&ctx("s1"), bash(&["rm -rf /"]))
-        .await
-        .unwrap_err();
+    let refusal = service.assert(&ctx("s1"), bash(&["rm -rf /"])).await.unwrap_err();
     let Refusal::Blocked { rules, .. } = &refusal else {
         panic!("{refusal:?}")
     };
     assert_eq!(refusal.to_string(), "Permission denied: bash");
     // Only rules whose action matches bash: the defaults' `* *` and the user's bash rule.
-    assert!(
-        rules
-            .iter()
-            .all(|rule| rule.action == "*" || rule.action == "bash")
-    );
+    assert!(rules.iter().all(|rule| rule.action == "*" || rule.action == "bash"));
     assert_eq!(rules.last().unwrap().effect, "deny");
 }
 
@@ -89,11 +78,7 @@ async fn a02_denied_is_blocked_with_the_relevant_rules() {
 async fn a03_a04_a11_ask_publishes_and_once_resolves() {
     let service = service(json!({"bash": "ask"}));
     let mut events = service.subscribe();
-    let asking = ask(
-        &service,
-        "s1",
-        bash(&["ls"]).save(["ls *"]).metadata("command", "ls"),
-    );
+    let asking = ask(&service, "s1", bash(&["ls"]).save(["ls *"]).metadata("command", "ls"));
     let pending = wait_pending(&service, 1).await;
     assert_eq!(pending.len(), 1);
     let Event::Asked(request) = events.recv().await.unwrap() else {
@@ -133,9 +118,7 @@ async fn a06_reject_with_feedback_corrects() {
     let service = service(json!({"bash": "ask"}));
     let asking = ask(&service, "s1", bash(&["rm -rf build"]));
     let id = wait_pending(&service, 1).await[0].id.clone();
-    service
-        .reply(&id, Reply::Reject, Some("Use a safer command"))
-        .unwrap();
+    service.reply(&id, Reply::Reject, Some("Use a safer command")).unwrap();
     let refusal = asking.await.unwrap().unwrap_err();
     assert_eq!(
         refusal.to_string(),
@@ -160,27 +143,14 @@ async fn a07_p11_always_saves_for_the_project() {
 async fn a08_reject_declines_the_whole_session() {
     let service = service(json!({"bash": "ask", "edit": "ask"}));
     let first = ask(&service, "s1", bash(&["ls"]));
-    let second = ask(
-        &service,
-        "s1",
-        PermissionRequest::new("edit").resources(["a.rs"]),
-    );
+    let second = ask(&service, "s1", PermissionRequest::new("edit").resources(["a.rs"]));
     let other = ask(&service, "s2", bash(&["ls"]));
     let pending = wait_pending(&service, 3).await;
-    let id = pending
-        .iter()
-        .find(|r| r.session_id == "s1")
-        .unwrap()
-        .id
-        .clone();
+    let id = pending.iter().find(|r| r.session_id == "s1").unwrap().id.clone();
     service.reply(&id, Reply::Reject, None).unwrap();
     assert_eq!(first.await.unwrap().unwrap_err(), Refusal::declined());
     assert_eq!(second.await.unwrap().unwrap_err(), Refusal::declined());
-    assert_eq!(
-        service.pending().len(),
-        1,
-        "the other session's request stays"
-    );
+    assert_eq!(service.pending().len(), 1, "the other session's request stays");
     let other_id = service.pending()[0].id.clone();
     service.reply(&other_id, Reply::Once, None).unwrap();
     other.await.unwrap().unwrap();
@@ -207,20 +177,11 @@ async fn a10_always_cascades_across_sessions_of_the_location() {
     let b = ask(&service, "s2", bash(&["ls"]));
     let c = ask(&service, "s3", bash(&["cat x"]));
     let pending = wait_pending(&service, 3).await;
-    let id = pending
-        .iter()
-        .find(|r| r.session_id == "s1")
-        .unwrap()
-        .id
-        .clone();
+    let id = pending.iter().find(|r| r.session_id == "s1").unwrap().id.clone();
     service.reply(&id, Reply::Always, None).unwrap();
     a.await.unwrap().unwrap();
     b.await.unwrap().unwrap();
-    assert_eq!(
-        service.pending().len(),
-        1,
-        "cat x is not covered by the approval"
-    );
+    assert_eq!(service.pending().len(), 1, "cat x is not covered by the approval");
     service.shutdown();
     assert!(c.await.unwrap().is_err());
 }
@@ -295,28 +256,18 @@ async fn dropping_the_asker_withdraws_the_request() {
 async fn p01_p02_p03_agent_rules_decide() {
     let allow = service(json!({"read": "allow"}));
     allow
-        .assert(
-            &ctx("s"),
-            PermissionRequest::new("read").resources(["src/index.ts"]),
-        )
+        .assert(&ctx("s"), PermissionRequest::new("read").resources(["src/index.ts"]))
         .await
         .unwrap();
     let deny = service(json!({"read": "deny"}));
     assert!(
-        deny.assert(
-            &ctx("s"),
-            PermissionRequest::new("read").resources(["src/index.ts"])
-        )
-        .await
-        .is_err()
+        deny.assert(&ctx("s"), PermissionRequest::new("read").resources(["src/index.ts"]))
+            .await
+            .is_err()
     );
     assert!(deny.pending().is_empty());
     let none = service(json!({"*": "ask"}));
-    let asking = ask(
-        &none,
-        "s",
-        PermissionRequest::new("read").resources(["src/index.ts"]),
-    );
+    let asking = ask(&none, "s", PermissionRequest::new("read").resources(["src/index.ts"]));
     let pending = wait_pending(&none, 1).await;
     assert_eq!(pending[0].resources, ["src/index.ts"]);
     none.shutdown();
@@ -369,10 +320,7 @@ async fn p04_named_agent_and_unknown_agent() {
 async fn p05_star_deny_with_read_allow() {
     let service = service(json!({"*": "deny", "read": "allow"}));
     service
-        .assert(
-            &ctx("s"),
-            PermissionRequest::new("read").resources(["tool_123"]),
-        )
+        .assert(&ctx("s"), PermissionRequest::new("read").resources(["tool_123"]))
         .await
         .unwrap();
     let external = PermissionRequest::new("external_directory").resources(["/tmp/tool-output/*"]);
@@ -392,12 +340,7 @@ async fn p06_empty_agent_means_the_default_agent() {
         )
         .await
         .unwrap();
-    assert!(
-        service
-            .assert(&Context::new("s", ""), bash(&["ls"]))
-            .await
-            .is_err()
-    );
+    assert!(service.assert(&Context::new("s", ""), bash(&["ls"])).await.is_err());
 }
 
 #[tokio::test]
@@ -405,12 +348,7 @@ async fn p08_session_rules_apply_after_agent_rules() {
     let service = service(json!({"*": "allow"}));
     service.set_session_rules(
         "s",
-        vec![Rule::new(
-            "edit",
-            "/original/**",
-            Effect::Deny,
-            Origin::Session,
-        )],
+        vec![Rule::new("edit", "/original/**", Effect::Deny, Origin::Session)],
     );
     let request = PermissionRequest::new("edit").resources(["/original/src/index.ts"]);
     assert!(matches!(
@@ -432,10 +370,7 @@ async fn p09_p10_saved_approvals_beat_ask_never_deny() {
         AskMode::Interactive,
     );
     service.assert(&ctx("s"), bash(&["pwd"])).await.unwrap();
-    service.set_session_rules(
-        "s",
-        vec![Rule::new("bash", "*", Effect::Deny, Origin::Session)],
-    );
+    service.set_session_rules("s", vec![Rule::new("bash", "*", Effect::Deny, Origin::Session)]);
     assert!(matches!(
         service.assert(&ctx("s"), bash(&["pwd"])).await,
         Err(Refusal::Blocked { .. })
@@ -452,10 +387,7 @@ async fn p09_p10_saved_approvals_beat_ask_never_deny() {
     ));
     // The explanation names the saved approval as the deciding rule where it decides.
     let explained = service.explain("other", "build", &bash(&["pwd", "ls"]));
-    assert_eq!(
-        explained[0].rule.as_ref().unwrap().origin,
-        Origin::SavedApproval
-    );
+    assert_eq!(explained[0].rule.as_ref().unwrap().origin, Origin::SavedApproval);
     assert_eq!(explained[1].effect, Effect::Ask);
 }
 
@@ -472,24 +404,16 @@ async fn p11_always_writes_the_table_row() {
     let asking = ask(
         &service,
         "s",
-        PermissionRequest::new("read")
-            .resources(["src/a.ts"])
-            .save(["src/*"]),
+        PermissionRequest::new("read").resources(["src/a.ts"]).save(["src/*"]),
     );
     let id = wait_pending(&service, 1).await[0].id.clone();
     service.reply(&id, Reply::Always, None).unwrap();
     asking.await.unwrap().unwrap();
     let rows = ApprovalStore::open(&db).unwrap().list("/project").unwrap();
     assert_eq!(rows.len(), 1);
-    assert_eq!(
-        (rows[0].action.as_str(), rows[0].resource.as_str()),
-        ("read", "src/*")
-    );
+    assert_eq!((rows[0].action.as_str(), rows[0].resource.as_str()), ("read", "src/*"));
     service
-        .assert(
-            &ctx("s"),
-            PermissionRequest::new("read").resources(["src/next.ts"]),
-        )
+        .assert(&ctx("s"), PermissionRequest::new("read").resources(["src/next.ts"]))
         .await
         .unwrap();
 }
@@ -500,16 +424,8 @@ async fn p12_cascade_skips_requests_their_rules_now_deny() {
     let a = ask(&service, "s1", bash(&["ls"]).save(["ls"]));
     let _b = ask(&service, "s2", bash(&["ls"]));
     let pending = wait_pending(&service, 2).await;
-    service.set_session_rules(
-        "s2",
-        vec![Rule::new("bash", "*", Effect::Deny, Origin::Session)],
-    );
-    let id = pending
-        .iter()
-        .find(|r| r.session_id == "s1")
-        .unwrap()
-        .id
-        .clone();
+    service.set_session_rules("s2", vec![Rule::new("bash", "*", Effect::Deny, Origin::Session)]);
+    let id = pending.iter().find(|r| r.session_id == "s1").unwrap().id.clone();
     service.reply(&id, Reply::Always, None).unwrap();
     a.await.unwrap().unwrap();
     assert_eq!(service.pending().len(), 1);
@@ -520,10 +436,7 @@ async fn p12_cascade_skips_requests_their_rules_now_deny() {
 #[tokio::test]
 async fn p13_no_resources_is_allow() {
     let service = service(json!({"*": "deny"}));
-    service
-        .assert(&ctx("s"), PermissionRequest::new("bash"))
-        .await
-        .unwrap();
+    service.assert(&ctx("s"), PermissionRequest::new("bash")).await.unwrap();
 }
 
 #[tokio::test]
@@ -543,16 +456,8 @@ async fn auto_mode_approves_asks_but_not_denies() {
 
 #[tokio::test]
 async fn headless_mode_declines_asks_naming_them() {
-    let service = PermissionService::new(
-        agents(json!({"bash": "ask"})),
-        "/p",
-        None,
-        AskMode::Headless,
-    );
-    let refusal = service
-        .assert(&ctx("s"), bash(&["ls", "pwd"]))
-        .await
-        .unwrap_err();
+    let service = PermissionService::new(agents(json!({"bash": "ask"})), "/p", None, AskMode::Headless);
+    let refusal = service.assert(&ctx("s"), bash(&["ls", "pwd"])).await.unwrap_err();
     assert!(refusal.stops_loop());
     assert_eq!(
         refusal.to_string(),
@@ -570,37 +475,21 @@ fn agents_defaults_and_builtins() {
     let names: Vec<&str> = agents.all().iter().map(|a| a.name.as_str()).collect();
     assert_eq!(
         names,
-        [
-            "build",
-            "plan",
-            "general",
-            "explore",
-            "compaction",
-            "title",
-            "summary"
-        ]
+        ["build", "plan", "general", "explore", "compaction", "title", "summary"]
     );
     let build = &agents.get("build").unwrap().rules;
     assert_eq!(build.evaluate("read", "src/.env").effect, Effect::Ask);
     assert_eq!(build.evaluate("read", ".env.example").effect, Effect::Allow);
     assert_eq!(build.evaluate("doom_loop", "read").effect, Effect::Ask);
     assert_eq!(build.evaluate("question", "*").effect, Effect::Allow);
+    assert_eq!(build.evaluate("external_directory", "/etc/*").effect, Effect::Ask);
     assert_eq!(
-        build.evaluate("external_directory", "/etc/*").effect,
-        Effect::Ask
-    );
-    assert_eq!(
-        build
-            .evaluate("external_directory", "/data/tool-output/*")
-            .effect,
+        build.evaluate("external_directory", "/data/tool-output/*").effect,
         Effect::Allow
     );
     let plan = &agents.get("plan").unwrap().rules;
     assert_eq!(plan.evaluate("edit", "src/main.rs").effect, Effect::Deny);
-    assert_eq!(
-        plan.evaluate("edit", ".opencode/plans/x.md").effect,
-        Effect::Allow
-    );
+    assert_eq!(plan.evaluate("edit", ".opencode/plans/x.md").effect, Effect::Allow);
     let explore = &agents.get("explore").unwrap().rules;
     assert_eq!(explore.evaluate("grep", "*").effect, Effect::Allow);
     assert_eq!(explore.evaluate("bash", "ls").effect, Effect::Deny);
@@ -630,7 +519,9 @@ fn custom_agents_legacy_tools_and_managed_layer() {
     let agents = Agents::build(&AgentSettings {
         tools: Some(json!({"write": false, "bash": true})),
         permission: Some(json!({"bash": {"rm *": "ask"}})),
-        agents: Some(json!({"docs": {"mode": "subagent", "description": "Writes docs", "permission": {"edit": "allow"}}})),
+        agents: Some(
+            json!({"docs": {"mode": "subagent", "description": "Writes docs", "permission": {"edit": "allow"}}}),
+        ),
         managed: Some(json!({"bash": {"curl *": "deny"}})),
         ..AgentSettings::default()
     })
@@ -671,10 +562,7 @@ fn default_agent_selection_and_its_errors() {
             ..AgentSettings::default()
         })
     };
-    assert_eq!(
-        build(Some("plan"), json!({})).unwrap().default_agent().name,
-        "plan"
-    );
+    assert_eq!(build(Some("plan"), json!({})).unwrap().default_agent().name, "plan");
     assert_eq!(
         build(Some("nope"), json!({})).unwrap_err().to_string(),
         "default agent \"nope\" not found"
@@ -699,9 +587,7 @@ fn default_agent_selection_and_its_errors() {
             .name,
         "plan"
     );
-    let bad = build(None, json!({"x": {"mode": "boss"}}))
-        .unwrap_err()
-        .to_string();
+    let bad = build(None, json!({"x": {"mode": "boss"}})).unwrap_err().to_string();
     assert_eq!(
         bad,
         "agent.x.mode: expected \"primary\", \"subagent\" or \"all\", found \"boss\""
@@ -718,9 +604,7 @@ fn tool_output_allowance_respects_an_explicit_deny() {
     .unwrap();
     let rules = &agents.get("build").unwrap().rules;
     assert_eq!(
-        rules
-            .evaluate("external_directory", "/data/tool-output/*")
-            .effect,
+        rules.evaluate("external_directory", "/data/tool-output/*").effect,
         Effect::Deny
     );
 }
@@ -734,10 +618,7 @@ fn doom_loop_fires_on_the_threshold() {
     assert!(!watch.observe("m", "bash", &input));
     assert!(!watch.observe("m", "bash", &input));
     assert!(watch.observe("m", "bash", &input));
-    assert!(
-        !watch.observe("m", "read", &input),
-        "another tool breaks the run"
-    );
+    assert!(!watch.observe("m", "read", &input), "another tool breaks the run");
 }
 
 proptest! {
@@ -814,12 +695,7 @@ proptest! {
 fn store_list_add_remove_clear_per_project() {
     let dir = tempfile::tempdir().unwrap();
     let store = ApprovalStore::open(dir.path().join("toolgate.db")).unwrap();
-    assert_eq!(
-        store
-            .add("/a", "bash", &["ls *".into(), "git *".into()])
-            .unwrap(),
-        2
-    );
+    assert_eq!(store.add("/a", "bash", &["ls *".into(), "git *".into()]).unwrap(), 2);
     assert_eq!(
         store.add("/a", "bash", &["ls *".into()]).unwrap(),
         0,
@@ -846,24 +722,14 @@ fn another_process_approval_is_seen_without_restart() {
         Some(ApprovalStore::open(&db).unwrap()),
         AskMode::Headless,
     );
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .build()
-        .unwrap();
-    assert!(
-        runtime
-            .block_on(service.assert(&ctx("s"), bash(&["make"])))
-            .is_err()
-    );
+    let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    assert!(runtime.block_on(service.assert(&ctx("s"), bash(&["make"]))).is_err());
     // A second connection, as another process would have.
     ApprovalStore::open(&db)
         .unwrap()
         .add("/project", "bash", &["make".into()])
         .unwrap();
-    assert!(
-        runtime
-            .block_on(service.assert(&ctx("s"), bash(&["make"])))
-            .is_ok()
-    );
+    assert!(runtime.block_on(service.assert(&ctx("s"), bash(&["make"]))).is_ok());
 }
 
 /// The child half of `killed_writer_keeps_committed_approvals`: adds approvals forever,
@@ -909,10 +775,7 @@ fn killed_writer_keeps_committed_approvals() {
         .map(|a| a.resource)
         .collect();
     for name in &committed {
-        assert!(
-            saved.contains(name),
-            "{name} was committed before the kill but is gone"
-        );
+        assert!(saved.contains(name), "{name} was committed before the kill but is gone");
     }
 }
 
@@ -950,7 +813,13 @@ async fn unsaveable_resources_ignore_saved_approvals() {
     service.assert(&ctx("s"), bash(&["sh -c 'ls'"])).await.unwrap();
     // …an opaque `sh -c "$X"` is not: only a rule or a person may allow it.
     let opaque = PermissionRequest::new("bash").unsaveable(["sh -c \"$X\""]);
-    assert!(service.assert(&ctx("s"), opaque.clone()).await.unwrap_err().stops_loop());
+    assert!(
+        service
+            .assert(&ctx("s"), opaque.clone())
+            .await
+            .unwrap_err()
+            .stops_loop()
+    );
     assert_eq!(service.explain("s", "build", &opaque)[0].effect, Effect::Ask);
 }
 
@@ -958,8 +827,13 @@ async fn unsaveable_resources_ignore_saved_approvals() {
 async fn the_audit_log_records_decisions_and_replies() {
     let dir = tempfile::tempdir().unwrap();
     let audit = Arc::new(permission::AuditLog::new(dir.path().join("audit.jsonl")));
-    let service = PermissionService::new(agents(json!({"bash": {"*": "ask", "ls *": "allow", "rm *": "deny"}})), "/p", None, AskMode::Interactive)
-        .with_audit(Arc::clone(&audit));
+    let service = PermissionService::new(
+        agents(json!({"bash": {"*": "ask", "ls *": "allow", "rm *": "deny"}})),
+        "/p",
+        None,
+        AskMode::Interactive,
+    )
+    .with_audit(Arc::clone(&audit));
     audit.begin_call("call_1", "bash");
     service.assert(&ctx("s1"), bash(&["ls"])).await.unwrap();
     let _ = service.assert(&ctx("s1"), bash(&["rm x"])).await;
@@ -986,7 +860,16 @@ fn the_audit_log_rotates_at_10_mib() {
     let path = dir.path().join("audit.jsonl");
     std::fs::write(&path, "x".repeat(permission::audit::ROTATE_BYTES as usize)).unwrap();
     let audit = permission::AuditLog::new(&path);
-    audit.settled(&permission::audit::Caller { session: "s", agent: "build", call: "c" }, "bash", None, &[]);
+    audit.settled(
+        &permission::audit::Caller {
+            session: "s",
+            agent: "build",
+            call: "c",
+        },
+        "bash",
+        None,
+        &[],
+    );
     assert!(dir.path().join("audit.jsonl.1").exists());
     assert_eq!(std::fs::read_to_string(&path).unwrap().lines().count(), 1);
 }

@@ -61,10 +61,7 @@ fn w13_backslashes_in_input_are_slashes() {
 }
 #[test]
 fn w14_backslashes_in_pattern_are_slashes() {
-    assert!(matches(
-        "C:/Windows/System32/drivers",
-        "C:\\Windows\\System32\\*"
-    ));
+    assert!(matches("C:/Windows/System32/drivers", "C:\\Windows\\System32\\*"));
 }
 #[test]
 #[cfg(not(windows))]
@@ -74,10 +71,7 @@ fn w15_case_sensitive_off_windows() {
 #[test]
 #[cfg(windows)]
 fn w16_case_insensitive_on_windows() {
-    assert!(matches(
-        "c:/windows/system32/hosts",
-        "C:\\Windows\\System32\\*"
-    ));
+    assert!(matches("c:/windows/system32/hosts", "C:\\Windows\\System32\\*"));
 }
 #[test]
 fn w17_star_crosses_slashes() {
@@ -106,8 +100,7 @@ fn naive(input: &str, pattern: &str) -> bool {
     if let Some(stem) = pattern.strip_suffix(" *") {
         let stem: Vec<char> = stem.chars().collect();
         return glob(&input, &stem)
-            || (0..=input.len())
-                .any(|split| glob(&input[..split], &stem) && input.get(split) == Some(&' '));
+            || (0..=input.len()).any(|split| glob(&input[..split], &stem) && input.get(split) == Some(&' '));
     }
     glob(&input, &pattern.chars().collect::<Vec<_>>())
 }
@@ -122,8 +115,7 @@ fn glob(input: &[char], pattern: &[char]) -> bool {
 }
 
 fn text(alphabet: &'static [&'static str], max: usize) -> impl Strategy<Value = String> {
-    prop::collection::vec(prop::sample::select(alphabet.to_vec()), 0..max)
-        .prop_map(|parts| parts.concat())
+    prop::collection::vec(prop::sample::select(alphabet.to_vec()), 0..max).prop_map(|parts| parts.concat())
 }
 
 proptest! {

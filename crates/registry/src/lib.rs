@@ -45,10 +45,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use indexmap::IndexMap;
 use serde_json::Value;
-use tool_core::{
-    BoundError, Context, Defect, ModelDefinition, ModelResult, OutputBound, Refusal, Tool,
-    ToolOutput,
-};
+use tool_core::{BoundError, Context, Defect, ModelDefinition, ModelResult, OutputBound, Refusal, Tool, ToolOutput};
 
 /// Every registration gets a fresh identity, even for the same tool value, so that a
 /// re-registration makes calls captured before it stale.
@@ -102,9 +99,7 @@ impl Layer {
     fn lock(&self) -> MutexGuard<'_, IndexMap<String, Vec<Entry>>> {
         // A panic while holding this lock cannot leave a half-applied registration (each
         // critical section is a single push or retain), so the data stays usable.
-        self.names
-            .lock()
-            .unwrap_or_else(|poison| poison.into_inner())
+        self.names.lock().unwrap_or_else(|poison| poison.into_inner())
     }
 
     fn top(&self, name: &str) -> Option<u64> {
@@ -166,9 +161,7 @@ impl Registration {
 
 impl std::fmt::Debug for Registration {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Registration")
-            .field("names", &self.names)
-            .finish()
+        f.debug_struct("Registration").field("names", &self.names).finish()
     }
 }
 
@@ -270,9 +263,7 @@ impl ToolRegistry {
     }
 
     fn current_identity(&self, name: &str) -> Option<u64> {
-        self.location
-            .top(name)
-            .or_else(|| self.application.top(name))
+        self.location.top(name).or_else(|| self.application.top(name))
     }
 }
 
@@ -335,12 +326,7 @@ impl Materialized {
     /// its registration was removed or replaced since materialize. Once these checks
     /// pass, the call runs on the captured tool whatever happens to registrations
     /// meanwhile. Every successful output goes through the output bound.
-    pub async fn settle(
-        &self,
-        name: &str,
-        input: Value,
-        ctx: Context,
-    ) -> Result<Settlement, SettleError> {
+    pub async fn settle(&self, name: &str, input: Value, ctx: Context) -> Result<Settlement, SettleError> {
         let Some((identity, tool)) = self.captured.get(name) else {
             return Ok(Settlement::error(format!("Unknown tool: {name}")));
         };

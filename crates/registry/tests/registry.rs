@@ -9,19 +9,14 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use registry::{ApplicationTools, RegistrationError, SettleError, Settlement, ToolRegistry};
 use serde_json::{Value, json};
 use tool_core::{
-    BoundError, Bounded, BoxFuture, Content, Context, ModelResult, OutputBound, Tool, ToolFailure,
-    ToolOutput,
+    BoundError, Bounded, BoxFuture, Content, Context, ModelResult, OutputBound, Tool, ToolFailure, ToolOutput,
 };
 
 /// Hands output back untouched.
 struct PassThrough;
 
 impl OutputBound for PassThrough {
-    fn bound<'a>(
-        &'a self,
-        _: &'a Context,
-        output: ToolOutput,
-    ) -> BoxFuture<'a, Result<Bounded, BoundError>> {
+    fn bound<'a>(&'a self, _: &'a Context, output: ToolOutput) -> BoxFuture<'a, Result<Bounded, BoundError>> {
         Box::pin(async move {
             Ok(Bounded {
                 output,
@@ -47,9 +42,7 @@ fn answering(text: &'static str) -> Tool {
 
 /// The §2.4 visibility rule over `(action, resource, effect)` rules, with `*` as the only
 /// pattern these vectors use.
-fn hidden_by(
-    rules: &'static [(&'static str, &'static str, &'static str)],
-) -> impl Fn(&str) -> bool {
+fn hidden_by(rules: &'static [(&'static str, &'static str, &'static str)]) -> impl Fn(&str) -> bool {
     move |action| {
         rules
             .iter()
@@ -59,10 +52,7 @@ fn hidden_by(
     }
 }
 
-fn names(
-    registry: &ToolRegistry,
-    rules: &'static [(&'static str, &'static str, &'static str)],
-) -> Vec<String> {
+fn names(registry: &ToolRegistry, rules: &'static [(&'static str, &'static str, &'static str)]) -> Vec<String> {
     let turn = registry.materialize(hidden_by(rules));
     turn.definitions()
         .iter()
@@ -71,9 +61,7 @@ fn names(
 }
 
 async fn settle(turn: &registry::Materialized, name: &str) -> Settlement {
-    turn.settle(name, json!({}), Context::default())
-        .await
-        .unwrap()
+    turn.settle(name, json!({}), Context::default()).await.unwrap()
 }
 
 fn five_tools(registry: &ToolRegistry) -> registry::Registration {
@@ -104,10 +92,7 @@ fn r2_last_rule_reveals_question() {
     let (_app, registry) = registry();
     let _guard = five_tools(&registry);
     assert_eq!(
-        names(
-            &registry,
-            &[("*", "*", "deny"), ("question", "private", "allow")]
-        ),
+        names(&registry, &[("*", "*", "deny"), ("question", "private", "allow")]),
         ["question"]
     );
 }
@@ -116,23 +101,14 @@ fn r2_last_rule_reveals_question() {
 fn r3_later_wildcard_deny_hides_everything() {
     let (_app, registry) = registry();
     let _guard = five_tools(&registry);
-    assert!(
-        names(
-            &registry,
-            &[("question", "private", "allow"), ("*", "*", "deny")]
-        )
-        .is_empty()
-    );
+    assert!(names(&registry, &[("question", "private", "allow"), ("*", "*", "deny")]).is_empty());
 }
 
 #[test]
 fn r4_edit_deny_hides_every_edit_labelled_tool() {
     let (_app, registry) = registry();
     let _guard = five_tools(&registry);
-    assert_eq!(
-        names(&registry, &[("edit", "*", "deny")]),
-        ["question", "bash"]
-    );
+    assert_eq!(names(&registry, &[("edit", "*", "deny")]), ["question", "bash"]);
 }
 
 #[test]
@@ -140,9 +116,7 @@ fn r5_permission_decoration_is_isolated_between_registrations() {
     let (_app, registry) = registry();
     let shared = answering("shared");
     let _first = registry.register([("first", shared.clone())]).unwrap();
-    let _second = registry
-        .register([("second", shared.with_permission("edit"))])
-        .unwrap();
+    let _second = registry.register([("second", shared.with_permission("edit"))]).unwrap();
     let _later = shared.with_permission("question");
     assert_eq!(names(&registry, &[("edit", "*", "deny")]), ["first"]);
 }
@@ -157,10 +131,7 @@ async fn r6_tool_failure_becomes_an_error_result() {
     let _guard = registry.register([("denied", denied)]).unwrap();
     let settled = settle(&registry.materialize(|_| false), "denied").await;
     assert_eq!(settled.result, ModelResult::Error("Denied".into()));
-    assert_eq!(
-        settled.result.to_json(),
-        json!({"type": "error", "value": "Denied"})
-    );
+    assert_eq!(settled.result.to_json(), json!({"type": "error", "value": "Denied"}));
     assert!(settled.output.is_none() && settled.output_paths.is_empty());
 }
 
@@ -168,10 +139,7 @@ async fn r6_tool_failure_becomes_an_error_result() {
 async fn r7_unknown_tool() {
     let (_app, registry) = registry();
     let settled = settle(&registry.materialize(|_| false), "missing").await;
-    assert_eq!(
-        settled.result,
-        ModelResult::Error("Unknown tool: missing".into())
-    );
+    assert_eq!(settled.result, ModelResult::Error("Unknown tool: missing".into()));
 }
 
 #[tokio::test]
@@ -207,10 +175,7 @@ async fn r9_only_the_replaced_name_goes_stale_even_for_the_same_tool_value() {
         settle(&turn, "first").await.result,
         ModelResult::Error("Stale tool call: first".into())
     );
-    assert_eq!(
-        settle(&turn, "second").await.result,
-        ModelResult::Text("second".into())
-    );
+    assert_eq!(settle(&turn, "second").await.result, ModelResult::Text("second".into()));
 }
 
 #[tokio::test]
@@ -219,10 +184,7 @@ async fn r10_revealing_a_previous_overlay_is_stale() {
     let _base = registry.register([("echo", answering("base"))]).unwrap();
     let overlay = registry.register([("echo", answering("overlay"))]).unwrap();
     let turn = registry.materialize(|_| false);
-    assert_eq!(
-        settle(&turn, "echo").await.result,
-        ModelResult::Text("overlay".into())
-    );
+    assert_eq!(settle(&turn, "echo").await.result, ModelResult::Text("overlay".into()));
     drop(overlay);
     assert_eq!(
         settle(&turn, "echo").await.result,
@@ -230,9 +192,7 @@ async fn r10_revealing_a_previous_overlay_is_stale() {
     );
     // A fresh turn sees the base again.
     assert_eq!(
-        settle(&registry.materialize(|_| false), "echo")
-            .await
-            .result,
+        settle(&registry.materialize(|_| false), "echo").await.result,
         ModelResult::Text("base".into())
     );
 }
@@ -266,14 +226,9 @@ async fn r11_a_running_call_keeps_its_captured_executor() {
     });
     started_rx.await.unwrap();
     drop(guard);
-    let _replacement = registry
-        .register([("slow", answering("replacement"))])
-        .unwrap();
+    let _replacement = registry.register([("slow", answering("replacement"))]).unwrap();
     release_tx.send(()).unwrap();
-    assert_eq!(
-        running.await.unwrap().result,
-        ModelResult::Text("original".into())
-    );
+    assert_eq!(running.await.unwrap().result, ModelResult::Text("original".into()));
 }
 
 #[tokio::test]
@@ -300,11 +255,7 @@ async fn r12_context_is_passed_exactly() {
 struct Referencing;
 
 impl OutputBound for Referencing {
-    fn bound<'a>(
-        &'a self,
-        _: &'a Context,
-        _: ToolOutput,
-    ) -> BoxFuture<'a, Result<Bounded, BoundError>> {
+    fn bound<'a>(&'a self, _: &'a Context, _: ToolOutput) -> BoxFuture<'a, Result<Bounded, BoundError>> {
         Box::pin(async {
             Ok(Bounded {
                 output: ToolOutput::text("bounded reference"),
@@ -318,11 +269,7 @@ impl OutputBound for Referencing {
 struct Failing;
 
 impl OutputBound for Failing {
-    fn bound<'a>(
-        &'a self,
-        _: &'a Context,
-        _: ToolOutput,
-    ) -> BoxFuture<'a, Result<Bounded, BoundError>> {
+    fn bound<'a>(&'a self, _: &'a Context, _: ToolOutput) -> BoxFuture<'a, Result<Bounded, BoundError>> {
         Box::pin(async {
             Err(BoundError::Storage {
                 operation: "write",
@@ -337,14 +284,9 @@ impl OutputBound for Failing {
 async fn r13_settlement_carries_the_bounded_output_and_its_paths() {
     let app = ApplicationTools::new();
     let registry = ToolRegistry::new(&app, Arc::new(Referencing));
-    let _guard = registry
-        .register([("big", answering("a very long output"))])
-        .unwrap();
+    let _guard = registry.register([("big", answering("a very long output"))]).unwrap();
     let settled = settle(&registry.materialize(|_| false), "big").await;
-    assert_eq!(
-        settled.result,
-        ModelResult::Text("bounded reference".into())
-    );
+    assert_eq!(settled.result, ModelResult::Text("bounded reference".into()));
     assert_eq!(settled.output, Some(ToolOutput::text("bounded reference")));
     assert_eq!(settled.output_paths, [PathBuf::from("/managed/generic")]);
 }
@@ -368,16 +310,9 @@ async fn r14_a_bound_failure_fails_the_settle() {
 #[tokio::test]
 async fn r15_application_tool_projection_with_media() {
     let (app, registry) = registry();
-    let tool = Tool::builder("Once.", |_: Value, _: Context| async {
-        Ok::<_, ToolFailure>("ONCE")
-    })
-    .project(|text: &&str| {
-        vec![
-            Content::text(*text),
-            Content::media("image/png", "aGVsbG8="),
-        ]
-    })
-    .build();
+    let tool = Tool::builder("Once.", |_: Value, _: Context| async { Ok::<_, ToolFailure>("ONCE") })
+        .project(|text: &&str| vec![Content::text(*text), Content::media("image/png", "aGVsbG8=")])
+        .build();
     let _guard = app.register([("once", tool)]).unwrap();
     let settled = settle(&registry.materialize(|_| false), "once").await;
     assert_eq!(
@@ -392,9 +327,7 @@ async fn r15_application_tool_projection_with_media() {
 #[test]
 fn r16_invalid_name_is_refused() {
     let (app, registry) = registry();
-    let error = registry
-        .register([("invalid name", answering("x"))])
-        .unwrap_err();
+    let error = registry.register([("invalid name", answering("x"))]).unwrap_err();
     assert_eq!(error.to_string(), "Invalid tool name: invalid name");
     assert!(app.register([("9lives", answering("x"))]).is_err());
     assert!(app.register([("a".repeat(65), answering("x"))]).is_err());
@@ -410,31 +343,19 @@ fn r17_a_bad_entry_registers_nothing() {
     let error = app
         .register([("ok", answering("ok")), ("bro ken", answering("x"))])
         .unwrap_err();
-    assert_eq!(
-        error,
-        RegistrationError::InvalidName {
-            name: "bro ken".into()
-        }
-    );
+    assert_eq!(error, RegistrationError::InvalidName { name: "bro ken".into() });
     assert!(names(&registry, &[]).is_empty());
     let duplicate = app
         .register([("a", answering("1")), ("a", answering("2"))])
         .unwrap_err();
-    assert_eq!(
-        duplicate.to_string(),
-        "Duplicate tool name in one registration: a"
-    );
+    assert_eq!(duplicate.to_string(), "Duplicate tool name in one registration: a");
 }
 
 #[tokio::test]
 async fn r18_location_wins_over_application() {
     let (app, registry) = registry();
-    let _app_guard = app
-        .register([("shared", answering("application"))])
-        .unwrap();
-    let _loc_guard = registry
-        .register([("shared", answering("location"))])
-        .unwrap();
+    let _app_guard = app.register([("shared", answering("application"))]).unwrap();
+    let _loc_guard = registry.register([("shared", answering("location"))]).unwrap();
     assert!(names(&registry, &[("shared", "*", "deny")]).is_empty());
     let turn = registry.materialize(|_| false);
     assert_eq!(turn.definitions().len(), 1);
@@ -463,10 +384,7 @@ async fn r20_removed_application_tool_is_unknown_to_a_fresh_view() {
     let guard = app.register([("contextual", answering("ran"))]).unwrap();
     drop(guard);
     let settled = settle(&registry.materialize(|_| false), "contextual").await;
-    assert_eq!(
-        settled.result,
-        ModelResult::Error("Unknown tool: contextual".into())
-    );
+    assert_eq!(settled.result, ModelResult::Error("Unknown tool: contextual".into()));
 }
 
 #[test]
@@ -510,18 +428,10 @@ async fn concurrent_registration_and_settle() {
         tasks.push(tokio::spawn(async move {
             for round in 0..50 {
                 let name = format!("t{task}");
-                let guard = registry
-                    .register([(name.clone(), answering("mine"))])
-                    .unwrap();
+                let guard = registry.register([(name.clone(), answering("mine"))]).unwrap();
                 let turn = registry.materialize(|_| false);
-                assert_eq!(
-                    settle(&turn, &name).await.result,
-                    ModelResult::Text("mine".into())
-                );
-                assert_eq!(
-                    settle(&turn, "base").await.result,
-                    ModelResult::Text("base".into())
-                );
+                assert_eq!(settle(&turn, &name).await.result, ModelResult::Text("mine".into()));
+                assert_eq!(settle(&turn, "base").await.result, ModelResult::Text("base".into()));
                 if round % 2 == 0 {
                     drop(guard);
                     assert_eq!(

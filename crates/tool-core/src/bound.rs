@@ -48,9 +48,5 @@ pub enum BoundError {
 /// Bounds every successful tool output before it reaches the model.
 pub trait OutputBound: Send + Sync {
     /// Bounds `output` of the call described by `ctx`.
-    fn bound<'a>(
-        &'a self,
-        ctx: &'a Context,
-        output: ToolOutput,
-    ) -> BoxFuture<'a, Result<Bounded, BoundError>>;
+    fn bound<'a>(&'a self, ctx: &'a Context, output: ToolOutput) -> BoxFuture<'a, Result<Bounded, BoundError>>;
 }

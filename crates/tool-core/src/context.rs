@@ -33,11 +33,7 @@ impl Context {
     }
 
     /// The same context with the given assistant message id and tool call id.
-    pub fn with_call(
-        mut self,
-        assistant_message_id: impl Into<String>,
-        tool_call_id: impl Into<String>,
-    ) -> Self {
+    pub fn with_call(mut self, assistant_message_id: impl Into<String>, tool_call_id: impl Into<String>) -> Self {
         self.assistant_message_id = assistant_message_id.into();
         self.tool_call_id = tool_call_id.into();
         self

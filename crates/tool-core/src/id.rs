@@ -37,11 +37,7 @@ pub fn ascending(prefix: &str) -> String {
             (last_ms, counter + 1)
         };
         // Past 4096 ids in one millisecond, borrow from the next millisecond.
-        let (ms, counter) = if counter >= 0x1000 {
-            (ms + 1, 0)
-        } else {
-            (ms, counter)
-        };
+        let (ms, counter) = if counter >= 0x1000 { (ms + 1, 0) } else { (ms, counter) };
         *last = (ms, counter);
         ms.wrapping_mul(0x1000).wrapping_add(counter)
     };

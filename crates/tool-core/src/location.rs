@@ -20,9 +20,7 @@ pub enum PathKind {
 #[derive(Debug, thiserror::Error)]
 pub enum PathError {
     /// A relative path that climbs out of the location (`../x`).
-    #[error(
-        "Path escapes the working directory: {path}. Use a path inside {root}, or an absolute path."
-    )]
+    #[error("Path escapes the working directory: {path}. Use a path inside {root}, or an absolute path.")]
     RelativeEscape {
         /// The path as given.
         path: String,
@@ -30,9 +28,7 @@ pub enum PathError {
         root: PathBuf,
     },
     /// A path inside the location that leads outside through a symlink.
-    #[error(
-        "Path leaves the working directory through a symbolic link: {path} resolves to {resolved}"
-    )]
+    #[error("Path leaves the working directory through a symbolic link: {path} resolves to {resolved}")]
     LocationEscape {
         /// The path as given.
         path: String,
@@ -148,8 +144,7 @@ impl Location {
         let candidate = Path::new(&expanded);
         let relative = !candidate.is_absolute();
         let absolute = normalize(&self.given.join(candidate));
-        let lexically_internal =
-            absolute.starts_with(&self.given) || absolute.starts_with(&self.root);
+        let lexically_internal = absolute.starts_with(&self.given) || absolute.starts_with(&self.root);
         if relative && !lexically_internal {
             return Err(PathError::RelativeEscape {
                 path: original.to_string(),
@@ -242,9 +237,7 @@ enum Resolve {
 /// whatever does not exist yet below the nearest existing directory.
 fn canonicalize(path: &Path, depth: u32) -> Result<PathBuf, Resolve> {
     if depth > MAX_LINKS {
-        return Err(Resolve::Io(io::Error::other(
-            "too many levels of symbolic links",
-        )));
+        return Err(Resolve::Io(io::Error::other("too many levels of symbolic links")));
     }
     let error = match std::fs::canonicalize(path) {
         Ok(real) => return Ok(real),
@@ -255,9 +248,7 @@ fn canonicalize(path: &Path, depth: u32) -> Result<PathBuf, Resolve> {
         io::ErrorKind::NotADirectory => return Err(Resolve::NotDirectory),
         _ => return Err(Resolve::Io(error)),
     }
-    if let (Some(Component::ParentDir), Some(parent)) =
-        (path.components().next_back(), path.parent())
-    {
+    if let (Some(Component::ParentDir), Some(parent)) = (path.components().next_back(), path.parent()) {
         let real = canonicalize(parent, depth)?;
         return Ok(real.parent().map(Path::to_path_buf).unwrap_or(real));
     }

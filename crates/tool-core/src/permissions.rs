@@ -104,9 +104,7 @@ pub enum Refusal {
         reason: Option<String>,
     },
     /// The user declined and told the model what to do instead.
-    #[error(
-        "The user rejected permission to use this specific tool call with the following feedback: {feedback}"
-    )]
+    #[error("The user rejected permission to use this specific tool call with the following feedback: {feedback}")]
     Corrected {
         /// The user's words.
         feedback: String,
@@ -147,9 +145,5 @@ impl Refusal {
 /// waits for a person simply takes longer.
 pub trait Permissions: Send + Sync {
     /// Asserts `request` for the session and agent of `ctx`.
-    fn assert<'a>(
-        &'a self,
-        ctx: &'a Context,
-        request: PermissionRequest,
-    ) -> BoxFuture<'a, Result<(), Refusal>>;
+    fn assert<'a>(&'a self, ctx: &'a Context, request: PermissionRequest) -> BoxFuture<'a, Result<(), Refusal>>;
 }

@@ -53,13 +53,7 @@ fn clean(value: &mut Value) {
             let required: Vec<String> = map
                 .get("required")
                 .and_then(Value::as_array)
-                .map(|names| {
-                    names
-                        .iter()
-                        .filter_map(Value::as_str)
-                        .map(str::to_string)
-                        .collect()
-                })
+                .map(|names| names.iter().filter_map(Value::as_str).map(str::to_string).collect())
                 .unwrap_or_default();
             if let Some(Value::Object(properties)) = map.get_mut("properties") {
                 for (name, property) in properties.iter_mut() {

@@ -133,9 +133,7 @@ where
             let output = (self.execute)(input, ctx).await?;
             // 3. encode: an output that cannot be encoded is never a success.
             let structured = serde_json::to_value(&output).map_err(|error| {
-                ToolFailure::new(format!(
-                    "Tool returned an invalid value for its output schema: {error}"
-                ))
+                ToolFailure::new(format!("Tool returned an invalid value for its output schema: {error}"))
             })?;
             // 4. project to model content.
             let content = match (&self.project, &structured) {
@@ -143,10 +141,7 @@ where
                 (None, Value::String(text)) => vec![Content::text(text.clone())],
                 (None, _) => Vec::new(),
             };
-            Ok(ToolOutput {
-                structured,
-                content,
-            })
+            Ok(ToolOutput { structured, content })
         })
     }
 }

@@ -41,21 +41,12 @@ fn counting_tool(calls: Arc<AtomicUsize>) -> Tool {
 async fn spec_1_4_invalid_input_never_runs_the_tool() {
     let calls = Arc::new(AtomicUsize::new(0));
     let tool = counting_tool(Arc::clone(&calls));
-    let outcome = tool
-        .settle(json!({"offset": 2}), Context::default())
-        .await
-        .unwrap();
+    let outcome = tool.settle(json!({"offset": 2}), Context::default()).await.unwrap();
     let failure = outcome.unwrap_err();
-    assert_eq!(
-        failure.message(),
-        "Invalid tool input: missing field `filePath`"
-    );
+    assert_eq!(failure.message(), "Invalid tool input: missing field `filePath`");
     assert_eq!(calls.load(Ordering::SeqCst), 0);
 
-    let wrong_type = tool
-        .settle(json!({"filePath": 3}), Context::default())
-        .await
-        .unwrap();
+    let wrong_type = tool.settle(json!({"filePath": 3}), Context::default()).await.unwrap();
     assert!(
         wrong_type
             .unwrap_err()
@@ -70,10 +61,7 @@ async fn spec_1_4_structured_output_without_projection_has_no_content() {
     let calls = Arc::new(AtomicUsize::new(0));
     let tool = counting_tool(Arc::clone(&calls));
     let output = tool
-        .settle(
-            json!({"filePath": "a.txt", "offset": 3}),
-            Context::default(),
-        )
+        .settle(json!({"filePath": "a.txt", "offset": 3}), Context::default())
         .await
         .unwrap()
         .unwrap();
@@ -135,11 +123,7 @@ async fn spec_1_4_unencodable_output_is_a_failure_not_a_success() {
         Ok::<_, ToolFailure>(Unencodable)
     })
     .build();
-    let failure = tool
-        .settle(json!({}), Context::default())
-        .await
-        .unwrap()
-        .unwrap_err();
+    let failure = tool.settle(json!({}), Context::default()).await.unwrap().unwrap_err();
     assert_eq!(
         failure.message(),
         "Tool returned an invalid value for its output schema: value is not representable"
@@ -152,11 +136,7 @@ async fn spec_1_4_tool_failure_passes_through_unchanged() {
         Err::<String, _>(ToolFailure::new("Denied"))
     })
     .build();
-    let failure = tool
-        .settle(json!({}), Context::default())
-        .await
-        .unwrap()
-        .unwrap_err();
+    let failure = tool.settle(json!({}), Context::default()).await.unwrap().unwrap_err();
     assert_eq!(failure, ToolFailure::new("Denied"));
 }
 
@@ -169,14 +149,8 @@ async fn spec_1_4_a_panic_is_a_defect_not_a_tool_error() {
         Ok::<String, ToolFailure>(String::new())
     })
     .build();
-    let defect = tool
-        .settle(json!({}), Context::default())
-        .await
-        .unwrap_err();
-    assert_eq!(
-        defect,
-        Defect::Panicked("unexpected executor defect".into())
-    );
+    let defect = tool.settle(json!({}), Context::default()).await.unwrap_err();
+    assert_eq!(defect, Defect::Panicked("unexpected executor defect".into()));
 }
 
 #[tokio::test]
@@ -233,10 +207,7 @@ fn spec_1_3_definition_schema_is_inline_optional_and_standard() {
         limit: Option<u32>,
         nested: Option<Inner>,
     }
-    let tool = Tool::builder("Schema.", |_: Input, _: Context| async {
-        Ok::<_, ToolFailure>("")
-    })
-    .build();
+    let tool = Tool::builder("Schema.", |_: Input, _: Context| async { Ok::<_, ToolFailure>("") }).build();
     let definition = tool.definition("schema");
     let text = serde_json::to_string(&*definition.input_schema).unwrap();
     assert!(!text.contains("$ref"), "{text}");
@@ -310,10 +281,7 @@ fn spec_4_6_refusal_messages() {
 #[test]
 fn text_output_helper_matches_settle_of_a_string() {
     let output = ToolOutput::text("hi");
-    assert_eq!(
-        ModelResult::from_output(&output),
-        ModelResult::Text("hi".into())
-    );
+    assert_eq!(ModelResult::from_output(&output), ModelResult::Text("hi".into()));
     assert_eq!(
         ModelResult::Error("x".into()).to_json(),
         json!({"type": "error", "value": "x"})
@@ -326,10 +294,7 @@ fn ascending_ids_sort_in_creation_order() {
     let mut sorted = ids.clone();
     sorted.sort();
     assert_eq!(ids, sorted);
-    assert!(
-        ids.iter()
-            .all(|id| id.starts_with("per_") && id.len() == 4 + 26)
-    );
+    assert!(ids.iter().all(|id| id.starts_with("per_") && id.len() == 4 + 26));
     let unique: std::collections::HashSet<_> = ids.iter().collect();
     assert_eq!(unique.len(), ids.len());
 }

@@ -49,23 +49,14 @@ fn internal_paths_resolve_relative_to_the_root() {
     assert_eq!(resolved.resource, "src/main.rs");
     assert_eq!(resolved.path, tree.root.join("src/main.rs"));
     assert!(!resolved.is_external());
+    assert_eq!(location.resolve("", PathKind::Directory).unwrap().resource, ".");
     assert_eq!(
-        location.resolve("", PathKind::Directory).unwrap().resource,
-        "."
-    );
-    assert_eq!(
-        location
-            .resolve("./src/../file.txt", PathKind::File)
-            .unwrap()
-            .resource,
+        location.resolve("./src/../file.txt", PathKind::File).unwrap().resource,
         "file.txt"
     );
     // Through a symlink that stays inside: the canonical path is the resource.
     assert_eq!(
-        location
-            .resolve("link_in/main.rs", PathKind::File)
-            .unwrap()
-            .resource,
+        location.resolve("link_in/main.rs", PathKind::File).unwrap().resource,
         "src/main.rs"
     );
     // Absolute and inside.
@@ -83,9 +74,7 @@ fn internal_paths_resolve_relative_to_the_root() {
 fn missing_paths_resolve_through_the_nearest_existing_directory() {
     let tree = tree();
     let location = Location::new(&tree.root).unwrap();
-    let resolved = location
-        .resolve("src/new/deeper/file.rs", PathKind::File)
-        .unwrap();
+    let resolved = location.resolve("src/new/deeper/file.rs", PathKind::File).unwrap();
     assert_eq!(resolved.resource, "src/new/deeper/file.rs");
     assert_eq!(resolved.path, tree.root.join("src/new/deeper/file.rs"));
 }
@@ -96,15 +85,8 @@ fn relative_escape_is_refused() {
     let location = Location::new(&tree.root).unwrap();
     for path in ["../x", "src/../../x", "..", "a/../../b"] {
         let error = location.resolve(path, PathKind::File).unwrap_err();
-        assert!(
-            matches!(error, PathError::RelativeEscape { .. }),
-            "{path}: {error}"
-        );
-        assert!(
-            error
-                .to_string()
-                .starts_with("Path escapes the working directory")
-        );
+        assert!(matches!(error, PathError::RelativeEscape { .. }), "{path}: {error}");
+        assert!(error.to_string().starts_with("Path escapes the working directory"));
     }
 }
 
@@ -120,10 +102,7 @@ fn symlink_escape_is_refused() {
         "dangling_up",
     ] {
         let error = location.resolve(path, PathKind::File).unwrap_err();
-        assert!(
-            matches!(error, PathError::LocationEscape { .. }),
-            "{path}: {error}"
-        );
+        assert!(matches!(error, PathError::LocationEscape { .. }), "{path}: {error}");
     }
     // The absolute spelling of an inside path that leads out is refused the same way.
     let absolute = tree.root.join("link_out/secret.txt");
@@ -159,9 +138,7 @@ fn external_paths_carry_their_approval_boundary() {
     let tree = tree();
     let location = Location::new(&tree.root).unwrap();
     let secret = tree.outside.join("secret.txt");
-    let resolved = location
-        .resolve(secret.to_str().unwrap(), PathKind::File)
-        .unwrap();
+    let resolved = location.resolve(secret.to_str().unwrap(), PathKind::File).unwrap();
     let external = resolved.external.clone().unwrap();
     assert_eq!(resolved.resource, secret.to_str().unwrap());
     assert_eq!(external.directory, tree.outside);

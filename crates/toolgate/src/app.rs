@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 
+use builtins_session::{QuestionService, TodoStore};
 use output_store::{Limits, OutputStore};
 use registry::{ApplicationTools, Materialized, Registration, ToolRegistry};
 use tool_core::{Location, Permissions};
@@ -16,7 +17,7 @@ pub(crate) struct App {
 }
 
 impl App {
-    pub(crate) fn new(setup: &Setup) -> Result<App, Failure> {
+    pub(crate) fn new(setup: &Setup, questions: QuestionService) -> Result<App, Failure> {
         let mut limits = Limits::default();
         if let Some(lines) = setup.config.positive("tool_output", "max_lines") {
             limits.max_lines = lines as usize;
@@ -27,16 +28,24 @@ impl App {
         let store = OutputStore::new(&setup.dirs.data).with_limits(limits);
         let application = ApplicationTools::new();
         let registry = ToolRegistry::new(&application, Arc::new(store));
-        let location = Location::new(&setup.dir)
-            .map_err(|error| Failure::usage(format!("{}: {error}", setup.dir.display())))?;
+        let location =
+            Location::new(&setup.dir).map_err(|error| Failure::usage(format!("{}: {error}", setup.dir.display())))?;
         let permissions: Arc<dyn Permissions> = Arc::new(setup.service.clone());
-        let builtins = vec![(
-            "bash",
-            builtins_shell::bash_tool(location, Arc::clone(&permissions)),
-        )];
-        let registration = registry.register(builtins).map_err(|error| {
-            Failure::runtime(format!("could not register the builtins: {error}"))
-        })?;
+        let todos = TodoStore::open(setup.dirs.data.join("toolgate.db")).map_err(Failure::runtime)?;
+        let builtins = vec![
+            ("bash", builtins_shell::bash_tool(location, Arc::clone(&permissions))),
+            (
+                "todowrite",
+                builtins_session::todowrite_tool(todos, Arc::clone(&permissions)),
+            ),
+            (
+                "question",
+                builtins_session::question_tool(questions, Arc::clone(&permissions)),
+            ),
+        ];
+        let registration = registry
+            .register(builtins)
+            .map_err(|error| Failure::runtime(format!("could not register the builtins: {error}")))?;
         Ok(App {
             registry,
             _registrations: vec![registration],
@@ -47,7 +56,6 @@ impl App {
     pub(crate) fn catalog(&self, setup: &Setup) -> Materialized {
         let service = setup.service.clone();
         let agent = setup.agent.clone();
-        self.registry
-            .materialize(move |action| service.hides(&agent, action))
+        self.registry.materialize(move |action| service.hides(&agent, action))
     }
 }

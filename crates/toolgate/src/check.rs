@@ -25,17 +25,13 @@ impl Setup {
             None => std::env::current_dir().map_err(Failure::runtime)?,
         };
         if !dir.is_dir() {
-            return Err(Failure::usage(format!(
-                "--dir {}: not a directory",
-                dir.display()
-            )));
+            return Err(Failure::usage(format!("--dir {}: not a directory", dir.display())));
         }
         let dir = std::fs::canonicalize(&dir).map_err(Failure::runtime)?;
         let dirs = Dirs::discover();
-        let config =
-            Config::load(&dirs, &dir, project.config.as_deref()).map_err(Failure::usage)?;
-        let agents = Agents::build(&config.agent_settings(&dirs))
-            .map_err(|error| Failure::usage(format!("config: {error}")))?;
+        let config = Config::load(&dirs, &dir, project.config.as_deref()).map_err(Failure::usage)?;
+        let agents =
+            Agents::build(&config.agent_settings(&dirs)).map_err(|error| Failure::usage(format!("config: {error}")))?;
         let agent = match &project.agent {
             Some(name) if agents.get(name).is_none() => {
                 let known: Vec<&str> = agents.all().iter().map(|a| a.name.as_str()).collect();
@@ -49,8 +45,10 @@ impl Setup {
         };
         let store = ApprovalStore::open(dirs.data.join("toolgate.db")).map_err(Failure::runtime)?;
         let project_id = permission::project_id(&dir);
+        let audit = std::sync::Arc::new(permission::AuditLog::new(dirs.data.join("audit.jsonl")));
         let service = PermissionService::new(agents, project_id, Some(store), mode)
-            .with_headless_note("no terminal");
+            .with_headless_note("no terminal")
+            .with_audit(audit);
         Ok(Setup {
             dir,
             dirs,
@@ -64,11 +62,7 @@ impl Setup {
 /// The assertions a call would make: for `bash`, exactly what the bash tool asserts for
 /// each command line (its sub-commands, reads, writes and outside directories); for any
 /// other action, the resources as given, saved as given.
-fn requests(
-    setup: &Setup,
-    action: &str,
-    resources: &[String],
-) -> Result<Vec<PermissionRequest>, Failure> {
+fn requests(setup: &Setup, action: &str, resources: &[String]) -> Result<Vec<PermissionRequest>, Failure> {
     if action != "bash" {
         return Ok(vec![
             PermissionRequest::new(action)
@@ -79,8 +73,7 @@ fn requests(
     let location = tool_core::Location::new(&setup.dir).map_err(Failure::runtime)?;
     let mut merged: Vec<PermissionRequest> = Vec::new();
     for command in resources {
-        let plan =
-            builtins_shell::plan(&location, command, None, None).map_err(Failure::runtime)?;
+        let plan = builtins_shell::plan(&location, command, None, None).map_err(Failure::runtime)?;
         for request in plan.requests {
             match merged.iter_mut().find(|r| r.action == request.action) {
                 Some(existing) => {
@@ -111,20 +104,12 @@ fn rule_json(rule: &Rule) -> Value {
 
 fn rule_text(rule: Option<&Rule>) -> String {
     match rule {
-        Some(rule) => format!(
-            "{} {:?} {} — {}",
-            rule.action, rule.resource, rule.effect, rule.origin
-        ),
+        Some(rule) => format!("{} {:?} {} — {}", rule.action, rule.resource, rule.effect, rule.origin),
         None => "no rule matched: ask".to_string(),
     }
 }
 
-pub(crate) fn check(
-    project: &Project,
-    action: &str,
-    resources: &[String],
-    json: bool,
-) -> Result<(), Failure> {
+pub(crate) fn check(project: &Project, action: &str, resources: &[String], json: bool) -> Result<(), Failure> {
     let setup = Setup::new(project, AskMode::Headless)?;
     let requests = requests(&setup, action, resources)?;
     let mut reports = Vec::new();
@@ -135,11 +120,7 @@ pub(crate) fn check(
     }
     let overall = permission::combine(reports.iter().map(|(_, _, effect)| *effect));
     if json {
-        let report = |(request, explained, effect): &(
-            &PermissionRequest,
-            Vec<permission::Explanation>,
-            Effect,
-        )| {
+        let report = |(request, explained, effect): &(&PermissionRequest, Vec<permission::Explanation>, Effect)| {
             json!({
                 "action": request.action,
                 "effect": effect,
@@ -155,15 +136,9 @@ pub(crate) fn check(
         let mut value = report(&reports[0]);
         if let Some(map) = value.as_object_mut() {
             map.insert("effect".into(), json!(overall));
-            map.insert(
-                "also".into(),
-                Value::Array(reports[1..].iter().map(report).collect()),
-            );
+            map.insert("also".into(), Value::Array(reports[1..].iter().map(report).collect()));
         }
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&value).map_err(Failure::runtime)?
-        );
+        println!("{}", serde_json::to_string_pretty(&value).map_err(Failure::runtime)?);
         return Ok(());
     }
     println!("{action}: {overall} (agent {})", setup.agent);
@@ -212,22 +187,14 @@ pub(crate) fn config(project: &Project, json: bool) -> Result<(), Failure> {
             "project": setup.dir,
             "rules": agent.rules.rules().iter().map(rule_json).collect::<Vec<_>>(),
         });
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&value).map_err(Failure::runtime)?
-        );
+        println!("{}", serde_json::to_string_pretty(&value).map_err(Failure::runtime)?);
         return Ok(());
     }
     println!("agent {} — rules in order, the last match wins", agent.name);
     if setup.config.sources.is_empty() {
         println!("config files: none (defaults only)");
     } else {
-        let files: Vec<String> = setup
-            .config
-            .sources
-            .iter()
-            .map(|p| p.display().to_string())
-            .collect();
+        let files: Vec<String> = setup.config.sources.iter().map(|p| p.display().to_string()).collect();
         println!("config files: {}", files.join(", "));
     }
     for (index, rule) in agent.rules.rules().iter().enumerate() {
@@ -295,10 +262,7 @@ pub(crate) fn approvals_clear(project: &Project) -> Result<(), Failure> {
     let removed = store(&setup)?
         .clear(setup.service.project_id())
         .map_err(Failure::runtime)?;
-    println!(
-        "removed {removed} approval(s) of {}",
-        setup.service.project_id()
-    );
+    println!("removed {removed} approval(s) of {}", setup.service.project_id());
     Ok(())
 }
 
@@ -331,13 +295,7 @@ mod tests {
     fn formats_epoch_milliseconds() {
         assert_eq!(super::format_time(0), "1970-01-01 00:00:00 UTC");
         // Checked against `date -u -d @1796000000` and a leap day.
-        assert_eq!(
-            super::format_time(1_796_000_000_000),
-            "2026-11-30 00:53:20 UTC"
-        );
-        assert_eq!(
-            super::format_time(951_782_400_000),
-            "2000-02-29 00:00:00 UTC"
-        );
+        assert_eq!(super::format_time(1_796_000_000_000), "2026-11-30 00:53:20 UTC");
+        assert_eq!(super::format_time(951_782_400_000), "2000-02-29 00:00:00 UTC");
     }
 }

@@ -61,11 +61,7 @@ pub(crate) struct Config {
 
 impl Config {
     /// Loads every layer for the project at `dir`.
-    pub(crate) fn load(
-        dirs: &Dirs,
-        dir: &Path,
-        explicit: Option<&Path>,
-    ) -> Result<Config, ConfigError> {
+    pub(crate) fn load(dirs: &Dirs, dir: &Path, explicit: Option<&Path>) -> Result<Config, ConfigError> {
         let mut config = Config::default();
         let mut merged = Value::Object(Map::new());
         let global = first_existing(&dirs.config, &["toolgate.json", "toolgate.jsonc"]);
@@ -78,19 +74,15 @@ impl Config {
         }
         if let Some(file) = explicit {
             if !file.is_file() {
-                return Err(ConfigError(format!(
-                    "config file {} does not exist",
-                    file.display()
-                )));
+                return Err(ConfigError(format!("config file {} does not exist", file.display())));
             }
             let value = read(file)?;
             deep_merge(&mut merged, &value);
             config.sources.push(file.to_path_buf());
         }
         if let Ok(text) = std::env::var("TOOLGATE_PERMISSION") {
-            let value: Value = serde_json::from_str(&text).map_err(|error| {
-                ConfigError(format!("$TOOLGATE_PERMISSION is not valid JSON: {error}"))
-            })?;
+            let value: Value = serde_json::from_str(&text)
+                .map_err(|error| ConfigError(format!("$TOOLGATE_PERMISSION is not valid JSON: {error}")))?;
             validate_permission(&value, "$TOOLGATE_PERMISSION", dirs)?;
             let mut over = Map::new();
             over.insert("permission".into(), value);
@@ -137,10 +129,7 @@ impl Config {
 }
 
 fn first_existing(dir: &Path, names: &[&str]) -> Option<PathBuf> {
-    names
-        .iter()
-        .map(|name| dir.join(name))
-        .find(|path| path.is_file())
+    names.iter().map(|name| dir.join(name)).find(|path| path.is_file())
 }
 
 /// Reads and validates one config file.
@@ -148,12 +137,8 @@ fn read(file: &Path) -> Result<Value, ConfigError> {
     let text = std::fs::read_to_string(file)
         .map_err(|error| ConfigError(format!("cannot read config {}: {error}", file.display())))?;
     let options = jsonc_parser::ParseOptions::default();
-    let value: Value = jsonc_parser::parse_to_serde_value(&text, &options).map_err(|error| {
-        ConfigError(format!(
-            "config {} is not valid JSONC: {error}",
-            file.display()
-        ))
-    })?;
+    let value: Value = jsonc_parser::parse_to_serde_value(&text, &options)
+        .map_err(|error| ConfigError(format!("config {} is not valid JSONC: {error}", file.display())))?;
     let name = file.display().to_string();
     if !value.is_object() {
         return Err(ConfigError(format!(
@@ -165,20 +150,13 @@ fn read(file: &Path) -> Result<Value, ConfigError> {
 }
 
 fn fail(file: &str, path: &str, expected: &str, found: &Value) -> ConfigError {
-    ConfigError(format!(
-        "config {file}: {path}: expected {expected}, found {found}"
-    ))
+    ConfigError(format!("config {file}: {path}: expected {expected}, found {found}"))
 }
 
 fn validate_permission(value: &Value, file: &str, dirs: &Dirs) -> Result<(), ConfigError> {
-    rules_from_config(
-        value,
-        "permission",
-        Origin::UserConfig,
-        dirs.home.as_deref(),
-    )
-    .map(|_| ())
-    .map_err(|error| ConfigError(format!("config {file}: {error}")))
+    rules_from_config(value, "permission", Origin::UserConfig, dirs.home.as_deref())
+        .map(|_| ())
+        .map_err(|error| ConfigError(format!("config {file}: {error}")))
 }
 
 /// Checks the keys toolgate reads; other keys (an OpenCode config has many) are ignored.
@@ -190,12 +168,7 @@ fn validate(value: &Value, file: &str) -> Result<(), ConfigError> {
     };
     let check_tools = |value: &Value, path: &str| -> Result<(), ConfigError> {
         let Value::Object(map) = value else {
-            return Err(fail(
-                file,
-                path,
-                "an object of tool names to true or false",
-                value,
-            ));
+            return Err(fail(file, path, "an object of tool names to true or false", value));
         };
         for (name, enabled) in map {
             if !enabled.is_boolean() {
@@ -250,12 +223,7 @@ fn validate(value: &Value, file: &str) -> Result<(), ConfigError> {
             if let Some(field) = block.get("disable")
                 && !field.is_boolean()
             {
-                return Err(fail(
-                    file,
-                    &format!("{path}.disable"),
-                    "true or false",
-                    field,
-                ));
+                return Err(fail(file, &format!("{path}.disable"), "true or false", field));
             }
         }
     }
@@ -263,35 +231,18 @@ fn validate(value: &Value, file: &str) -> Result<(), ConfigError> {
         if let Some(field) = value.get(section).and_then(|s| s.get(key))
             && field.as_u64().is_none_or(|n| n == 0)
         {
-            return Err(fail(
-                file,
-                &format!("{section}.{key}"),
-                "a positive integer",
-                field,
-            ));
+            return Err(fail(file, &format!("{section}.{key}"), "a positive integer", field));
         }
     }
     if let Some(field) = value.get("doom_loop_threshold")
         && field.as_u64().is_none_or(|n| n == 0)
     {
-        return Err(fail(
-            file,
-            "doom_loop_threshold",
-            "a positive integer",
-            field,
-        ));
+        return Err(fail(file, "doom_loop_threshold", "a positive integer", field));
     }
-    if let Some(field) = value
-        .get("webfetch")
-        .and_then(|w| w.get("allow_private_network"))
+    if let Some(field) = value.get("webfetch").and_then(|w| w.get("allow_private_network"))
         && !field.is_boolean()
     {
-        return Err(fail(
-            file,
-            "webfetch.allow_private_network",
-            "true or false",
-            field,
-        ));
+        return Err(fail(file, "webfetch.allow_private_network", "true or false", field));
     }
     Ok(())
 }

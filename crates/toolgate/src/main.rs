@@ -102,6 +102,14 @@ echo '{\"command\": \"cargo test\"}' | toolgate call bash - --auto\n  toolgate c
         #[arg(long)]
         json: bool,
     },
+    /// The audit log of permission decisions and settled calls.
+    #[command(after_help = "Examples:\n  toolgate audit tail\n  toolgate audit tail -n 100 --json")]
+    Audit {
+        #[command(subcommand)]
+        action: AuditAction,
+        #[command(flatten)]
+        project: Project,
+    },
     /// The project's saved "always" approvals.
     #[command(
         after_help = "Examples:\n  toolgate approvals list\n  toolgate approvals remove per_0a1b2c3d4e5fXyZ\n  toolgate approvals clear"
@@ -111,6 +119,19 @@ echo '{\"command\": \"cargo test\"}' | toolgate call bash - --auto\n  toolgate c
         action: ApprovalsAction,
         #[command(flatten)]
         project: Project,
+    },
+}
+
+#[derive(Subcommand)]
+enum AuditAction {
+    /// Print the last entries (oldest first).
+    Tail {
+        /// How many entries.
+        #[arg(short = 'n', default_value_t = 20)]
+        count: usize,
+        /// Print the raw JSON lines.
+        #[arg(long)]
+        json: bool,
     },
 }
 
@@ -188,6 +209,9 @@ fn main() -> ExitCode {
             json,
         } => check::check(&project, &action, &resources, json),
         Command::Config { project, json } => check::config(&project, json),
+        Command::Audit { action, project } => match action {
+            AuditAction::Tail { count, json } => run::audit_tail(&project, count, json),
+        },
         Command::Approvals { action, project } => match action {
             ApprovalsAction::List { json } => check::approvals_list(&project, json),
             ApprovalsAction::Remove { id } => check::approvals_remove(&project, &id),
@@ -199,7 +223,9 @@ fn main() -> ExitCode {
         Err(failure) => {
             // An empty message means the command already reported (a tool's own error).
             if !failure.message.is_empty() {
-                eprintln!("toolgate: {}", failure.message);
+                // One line, whatever a lower layer put in its message.
+                let line = failure.message.split_whitespace().collect::<Vec<_>>().join(" ");
+                eprintln!("toolgate: {line}");
             }
             ExitCode::from(failure.code)
         }

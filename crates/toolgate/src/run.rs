@@ -3,6 +3,7 @@
 
 use std::io::{IsTerminal, Read, Write};
 
+use builtins_session::{QuestionEvent, QuestionRequest, QuestionService};
 use permission::{AskMode, Event, PermissionService, Reply};
 use serde_json::{Value, json};
 use tool_core::{Context, ModelResult};
@@ -23,7 +24,7 @@ fn runtime() -> Result<tokio::runtime::Runtime, Failure> {
 
 pub(crate) fn tools(project: &Project, json: bool) -> Result<(), Failure> {
     let setup = Setup::new(project, AskMode::Headless)?;
-    let app = App::new(&setup)?;
+    let app = App::new(&setup, QuestionService::new(false))?;
     let catalog = app.catalog(&setup);
     if json {
         let list: Vec<Value> = catalog
@@ -31,10 +32,7 @@ pub(crate) fn tools(project: &Project, json: bool) -> Result<(), Failure> {
             .iter()
             .map(|d| json!({"name": d.name, "description": d.description, "inputSchema": d.input_schema}))
             .collect();
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&list).map_err(Failure::runtime)?
-        );
+        println!("{}", serde_json::to_string_pretty(&list).map_err(Failure::runtime)?);
         return Ok(());
     }
     if catalog.definitions().is_empty() {
@@ -62,15 +60,12 @@ fn read_input(input: Option<&str>) -> Result<Value, Failure> {
             let mut text = String::new();
             std::io::stdin()
                 .read_to_string(&mut text)
-                .map_err(|error| {
-                    Failure::usage(format!("could not read the input from stdin: {error}"))
-                })?;
+                .map_err(|error| Failure::usage(format!("could not read the input from stdin: {error}")))?;
             text
         }
         Some(text) => text.to_string(),
     };
-    serde_json::from_str(&text)
-        .map_err(|error| Failure::usage(format!("the input is not valid JSON: {error}")))
+    serde_json::from_str(&text).map_err(|error| Failure::usage(format!("the input is not valid JSON: {error}")))
 }
 
 pub(crate) fn call(project: &Project, args: CallArgs<'_>) -> Result<(), Failure> {
@@ -85,14 +80,11 @@ pub(crate) fn call(project: &Project, args: CallArgs<'_>) -> Result<(), Failure>
     };
     let input = read_input(args.input)?;
     let setup = Setup::new(project, mode)?;
-    let app = App::new(&setup)?;
+    let questions = QuestionService::new(interactive);
+    let app = App::new(&setup, questions.clone())?;
     let catalog = app.catalog(&setup);
     if !catalog.definitions().iter().any(|d| d.name == args.tool) {
-        let names: Vec<&str> = catalog
-            .definitions()
-            .iter()
-            .map(|d| d.name.as_str())
-            .collect();
+        let names: Vec<&str> = catalog.definitions().iter().map(|d| d.name.as_str()).collect();
         return Err(Failure::usage(format!(
             "unknown tool {:?} for agent {}; available: {}",
             args.tool,
@@ -108,14 +100,17 @@ pub(crate) fn call(project: &Project, args: CallArgs<'_>) -> Result<(), Failure>
         .session
         .map(str::to_string)
         .unwrap_or_else(|| tool_core::id::ascending("ses"));
-    let ctx = Context::new(session.clone(), setup.agent.clone()).with_call(
-        tool_core::id::ascending("msg"),
-        tool_core::id::ascending("call"),
-    );
+    let ctx = Context::new(session.clone(), setup.agent.clone())
+        .with_call(tool_core::id::ascending("msg"), tool_core::id::ascending("call"));
     let runtime = runtime()?;
+    let audit = setup.service.audit().cloned();
+    if let Some(audit) = &audit {
+        audit.begin_call(&ctx.tool_call_id, args.tool);
+    }
+    let caller_ctx = ctx.clone();
     let settled = runtime.block_on(async {
         let prompt =
-            interactive.then(|| tokio::spawn(prompt_loop(setup.service.clone(), session.clone())));
+            interactive.then(|| tokio::spawn(prompt_loop(setup.service.clone(), questions.clone(), session.clone())));
         let settled = catalog.settle(args.tool, input, ctx).await;
         if let Some(prompt) = prompt {
             prompt.abort();
@@ -123,27 +118,32 @@ pub(crate) fn call(project: &Project, args: CallArgs<'_>) -> Result<(), Failure>
         settled
     });
     let settled = settled.map_err(Failure::runtime)?;
+    if let Some(audit) = &audit {
+        let caller = permission::audit::Caller {
+            session: &caller_ctx.session_id,
+            agent: &caller_ctx.agent,
+            call: &caller_ctx.tool_call_id,
+        };
+        let error = match &settled.result {
+            ModelResult::Error(message) => Some(message.as_str()),
+            _ => None,
+        };
+        audit.settled(&caller, args.tool, error, &settled.output_paths);
+    }
     if args.json {
         let value = json!({
             "result": settled.result.to_json(),
             "output": settled.output,
             "outputPaths": settled.output_paths,
         });
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&value).map_err(Failure::runtime)?
-        );
+        println!("{}", serde_json::to_string_pretty(&value).map_err(Failure::runtime)?);
     }
     match &settled.result {
         ModelResult::Error(message) => {
             if !args.json {
                 eprintln!("{message}");
             }
-            let code = if settled.refusal.is_some() {
-                EXIT_DECLINED
-            } else {
-                1
-            };
+            let code = if settled.refusal.is_some() { EXIT_DECLINED } else { 1 };
             Err(Failure {
                 code,
                 message: String::new(),
@@ -162,11 +162,7 @@ fn print_result(result: &ModelResult) -> std::io::Result<()> {
     let mut out = std::io::stdout().lock();
     match result {
         ModelResult::Text(text) => writeln!(out, "{text}"),
-        ModelResult::Json(value) => writeln!(
-            out,
-            "{}",
-            serde_json::to_string_pretty(value).unwrap_or_default()
-        ),
+        ModelResult::Json(value) => writeln!(out, "{}", serde_json::to_string_pretty(value).unwrap_or_default()),
         ModelResult::Content(parts) => {
             for part in parts {
                 match part {
@@ -185,14 +181,20 @@ fn print_result(result: &ModelResult) -> std::io::Result<()> {
     }
 }
 
-/// Answers every permission request of `session` on the terminal.
-async fn prompt_loop(service: PermissionService, session: String) {
+/// Answers every permission request and question of `session` on the terminal, one at a time.
+async fn prompt_loop(service: PermissionService, questions: QuestionService, session: String) {
     let mut events = service.subscribe();
-    // Requests published before we subscribed are still pending: answer those first.
+    let mut asked = questions.subscribe();
+    // Anything published before we subscribed is still pending: answer that first.
     let mut queue: Vec<permission::Request> = service
         .pending()
         .into_iter()
         .filter(|r| r.session_id == session)
+        .collect();
+    let mut question_queue: Vec<QuestionRequest> = questions
+        .pending()
+        .into_iter()
+        .filter(|q| q.session_id == session)
         .collect();
     loop {
         for request in queue.drain(..) {
@@ -203,20 +205,89 @@ async fn prompt_loop(service: PermissionService, session: String) {
             let (reply, message) = answer.unwrap_or((Reply::Reject, None));
             let _ = service.reply(&request.id, reply, message.as_deref());
         }
-        match events.recv().await {
-            Ok(Event::Asked(request)) if request.session_id == session => queue.push(*request),
-            Ok(_) => {}
-            Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
-                queue.extend(
-                    service
-                        .pending()
-                        .into_iter()
-                        .filter(|r| r.session_id == session),
-                );
-            }
-            Err(_) => return,
+        for request in question_queue.drain(..) {
+            let answer = {
+                let request = request.clone();
+                tokio::task::spawn_blocking(move || answer_on_terminal(&request)).await
+            };
+            let _ = match answer.ok().flatten() {
+                Some(answers) => questions.reply(&request.id, answers).map(|_| ()),
+                None => questions.reject(&request.id),
+            };
+        }
+        tokio::select! {
+            event = events.recv() => match event {
+                Ok(Event::Asked(request)) if request.session_id == session => queue.push(*request),
+                Ok(_) => {}
+                Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
+                    queue.extend(service.pending().into_iter().filter(|r| r.session_id == session));
+                }
+                Err(_) => return,
+            },
+            event = asked.recv() => match event {
+                Ok(QuestionEvent::Asked(request)) if request.session_id == session => question_queue.push(request),
+                Ok(_) => {}
+                Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
+                    question_queue.extend(questions.pending().into_iter().filter(|q| q.session_id == session));
+                }
+                Err(_) => return,
+            },
         }
     }
+}
+
+/// Shows questions on stderr and reads one answer per question from stdin: option
+/// numbers (comma-separated when several are allowed), or free text; `Enter` leaves a
+/// question unanswered; `!` dismisses them all.
+fn answer_on_terminal(request: &QuestionRequest) -> Option<Vec<Vec<String>>> {
+    let colour = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+    let mut err = std::io::stderr().lock();
+    let mut answers = Vec::new();
+    for prompt in &request.questions {
+        let _ = writeln!(
+            err,
+            "\n{} {}",
+            paint("1;35", &format!("[{}]", prompt.header), colour),
+            paint("1", &prompt.question, colour)
+        );
+        for (index, option) in prompt.options.iter().enumerate() {
+            let _ = writeln!(err, "  {}. {} — {}", index + 1, option.label, option.description);
+        }
+        let how = if prompt.multiple {
+            "numbers separated by commas"
+        } else {
+            "a number"
+        };
+        let _ = write!(err, "  answer ({how}, your own words, Enter to skip, ! to dismiss): ");
+        let _ = err.flush();
+        let mut line = String::new();
+        match std::io::stdin().read_line(&mut line) {
+            Ok(0) | Err(_) => return None,
+            Ok(_) => {}
+        }
+        let line = line.trim();
+        if line == "!" {
+            return None;
+        }
+        let picks: Option<Vec<String>> = line
+            .split(',')
+            .map(|part| {
+                part.trim()
+                    .parse::<usize>()
+                    .ok()
+                    .and_then(|n| n.checked_sub(1))
+                    .and_then(|n| prompt.options.get(n))
+                    .map(|option| option.label.clone())
+            })
+            .collect();
+        let answer = match picks {
+            _ if line.is_empty() => Vec::new(),
+            Some(picks) if prompt.multiple || picks.len() == 1 => picks,
+            _ => vec![line.to_string()],
+        };
+        answers.push(answer);
+    }
+    Some(answers)
 }
 
 fn paint(code: &str, text: &str, colour: bool) -> String {
@@ -293,4 +364,64 @@ fn ask_on_terminal(request: &permission::Request) -> (Reply, Option<String>) {
             }
         }
     }
+}
+
+pub(crate) fn audit_tail(project: &Project, count: usize, json: bool) -> Result<(), Failure> {
+    let setup = Setup::new(project, AskMode::Headless)?;
+    let Some(audit) = setup.service.audit() else {
+        return Ok(());
+    };
+    let entries = audit.tail(count);
+    if entries.is_empty() {
+        println!("no audit entries in {}", audit.path().display());
+    }
+    for entry in entries {
+        if json {
+            println!("{entry}");
+            continue;
+        }
+        let text = |key: &str| entry.get(key).and_then(Value::as_str).unwrap_or("-").to_string();
+        let what = if text("kind") == "settled" {
+            let spilled = entry["outputPaths"].as_array().map_or(0, Vec::len);
+            match entry.get("error").and_then(Value::as_str) {
+                Some(error) => format!("settled with error: {error}"),
+                None if spilled > 0 => format!(
+                    "settled, output cut (full text in {})",
+                    entry["outputPaths"][0].as_str().unwrap_or("?")
+                ),
+                None => "settled".to_string(),
+            }
+        } else {
+            let resources: Vec<&str> = entry["resources"]
+                .as_array()
+                .map(|r| r.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
+            let rule = entry
+                .get("rule")
+                .filter(|r| !r.is_null())
+                .map(|r| {
+                    format!(
+                        " by {} {:?} ({})",
+                        r["action"].as_str().unwrap_or(""),
+                        r["resource"].as_str().unwrap_or(""),
+                        r["origin"].as_str().unwrap_or("")
+                    )
+                })
+                .unwrap_or_default();
+            let reply = entry
+                .get("reply")
+                .and_then(Value::as_str)
+                .map(|r| format!(", reply {r}"))
+                .unwrap_or_default();
+            format!(
+                "{} {}: {}{rule}{reply} [{}]",
+                text("action"),
+                text("effect"),
+                resources.join(", "),
+                text("tool")
+            )
+        };
+        println!("{} {} {} {what}", text("time"), text("session"), text("agent"));
+    }
+    Ok(())
 }
