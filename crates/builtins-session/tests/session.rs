@@ -9,9 +9,11 @@ use builtins_session::*;
 use serde_json::json;
 use tool_core::{BoxFuture, Context, ModelResult, PermissionRequest, Permissions, Refusal};
 
+type Answer = Box<dyn Fn(&PermissionRequest) -> Result<(), Refusal> + Send + Sync>;
+
 struct Fake {
     asked: Mutex<Vec<PermissionRequest>>,
-    answer: Box<dyn Fn(&PermissionRequest) -> Result<(), Refusal> + Send + Sync>,
+    answer: Answer,
 }
 
 impl Fake {
