@@ -1,4 +1,59 @@
-//! The file-system tools: read, write, edit, apply_patch, glob, grep and skill.
+//! The file-system tools: `read`, `write`, `edit`, `apply_patch`, `glob`, `grep` and `skill`.
 //!
-//! This crate is filled by its own issue; until then it holds only this overview.
-//! It depends on `tool-core` alone, like every library crate of the workspace.
+//! Every tool resolves its paths through [`tool_core::Location`], asserts its permissions,
+//! and only then touches the disk — so a refused call reads nothing and reveals nothing.
+//! Paths outside the project ask `external_directory` first; `write`, `edit` and
+//! `apply_patch` all ask as `edit`. Writes are atomic (a temporary file and a rename),
+//! keep a file's byte-order mark and mode, and take one lock per file.
+//!
+//! ```
+//! # let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+//! # rt.block_on(async {
+//! use std::sync::Arc;
+//! use builtins_fs::{Services, read_tool};
+//! use tool_core::{BoxFuture, Context, Location, ModelResult, PermissionRequest, Permissions, Refusal};
+//!
+//! struct AllowAll;
+//! impl Permissions for AllowAll {
+//!     fn assert<'a>(&'a self, _: &'a Context, _: PermissionRequest) -> BoxFuture<'a, Result<(), Refusal>> {
+//!         Box::pin(async { Ok(()) })
+//!     }
+//! }
+//!
+//! let dir = tempfile::tempdir().unwrap();
+//! std::fs::write(dir.path().join("notes.txt"), "one\ntwo\n").unwrap();
+//! let services = Services::new(Location::new(dir.path()).unwrap(), Arc::new(AllowAll));
+//! let read = read_tool(services);
+//! let output = read.settle(serde_json::json!({"path": "notes.txt"}), Context::default()).await.unwrap().unwrap();
+//! assert_eq!(ModelResult::from_output(&output), ModelResult::Text("Read file notes.txt, lines 1-2\n1: one\n2: two".into()));
+//! # });
+//! ```
+
+mod common;
+pub mod edit;
+pub mod patch;
+pub mod read;
+pub mod search;
+pub mod skill;
+pub mod write;
+
+pub use common::Services;
+pub use edit::edit_tool;
+pub use patch::patch_tool;
+pub use read::read_tool;
+pub use search::{glob_tool, grep_tool};
+pub use skill::skill_tool;
+pub use write::write_tool;
+
+/// Every file tool under its model-facing name, for registering all of them at once.
+pub fn tools(services: Services, skill_dirs: Vec<std::path::PathBuf>) -> Vec<(&'static str, tool_core::Tool)> {
+    vec![
+        ("read", read_tool(services.clone())),
+        ("write", write_tool(services.clone())),
+        ("edit", edit_tool(services.clone())),
+        ("apply_patch", patch_tool(services.clone())),
+        ("glob", glob_tool(services.clone())),
+        ("grep", grep_tool(services.clone())),
+        ("skill", skill_tool(services, skill_dirs)),
+    ]
+}

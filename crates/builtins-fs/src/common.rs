@@ -1,0 +1,135 @@
+//! What every file tool does first: resolve the path, then ask — in that order, so a
+//! refused call reads nothing.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use tool_core::{Context, Location, PathKind, PermissionRequest, Permissions, ResolvedPath, ToolFailure};
+
+/// The services a file tool captures.
+#[derive(Clone)]
+pub struct Services {
+    /// Where paths resolve.
+    pub location: Location,
+    /// Who is asked.
+    pub permissions: Arc<dyn Permissions>,
+}
+
+impl Services {
+    /// Services for `location`, asking `permissions`.
+    pub fn new(location: Location, permissions: Arc<dyn Permissions>) -> Services {
+        Services { location, permissions }
+    }
+
+    /// Resolves `path`, asks `external_directory` when it is outside, then `action` on the
+    /// resource with `save`. `failure` turns any refusal or bad path into the tool's own
+    /// message (the refusal itself is kept so a declined call still stops the loop).
+    pub async fn authorize(
+        &self,
+        ctx: &Context,
+        ask: PathAsk<'_>,
+        failure: impl Fn() -> String,
+    ) -> Result<ResolvedPath, ToolFailure> {
+        let PathAsk {
+            path,
+            kind,
+            action,
+            save,
+            metadata,
+        } = ask;
+        let resolved = self
+            .location
+            .resolve(path, kind)
+            .map_err(|error| ToolFailure::new(format!("{}: {error}", failure())))?;
+        if let Some(external) = &resolved.external {
+            let request = PermissionRequest::new("external_directory")
+                .resources([external.resource.clone()])
+                .save([external.save.clone()])
+                .metadata("filepath", resolved.path.to_string_lossy().into_owned())
+                .metadata("parentDir", external.directory.to_string_lossy().into_owned());
+            self.permissions
+                .assert(ctx, request)
+                .await
+                .map_err(|refusal| ToolFailure::from(refusal).with_message(failure()))?;
+        }
+        let mut request = PermissionRequest::new(action)
+            .resources([resolved.resource.clone()])
+            .save(save.iter().copied());
+        request.metadata = metadata;
+        self.permissions.assert(ctx, request).await.map_err(|refusal| {
+            let message = match &refusal {
+                tool_core::Refusal::Corrected { .. } => refusal.to_string(),
+                _ => failure(),
+            };
+            ToolFailure::from(refusal).with_message(message)
+        })?;
+        Ok(resolved)
+    }
+}
+
+/// What a tool asks about one path.
+pub struct PathAsk<'a> {
+    /// The model's path.
+    pub path: &'a str,
+    /// File or directory (decides the external boundary).
+    pub kind: PathKind,
+    /// The action asked (`read`, `edit`).
+    pub action: &'a str,
+    /// What "always" saves.
+    pub save: &'a [&'a str],
+    /// Details for the prompt.
+    pub metadata: serde_json::Map<String, serde_json::Value>,
+}
+
+/// Runs blocking file work off the async workers when a runtime is there.
+pub(crate) async fn blocking<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) -> Result<T, ToolFailure> {
+    match tokio::runtime::Handle::try_current() {
+        Ok(runtime) => runtime
+            .spawn_blocking(work)
+            .await
+            .map_err(|error| ToolFailure::new(format!("file operation failed: {error}"))),
+        Err(_) => Ok(work()),
+    }
+}
+
+/// One lock per file, so concurrent writers of the same file never interleave.
+pub(crate) fn file_lock(path: &Path) -> Arc<Mutex<()>> {
+    static LOCKS: OnceLock<Mutex<HashMap<PathBuf, Arc<Mutex<()>>>>> = OnceLock::new();
+    let locks = LOCKS.get_or_init(|| Mutex::new(HashMap::new()));
+    let mut map = locks.lock().unwrap_or_else(|poison| poison.into_inner());
+    // Forget locks nobody holds any more, so the map does not grow without bound.
+    map.retain(|_, lock| Arc::strong_count(lock) > 1);
+    Arc::clone(map.entry(path.to_path_buf()).or_default())
+}
+
+/// The UTF-8 byte-order mark.
+pub(crate) const BOM: &str = "\u{feff}";
+
+/// Writes `content` to `path` atomically: a temporary file in the same directory, the
+/// original's permissions, then a rename over it. Parent directories are created.
+pub(crate) fn write_atomic(path: &Path, content: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let parent = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(parent)?;
+    let mut temp = tempfile::Builder::new()
+        .prefix(".toolgate-")
+        .suffix(".tmp")
+        .tempfile_in(parent)?;
+    temp.write_all(content)?;
+    temp.flush()?;
+    if let Ok(meta) = std::fs::metadata(path) {
+        temp.as_file().set_permissions(meta.permissions())?;
+    }
+    temp.persist(path).map_err(|error| error.error)?;
+    Ok(())
+}
+
+/// A unified diff of `old` → `new` for `name` (prompt metadata and model text).
+pub(crate) fn unified_diff(name: &str, old: &str, new: &str) -> String {
+    similar::TextDiff::from_lines(old, new)
+        .unified_diff()
+        .context_radius(3)
+        .header(name, name)
+        .to_string()
+}
