@@ -439,3 +439,98 @@ fn audit_tail_shows_decisions_and_settlements() {
     assert_eq!(out.lines().count(), 1);
     assert!(out.contains("settled"), "{out}");
 }
+
+#[test]
+fn every_builtin_through_the_binary() {
+    let sandbox = Sandbox::new();
+    sandbox.write("project/src/lib.rs", "pub fn alpha() {}\n");
+    sandbox.write(
+        "project/.toolgate/skills/hello/SKILL.md",
+        "---\nname: hello\ndescription: Greets\n---\nSay hello.\n",
+    );
+    let run = |tool: &str, input: Value| {
+        let (code, out, err) = sandbox.run(&["call", tool, &input.to_string(), "--auto"]);
+        assert_eq!(code, 0, "{tool}: {err}");
+        out
+    };
+    assert!(
+        run("read", json!({"path": "src/lib.rs"})).starts_with("Read file src/lib.rs, lines 1-1\n1: pub fn alpha() {}")
+    );
+    assert!(
+        run("write", json!({"path": "notes.md", "content": "one\n"}))
+            .starts_with("Created file successfully: notes.md")
+    );
+    assert!(
+        run(
+            "edit",
+            json!({"path": "notes.md", "oldString": "one", "newString": "two"})
+        )
+        .starts_with("Edited file successfully: notes.md")
+    );
+    let patch = "*** Begin Patch\n*** Update File: notes.md\n@@\n-two\n+three\n*** End Patch";
+    assert!(
+        run("apply_patch", json!({"patchText": patch}))
+            .starts_with("Success. Updated the following files:\nM notes.md")
+    );
+    assert_eq!(
+        std::fs::read_to_string(sandbox.project().join("notes.md")).unwrap(),
+        "three\n"
+    );
+    assert!(
+        run("glob", json!({"pattern": "*.rs"}))
+            .trim_end()
+            .ends_with("src/lib.rs")
+    );
+    assert!(run("grep", json!({"pattern": "alpha"})).starts_with("Found 1 matches"));
+    assert!(run("skill", json!({"name": "hello"})).contains("Say hello."));
+    assert!(run("bash", json!({"command": "ls src"})).starts_with("lib.rs"));
+    let (code, out, _) = sandbox.run(&["tools", "--json"]);
+    assert_eq!(code, 0);
+    let names: Vec<String> = json_of(&out)
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "read",
+            "write",
+            "edit",
+            "apply_patch",
+            "glob",
+            "grep",
+            "skill",
+            "bash",
+            "todowrite",
+            "question"
+        ]
+    );
+}
+
+#[test]
+fn edit_prompt_shows_the_diff_and_a_headless_edit_changes_nothing() {
+    let sandbox = Sandbox::new();
+    sandbox.write("project/toolgate.json", r#"{"permission": {"edit": "ask"}}"#);
+    sandbox.write("project/a.txt", "old line\n");
+    let input = r#"{"path": "a.txt", "oldString": "old line", "newString": "new line"}"#;
+    let (code, _, err) = sandbox.run(&["call", "edit", input]);
+    assert_eq!(code, 3, "{err}");
+    assert_eq!(
+        std::fs::read_to_string(sandbox.project().join("a.txt")).unwrap(),
+        "old line\n"
+    );
+    let mut command = sandbox.command(&["call", "edit", input]);
+    command.env("NO_COLOR", "1");
+    let mut session = e2e::pty::Session::spawn(command).unwrap();
+    let screen = session.expect("answer [o/a/r]:", Duration::from_secs(20)).unwrap();
+    assert!(screen.contains("-old line") && screen.contains("+new line"), "{screen}");
+    session.send("o\r").unwrap();
+    let (code, screen) = session.finish(Duration::from_secs(20)).unwrap();
+    assert_eq!(code, 0, "{screen}");
+    assert_eq!(
+        std::fs::read_to_string(sandbox.project().join("a.txt")).unwrap(),
+        "new line\n"
+    );
+}

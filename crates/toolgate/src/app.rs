@@ -32,7 +32,10 @@ impl App {
             Location::new(&setup.dir).map_err(|error| Failure::usage(format!("{}: {error}", setup.dir.display())))?;
         let permissions: Arc<dyn Permissions> = Arc::new(setup.service.clone());
         let todos = TodoStore::open(setup.dirs.data.join("toolgate.db")).map_err(Failure::runtime)?;
-        let builtins = vec![
+        let services = builtins_fs::Services::new(location.clone(), Arc::clone(&permissions));
+        let skill_dirs = builtins_fs::skill::skill_dirs(&setup.dir, Some(&setup.dirs.config));
+        let mut builtins = builtins_fs::tools(services, skill_dirs);
+        builtins.extend([
             ("bash", builtins_shell::bash_tool(location, Arc::clone(&permissions))),
             (
                 "todowrite",
@@ -42,7 +45,7 @@ impl App {
                 "question",
                 builtins_session::question_tool(questions, Arc::clone(&permissions)),
             ),
-        ];
+        ]);
         let registration = registry
             .register(builtins)
             .map_err(|error| Failure::runtime(format!("could not register the builtins: {error}")))?;

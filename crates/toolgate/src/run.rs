@@ -39,8 +39,18 @@ pub(crate) fn tools(project: &Project, json: bool) -> Result<(), Failure> {
         println!("agent {} is offered no tools", setup.agent);
     }
     for definition in catalog.definitions() {
-        let summary = definition.description.split(". ").next().unwrap_or("");
-        println!("{:<14} {}", definition.name, summary.trim_end_matches('.'));
+        let first = definition
+            .description
+            .split(". ")
+            .next()
+            .unwrap_or("")
+            .trim_end_matches('.');
+        let summary = if first.chars().count() > 90 {
+            format!("{}…", first.chars().take(89).collect::<String>())
+        } else {
+            first.to_string()
+        };
+        println!("{:<14} {summary}", definition.name);
     }
     Ok(())
 }
