@@ -113,7 +113,7 @@ fn call_json_input_from_stdin_and_errors() {
     let (code, _, err) = sandbox.run(&["call", "nope"]);
     assert_eq!(code, 2);
     assert!(
-        err.contains("unknown tool \"nope\" for agent build; available: bash"),
+        err.contains("unknown tool \"nope\" for agent build; available: read, write"),
         "{err}"
     );
 }
