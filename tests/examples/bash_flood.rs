@@ -3,7 +3,7 @@
 //!
 //! Run without arguments it measures both by re-running itself: `tool` mode settles the
 //! call in this process and reports its peak RSS; the anchor is `sh -c 'CMD >/dev/null'`.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::sync::Arc;
 use std::time::Instant;

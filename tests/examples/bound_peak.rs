@@ -2,7 +2,7 @@
 //!
 //! Prints `figure peak_ratio <VmHWM / output size>` and the raw numbers, for
 //! `cargo xtask bench`.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use output_store::OutputStore;
 use tool_core::{Content, ToolOutput};

@@ -1,6 +1,6 @@
 //! `toolgate call read` on a small file as a whole, cold process: median wall time and
 //! peak RSS over 20 runs of the release binary (`cargo xtask bench` builds it first).
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::process::Command;
 use std::time::Instant;

@@ -5,7 +5,7 @@
 //!
 //! `fs_bench` prepares the data and runs everything; `fs_bench grep|glob|read ARGS` are
 //! the measured modes (one process each).
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
