@@ -540,7 +540,11 @@ fn dir_flag_and_config_json() {
     let sandbox = Sandbox::new();
     let elsewhere = sandbox.root.path().join("elsewhere");
     std::fs::create_dir(&elsewhere).unwrap();
-    std::fs::write(elsewhere.join("toolgate.json"), r#"{"permission": {"bash": {"make *": "deny"}}}"#).unwrap();
+    std::fs::write(
+        elsewhere.join("toolgate.json"),
+        r#"{"permission": {"bash": {"make *": "deny"}}}"#,
+    )
+    .unwrap();
     std::fs::write(elsewhere.join("here.txt"), "from elsewhere\n").unwrap();
     let dir = elsewhere.to_str().unwrap();
     let (_, out, _) = sandbox.run(&["check", "bash", "make", "--dir", dir, "--json"]);
@@ -553,8 +557,15 @@ fn dir_flag_and_config_json() {
     let config = json_of(&out);
     assert_eq!(config["agent"], "plan");
     let rules = config["rules"].as_array().unwrap();
-    assert_eq!(rules[0], json!({"action": "*", "resource": "*", "effect": "allow", "origin": "defaults"}));
-    assert!(rules.iter().any(|r| r["resource"] == "make *" && r["origin"] == "user_config"));
+    assert_eq!(
+        rules[0],
+        json!({"action": "*", "resource": "*", "effect": "allow", "origin": "defaults"})
+    );
+    assert!(
+        rules
+            .iter()
+            .any(|r| r["resource"] == "make *" && r["origin"] == "user_config")
+    );
     let (code, _, err) = sandbox.run(&["tools", "--dir", "/definitely/not/here"]);
     assert_eq!(code, 2);
     assert!(err.contains("not a directory"), "{err}");

@@ -1,4 +1,22 @@
-//! The network tools: webfetch and websearch.
+//! The network tools: `webfetch` and `websearch`.
 //!
-//! This crate is filled by its own issue; until then it holds only this overview.
-//! It depends on `tool-core` alone, like every library crate of the workspace.
+//! `webfetch` asks `webfetch` on the URL before any request, reads at most 5 MiB of the
+//! body (the rest is never downloaded, decompressed or not), converts HTML to Markdown or
+//! text, and — on by default — refuses every address on the local or private network:
+//! names are resolved, every address is checked, the connection goes to the checked
+//! address, and every redirect hop is checked again.
+//!
+//! ```
+//! use builtins_net::guard::forbidden;
+//! for spelling in ["127.0.0.1", "10.1.2.3", "169.254.169.254", "100.64.0.1", "::1", "fd00::1", "::ffff:192.168.0.1"] {
+//!     assert!(forbidden(spelling.parse().unwrap()).is_some(), "{spelling}");
+//! }
+//! ```
+
+pub mod fetch;
+pub mod guard;
+mod html;
+pub mod search;
+
+pub use fetch::{FetchConfig, webfetch_tool};
+pub use search::{SearchConfig, websearch_tool};
