@@ -502,6 +502,8 @@ fn every_builtin_through_the_binary() {
             "glob",
             "grep",
             "skill",
+            "webfetch",
+            "websearch",
             "bash",
             "todowrite",
             "question"
@@ -569,4 +571,55 @@ fn dir_flag_and_config_json() {
     let (code, _, err) = sandbox.run(&["tools", "--dir", "/definitely/not/here"]);
     assert_eq!(code, 2);
     assert!(err.contains("not a directory"), "{err}");
+}
+
+/// Serves one fixed HTML page on 127.0.0.1 from a thread; returns its URL.
+fn one_page_server() -> String {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let mut stream = stream;
+            let mut request = [0u8; 4096];
+            let _ = stream.read(&mut request);
+            let body = "<html><body><h1>Local docs</h1><p>Hello <em>there</em>.</p></body></html>";
+            let _ = write!(
+                stream,
+                "HTTP/1.1 200 OK\r\ncontent-type: text/html\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    format!("http://{address}/docs")
+}
+
+#[test]
+fn webfetch_refuses_the_local_network_unless_configured() {
+    let sandbox = Sandbox::new();
+    let url = one_page_server();
+    let input = json!({"url": url}).to_string();
+    let (code, _, err) = sandbox.run(&["call", "webfetch", &input, "--auto"]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("refused to connect to 127.0.0.1: it resolves to 127.0.0.1, a loopback address"),
+        "{err}"
+    );
+    sandbox.write(
+        "project/toolgate.json",
+        r#"{"webfetch": {"allow_private_network": true}}"#,
+    );
+    let (code, out, err) = sandbox.run(&["call", "webfetch", &input, "--auto"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("# Local docs") && out.contains("Hello *there*."), "{out}");
+    sandbox.write(
+        "project/toolgate.json",
+        r#"{"webfetch": {"allowed_hosts": "127.0.0.1"}}"#,
+    );
+    let (code, _, err) = sandbox.run(&["call", "webfetch", &input, "--auto"]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("webfetch.allowed_hosts: expected a list of host names"),
+        "{err}"
+    );
 }

@@ -55,7 +55,9 @@ pub struct FetchOutput {
     pub content_type: String,
     /// The format returned.
     pub format: Format,
-    /// The content.
+    /// The content (the model reads it; kept out of the structured value so a 5 MB page
+    /// is not held twice).
+    #[serde(skip)]
     pub output: String,
 }
 
@@ -249,7 +251,9 @@ async fn fetch(
         return Err(fail(format!("Unsupported fetched file content type: {mime}")));
     }
     // Read at most the cap; the rest is never downloaded (the connection is dropped).
-    let mut body: Vec<u8> = Vec::new();
+    // Room for the cap and the note up front (pages are only committed as they are
+    // written): the body becomes the output without a copy or a doubling reallocation.
+    let mut body: Vec<u8> = Vec::with_capacity(MAX_RESPONSE_BYTES + 256);
     let mut truncated = false;
     loop {
         match response.chunk().await {
@@ -267,7 +271,7 @@ async fn fetch(
         }
     }
     drop(response);
-    let text = String::from_utf8_lossy(&body).into_owned();
+    let text = String::from_utf8(body).unwrap_or_else(|error| String::from_utf8_lossy(error.as_bytes()).into_owned());
     let mut output = if mime.contains("html") {
         match input.format {
             Format::Markdown => html::to_markdown(&text),

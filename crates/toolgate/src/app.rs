@@ -36,6 +36,14 @@ impl App {
         let skill_dirs = builtins_fs::skill::skill_dirs(&setup.dir, Some(&setup.dirs.config));
         let mut builtins = builtins_fs::tools(services, skill_dirs);
         builtins.extend([
+            (
+                "webfetch",
+                builtins_net::webfetch_tool(setup.config.fetch_config(), Arc::clone(&permissions)),
+            ),
+            (
+                "websearch",
+                builtins_net::websearch_tool(setup.config.search_config(), Arc::clone(&permissions)),
+            ),
             ("bash", builtins_shell::bash_tool(location, Arc::clone(&permissions))),
             (
                 "todowrite",

@@ -121,8 +121,51 @@ impl Config {
         }
     }
 
+    /// The webfetch settings: `webfetch.allow_private_network`, `webfetch.allowed_hosts`.
+    pub(crate) fn fetch_config(&self) -> builtins_net::FetchConfig {
+        let section = self.merged.get("webfetch");
+        builtins_net::FetchConfig {
+            allow_private_network: section
+                .and_then(|w| w.get("allow_private_network"))
+                .and_then(Value::as_bool)
+                .unwrap_or(false),
+            allowed_hosts: section
+                .and_then(|w| w.get("allowed_hosts"))
+                .and_then(Value::as_array)
+                .map(|hosts| hosts.iter().filter_map(Value::as_str).map(str::to_string).collect())
+                .unwrap_or_default(),
+            ..builtins_net::FetchConfig::default()
+        }
+    }
+
+    /// The websearch settings: provider and keys from the environment, endpoints and a
+    /// fixed provider from `websearch.{provider, exa_url, parallel_url}`.
+    pub(crate) fn search_config(&self) -> builtins_net::SearchConfig {
+        let mut config = builtins_net::SearchConfig::from_env();
+        let section = self.merged.get("websearch");
+        let text = |key: &str| {
+            section
+                .and_then(|w| w.get(key))
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        };
+        if let Some(url) = text("exa_url") {
+            config.exa_url = url;
+        }
+        if let Some(url) = text("parallel_url") {
+            config.parallel_url = url;
+        }
+        if config.provider.is_none() {
+            config.provider = match text("provider").as_deref() {
+                Some("exa") => Some(builtins_net::search::Provider::Exa),
+                Some("parallel") => Some(builtins_net::search::Provider::Parallel),
+                _ => None,
+            };
+        }
+        config
+    }
+
     /// A positive integer setting such as `tool_output.max_lines`.
-    #[allow(dead_code)]
     pub(crate) fn positive(&self, section: &str, key: &str) -> Option<u64> {
         self.merged.get(section)?.get(key)?.as_u64()
     }
@@ -243,6 +286,30 @@ fn validate(value: &Value, file: &str) -> Result<(), ConfigError> {
         && !field.is_boolean()
     {
         return Err(fail(file, "webfetch.allow_private_network", "true or false", field));
+    }
+    if let Some(field) = value.get("webfetch").and_then(|w| w.get("allowed_hosts"))
+        && !field.as_array().is_some_and(|hosts| hosts.iter().all(Value::is_string))
+    {
+        return Err(fail(file, "webfetch.allowed_hosts", "a list of host names", field));
+    }
+    for key in ["exa_url", "parallel_url"] {
+        if let Some(field) = value.get("websearch").and_then(|w| w.get(key))
+            && !field
+                .as_str()
+                .is_some_and(|url| url.starts_with("http://") || url.starts_with("https://"))
+        {
+            return Err(fail(
+                file,
+                &format!("websearch.{key}"),
+                "an http:// or https:// URL",
+                field,
+            ));
+        }
+    }
+    if let Some(field) = value.get("websearch").and_then(|w| w.get("provider"))
+        && !matches!(field.as_str(), Some("exa" | "parallel"))
+    {
+        return Err(fail(file, "websearch.provider", "\"exa\" or \"parallel\"", field));
     }
     Ok(())
 }
