@@ -6,15 +6,9 @@ use std::time::{Duration, Instant};
 
 use builtins_fs::{Services, edit_tool, patch_tool};
 use criterion::{Criterion, criterion_group, criterion_main};
-use tool_core::{BoxFuture, Context, Location, PermissionRequest, Permissions, Refusal};
+use tool_core::{Context, Location};
 
-struct AllowAll;
-
-impl Permissions for AllowAll {
-    fn assert<'a>(&'a self, _: &'a Context, _: PermissionRequest) -> BoxFuture<'a, Result<(), Refusal>> {
-        Box::pin(async { Ok(()) })
-    }
-}
+use e2e::AllowAll;
 
 fn services(dir: &std::path::Path) -> Services {
     Services::new(Location::new(dir).unwrap(), Arc::new(AllowAll))

@@ -7,15 +7,9 @@ use axum::Router;
 use axum::routing::get;
 use builtins_net::{FetchConfig, webfetch_tool};
 use criterion::{Criterion, criterion_group, criterion_main};
-use tool_core::{BoxFuture, Context, PermissionRequest, Permissions, Refusal};
+use tool_core::Context;
 
-struct AllowAll;
-
-impl Permissions for AllowAll {
-    fn assert<'a>(&'a self, _: &'a Context, _: PermissionRequest) -> BoxFuture<'a, Result<(), Refusal>> {
-        Box::pin(async { Ok(()) })
-    }
-}
+use e2e::AllowAll;
 
 /// About 1 MiB of article-like HTML: headings, paragraphs with links and emphasis, lists, code.
 fn page() -> String {

@@ -10,23 +10,13 @@ use std::time::Instant;
 
 use output_store::OutputStore;
 use registry::{ApplicationTools, ToolRegistry};
-use tool_core::{BoxFuture, Context, Location, PermissionRequest, Permissions, Refusal};
+use tool_core::{Context, Location};
 
 const COMMAND: &str = "head -c 1073741824 /dev/zero";
 
-struct AllowAll;
+use e2e::AllowAll;
 
-impl Permissions for AllowAll {
-    fn assert<'a>(&'a self, _: &'a Context, _: PermissionRequest) -> BoxFuture<'a, Result<(), Refusal>> {
-        Box::pin(async { Ok(()) })
-    }
-}
-
-fn peak_rss_mib() -> f64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap();
-    let line = status.lines().find(|line| line.starts_with("VmHWM:")).unwrap();
-    line.split_whitespace().nth(1).unwrap().parse::<f64>().unwrap() / 1024.0
-}
+use e2e::peak_rss_mib;
 
 fn tool_mode() {
     let data = tempfile::tempdir().unwrap();

@@ -9,12 +9,6 @@ use tool_core::{Content, ToolOutput};
 
 const SIZE: usize = 100 * 1024 * 1024;
 
-fn status_kib(field: &str) -> Option<f64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|line| line.starts_with(field))?;
-    line.split_whitespace().nth(1)?.parse().ok()
-}
-
 fn main() {
     let data = tempfile::tempdir().unwrap();
     let store = OutputStore::new(data.path());
@@ -29,7 +23,7 @@ fn main() {
         std::fs::metadata(&bounded.output_paths[0]).unwrap().len() as usize,
         SIZE
     );
-    let peak = status_kib("VmHWM:").expect("/proc/self/status has VmHWM") * 1024.0;
+    let peak = e2e::status_kib("VmHWM:") * 1024.0;
     println!("figure peak_ratio {:.3}", peak / SIZE as f64);
     println!("figure peak_mib {:.1}", peak / 1024.0 / 1024.0);
     println!("figure seconds {seconds:.4}");

@@ -8,21 +8,11 @@ use axum::Router;
 use axum::body::Body;
 use axum::routing::get;
 use builtins_net::{FetchConfig, webfetch_tool};
-use tool_core::{BoxFuture, Context, PermissionRequest, Permissions, Refusal};
+use tool_core::Context;
 
-struct AllowAll;
+use e2e::AllowAll;
 
-impl Permissions for AllowAll {
-    fn assert<'a>(&'a self, _: &'a Context, _: PermissionRequest) -> BoxFuture<'a, Result<(), Refusal>> {
-        Box::pin(async { Ok(()) })
-    }
-}
-
-fn status_kib(field: &str) -> f64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap();
-    let line = status.lines().find(|line| line.starts_with(field)).unwrap();
-    line.split_whitespace().nth(1).unwrap().parse().unwrap()
-}
+use e2e::status_kib;
 
 fn main() {
     let runtime = tokio::runtime::Builder::new_multi_thread()

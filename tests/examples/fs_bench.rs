@@ -12,25 +12,15 @@ use std::process::Command;
 use std::sync::Arc;
 use std::time::Instant;
 
-use tool_core::{BoxFuture, Context, Location, ModelResult, PermissionRequest, Permissions, Refusal};
+use tool_core::{Context, Location, ModelResult};
 
 const GREP_PATTERN: &str = "unsafe impl";
 const GLOB_PATTERN: &str = "*.rs";
 const RUNS: usize = 7;
 
-struct AllowAll;
+use e2e::AllowAll;
 
-impl Permissions for AllowAll {
-    fn assert<'a>(&'a self, _: &'a Context, _: PermissionRequest) -> BoxFuture<'a, Result<(), Refusal>> {
-        Box::pin(async { Ok(()) })
-    }
-}
-
-fn peak_rss_mib() -> f64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap();
-    let line = status.lines().find(|line| line.starts_with("VmHWM:")).unwrap();
-    line.split_whitespace().nth(1).unwrap().parse::<f64>().unwrap() / 1024.0
-}
+use e2e::peak_rss_mib;
 
 /// Runs one tool call in this process, the way the binary would.
 fn tool_mode(tool: &str, root: &Path, input: serde_json::Value) {

@@ -16,6 +16,35 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use tool_core::{Context, Tool, ToolFailure};
 
+/// A permission service that allows everything: for benches that measure a tool, not a prompt.
+pub struct AllowAll;
+
+impl tool_core::Permissions for AllowAll {
+    fn assert<'a>(
+        &'a self,
+        _: &'a Context,
+        _: tool_core::PermissionRequest,
+    ) -> tool_core::BoxFuture<'a, Result<(), tool_core::Refusal>> {
+        Box::pin(async { Ok(()) })
+    }
+}
+
+/// A field of `/proc/self/status` in KiB (`VmRSS:`, `VmHWM:`).
+pub fn status_kib(field: &str) -> f64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find(|line| line.starts_with(field))
+        .and_then(|line| line.split_whitespace().nth(1))
+        .and_then(|value| value.parse().ok())
+        .unwrap_or(0.0)
+}
+
+/// This process's peak resident memory in MiB.
+pub fn peak_rss_mib() -> f64 {
+    status_kib("VmHWM:") / 1024.0
+}
+
 /// The input of [`noop_tool`]: nothing.
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct NoInput {}

@@ -266,27 +266,10 @@ pub(crate) fn approvals_clear(project: &Project) -> Result<(), Failure> {
     Ok(())
 }
 
-/// Milliseconds since the epoch as `YYYY-MM-DD HH:MM:SS UTC`, without a time crate.
+/// Milliseconds since the epoch as `YYYY-MM-DD HH:MM:SS UTC` (the audit log's clock, shortened).
 fn format_time(ms: i64) -> String {
-    let secs = ms.div_euclid(1000);
-    let days = secs.div_euclid(86_400);
-    let rem = secs.rem_euclid(86_400);
-    // Civil-from-days (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02} UTC",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
+    let stamp = permission::audit::rfc3339(ms);
+    format!("{} {} UTC", &stamp[..10], &stamp[11..19])
 }
 
 #[cfg(test)]
