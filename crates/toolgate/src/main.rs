@@ -7,6 +7,7 @@ mod app;
 mod check;
 mod config;
 mod run;
+mod server;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -110,6 +111,18 @@ echo '{\"command\": \"cargo test\"}' | toolgate call bash - --auto\n  toolgate c
         #[command(flatten)]
         project: Project,
     },
+    /// Serve the HTTP API and its server-sent events (see GET /doc).
+    #[command(
+        after_help = "Prints the address and a bearer token (or uses $TOOLGATE_SERVER_TOKEN); every request needs \
+`Authorization: Bearer <token>`.\n\nExamples:\n  toolgate serve\n  toolgate serve --listen 127.0.0.1:8080 --dir ~/src/app"
+    )]
+    Serve {
+        /// The address to listen on (default 127.0.0.1:7777; 127.0.0.1:0 picks a free port).
+        #[arg(long, value_name = "ADDR:PORT")]
+        listen: Option<String>,
+        #[command(flatten)]
+        project: Project,
+    },
     /// The project's saved "always" approvals.
     #[command(
         after_help = "Examples:\n  toolgate approvals list\n  toolgate approvals remove per_0a1b2c3d4e5fXyZ\n  toolgate approvals clear"
@@ -209,6 +222,7 @@ fn main() -> ExitCode {
             json,
         } => check::check(&project, &action, &resources, json),
         Command::Config { project, json } => check::config(&project, json),
+        Command::Serve { listen, project } => server::serve(&project, listen.as_deref()),
         Command::Audit { action, project } => match action {
             AuditAction::Tail { count, json } => run::audit_tail(&project, count, json),
         },
