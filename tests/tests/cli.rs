@@ -183,6 +183,11 @@ fn check_analyses_bash_like_the_tool() {
         json!({"action": "bash", "resource": "rm *", "effect": "deny", "origin": "user_config"})
     );
     assert_eq!(report["save"], json!(["git status *", "rm *"]));
+    assert_eq!(
+        report["resources"][0]["savePattern"], "git status *",
+        "each sub-command with its save pattern"
+    );
+    assert_eq!(report["resources"][1]["savePattern"], "rm *");
     let (_, out, _) = sandbox.run(&["check", "bash", "cat .env"]);
     assert!(out.contains("also asks read: ask"), "{out}");
     assert!(out.contains("read \"*.env\" ask — defaults"), "{out}");

@@ -62,18 +62,26 @@ impl Setup {
 /// The assertions a call would make: for `bash`, exactly what the bash tool asserts for
 /// each command line (its sub-commands, reads, writes and outside directories); for any
 /// other action, the resources as given, saved as given.
-fn requests(setup: &Setup, action: &str, resources: &[String]) -> Result<Vec<PermissionRequest>, Failure> {
+/// The assertions, and what "always" would save for each bash sub-command.
+type Requests = (Vec<PermissionRequest>, std::collections::HashMap<String, String>);
+
+fn requests(setup: &Setup, action: &str, resources: &[String]) -> Result<Requests, Failure> {
+    let mut saves = std::collections::HashMap::new();
     if action != "bash" {
-        return Ok(vec![
-            PermissionRequest::new(action)
-                .resources(resources.iter().cloned())
-                .save(resources.iter().cloned()),
-        ]);
+        let request = PermissionRequest::new(action)
+            .resources(resources.iter().cloned())
+            .save(resources.iter().cloned());
+        return Ok((vec![request], saves));
     }
     let location = tool_core::Location::new(&setup.dir).map_err(Failure::runtime)?;
     let mut merged: Vec<PermissionRequest> = Vec::new();
     for command in resources {
         let plan = builtins_shell::plan(&location, command, None, None).map_err(Failure::runtime)?;
+        for part in &plan.analysis.parts {
+            if let Some(save) = &part.save {
+                saves.insert(part.resource.clone(), save.clone());
+            }
+        }
         for request in plan.requests {
             match merged.iter_mut().find(|r| r.action == request.action) {
                 Some(existing) => {
@@ -95,7 +103,7 @@ fn requests(setup: &Setup, action: &str, resources: &[String]) -> Result<Vec<Per
     }
     // The bash assertion first: it is what the user asked about.
     merged.sort_by_key(|request| request.action != "bash");
-    Ok(merged)
+    Ok((merged, saves))
 }
 
 fn rule_json(rule: &Rule) -> Value {
@@ -111,7 +119,7 @@ fn rule_text(rule: Option<&Rule>) -> String {
 
 pub(crate) fn check(project: &Project, action: &str, resources: &[String], json: bool) -> Result<(), Failure> {
     let setup = Setup::new(project, AskMode::Headless)?;
-    let requests = requests(&setup, action, resources)?;
+    let (requests, saves) = requests(&setup, action, resources)?;
     let mut reports = Vec::new();
     for request in &requests {
         let explained = setup.service.explain("", &setup.agent, request);
@@ -129,6 +137,7 @@ pub(crate) fn check(project: &Project, action: &str, resources: &[String], json:
                     "effect": e.effect,
                     "rule": e.rule.as_ref().map(rule_json),
                     "saveable": !request.unsaveable.contains(&e.resource),
+                    "savePattern": if request.action == "bash" { saves.get(&e.resource).cloned() } else { None },
                 })).collect::<Vec<_>>(),
                 "save": request.save,
             })
@@ -154,9 +163,11 @@ pub(crate) fn check(project: &Project, action: &str, resources: &[String], json:
             .min(60);
         for explanation in explained {
             let note = if request.unsaveable.contains(&explanation.resource) {
-                "  (never saved: not analysable)"
+                "  (never saved: not analysable)".to_string()
+            } else if let (true, Some(save)) = (request.action == "bash", saves.get(&explanation.resource)) {
+                format!("  → always: {save}")
             } else {
-                ""
+                String::new()
             };
             println!(
                 "  {:<width$}  {:<5}  {}{note}",
