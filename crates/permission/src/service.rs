@@ -651,6 +651,15 @@ impl PermissionService {
         }
     }
 
+    /// Declines the pending request `id` with `reason` as the message (no one could be
+    /// asked), without touching the session's other requests.
+    pub fn decline(&self, id: &str, reason: &str) -> Result<(), ReplyError> {
+        let mut state = self.lock();
+        let pending = state.pending.remove(id).ok_or_else(|| ReplyError::NotFound(id.to_string()))?;
+        self.resolve(pending, Reply::Reject, Err(Refusal::Declined { reason: Some(reason.to_string()) }));
+        Ok(())
+    }
+
     /// Declines every pending request of a cancelled session.
     pub fn cancel_session(&self, session_id: &str) {
         let mut state = self.lock();
