@@ -655,8 +655,17 @@ impl PermissionService {
     /// asked), without touching the session's other requests.
     pub fn decline(&self, id: &str, reason: &str) -> Result<(), ReplyError> {
         let mut state = self.lock();
-        let pending = state.pending.remove(id).ok_or_else(|| ReplyError::NotFound(id.to_string()))?;
-        self.resolve(pending, Reply::Reject, Err(Refusal::Declined { reason: Some(reason.to_string()) }));
+        let pending = state
+            .pending
+            .remove(id)
+            .ok_or_else(|| ReplyError::NotFound(id.to_string()))?;
+        self.resolve(
+            pending,
+            Reply::Reject,
+            Err(Refusal::Declined {
+                reason: Some(reason.to_string()),
+            }),
+        );
         Ok(())
     }
 

@@ -6,6 +6,7 @@
 mod app;
 mod check;
 mod config;
+mod mcp;
 mod run;
 mod server;
 
@@ -123,6 +124,19 @@ echo '{\"command\": \"cargo test\"}' | toolgate call bash - --auto\n  toolgate c
         #[command(flatten)]
         project: Project,
     },
+    /// Serve the tools over MCP on stdio, for MCP clients (editors, agents).
+    #[command(
+        after_help = "Asks are put to the user through MCP elicitation when the client supports it; otherwise \
+they are declined unless --auto is given. Logs go to stderr; stdout is the protocol.\n\nExamples:\n  toolgate mcp\n  \
+toolgate mcp --dir ~/src/app --agent plan"
+    )]
+    Mcp {
+        #[command(flatten)]
+        project: Project,
+        /// Approve every ask once that no rule denies (no elicitation).
+        #[arg(long)]
+        auto: bool,
+    },
     /// The project's saved "always" approvals.
     #[command(
         after_help = "Examples:\n  toolgate approvals list\n  toolgate approvals remove per_0a1b2c3d4e5fXyZ\n  toolgate approvals clear"
@@ -223,6 +237,7 @@ fn main() -> ExitCode {
         } => check::check(&project, &action, &resources, json),
         Command::Config { project, json } => check::config(&project, json),
         Command::Serve { listen, project } => server::serve(&project, listen.as_deref()),
+        Command::Mcp { project, auto } => mcp::serve_stdio(&project, auto),
         Command::Audit { action, project } => match action {
             AuditAction::Tail { count, json } => run::audit_tail(&project, count, json),
         },
