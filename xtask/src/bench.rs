@@ -270,6 +270,61 @@ const FIGURES: &[Figure] = &[
         target: Target::AtMost(16.0),
         how: "whole process, `tests/examples/fetch_peak.rs`: VmHWM after the call minus VmRSS before it, server in the same process streaming 64 KiB chunks; the tool keeps 5 MiB and drops the connection",
     },
+    Figure {
+        issue: 8,
+        name: "HTTP: 50 concurrent clients calling a near no-op tool (`read` of a one-line file) for 10 s, calls per second",
+        unit: "calls/s",
+        source: Source::Example {
+            example: "http_load",
+            key: "http_calls_per_second",
+        },
+        target: Target::AtLeast(5000.0),
+        how: "whole process, `tests/examples/http_load.rs`: the release `toolgate serve` on loopback, 50 keep-alive reqwest clients in one process on the same 2 cores, every call through registry, permission (with the audit log) and output bound",
+    },
+    Figure {
+        issue: 8,
+        name: "HTTP: p99 latency of those calls",
+        unit: "ms",
+        source: Source::Example {
+            example: "http_load",
+            key: "http_p99_ms",
+        },
+        target: Target::AtMost(20.0),
+        how: "whole process: the 99th percentile of every call's round trip in the run",
+    },
+    Figure {
+        issue: 8,
+        name: "HTTP: failed calls in that run",
+        unit: "calls",
+        source: Source::Example {
+            example: "http_load",
+            key: "http_errors",
+        },
+        target: Target::AtMost(0.0),
+        how: "whole process: non-2xx answers and transport errors",
+    },
+    Figure {
+        issue: 8,
+        name: "HTTP: `tool.settled` events missing from the SSE stream in that run",
+        unit: "events",
+        source: Source::Example {
+            example: "http_load",
+            key: "http_lost_events",
+        },
+        target: Target::AtMost(0.0),
+        how: "whole process: calls completed minus `tool.settled` events seen by one SSE subscriber",
+    },
+    Figure {
+        issue: 8,
+        name: "`toolgate mcp`: from process start to the `tools/list` answer (median)",
+        unit: "ms",
+        source: Source::Example {
+            example: "mcp_start",
+            key: "mcp_tools_list_ms",
+        },
+        target: Target::AtMost(50.0),
+        how: "whole process, `tests/examples/mcp_start.rs`: the release binary spawned, initialize + initialized + tools/list written at once, time to the answer; median of 10 cold starts",
+    },
 ];
 
 struct Measured<'a> {

@@ -1,0 +1,132 @@
+//! 50 concurrent clients calling a near no-op tool (`read` of a one-line file) over HTTP
+//! on loopback for 10 s against the release `toolgate serve`, with an SSE subscriber
+//! counting `tool.settled` events. Prints calls/s, p99 latency, errors and lost events.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use futures_util::StreamExt;
+
+const CLIENTS: usize = 50;
+const SECONDS: u64 = 10;
+const TOKEN: &str = "load-test";
+
+fn main() {
+    let workspace = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf();
+    let binary = workspace.join("target/release/toolgate");
+    assert!(binary.exists(), "build it first: cargo build --release -p toolgate");
+    let sandbox = tempfile::tempdir().unwrap();
+    std::fs::write(sandbox.path().join("one.txt"), "one line\n").unwrap();
+    let mut server = Command::new(&binary)
+        .args(["serve", "--listen", "127.0.0.1:0", "--dir"])
+        .arg(sandbox.path())
+        .env("TOOLGATE_DATA_DIR", sandbox.path().join("data"))
+        .env("TOOLGATE_CONFIG_DIR", sandbox.path().join("config"))
+        .env("TOOLGATE_SERVER_TOKEN", TOKEN)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let first = BufReader::new(server.stdout.take().unwrap())
+        .lines()
+        .next()
+        .unwrap()
+        .unwrap();
+    let base = first.strip_prefix("toolgate: listening on ").unwrap().to_string();
+    builtins_net::fetch::install_crypto_provider();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let (calls, errors, events, p99, elapsed) = runtime.block_on(async move {
+        let client = reqwest::Client::builder()
+            .no_proxy()
+            .pool_max_idle_per_host(CLIENTS)
+            .build()
+            .unwrap();
+        let events = Arc::new(AtomicU64::new(0));
+        let stream = client
+            .get(format!("{base}/event"))
+            .bearer_auth(TOKEN)
+            .send()
+            .await
+            .unwrap();
+        let counted = Arc::clone(&events);
+        tokio::spawn(async move {
+            let mut body = stream.bytes_stream();
+            let mut carry = String::new();
+            while let Some(Ok(chunk)) = body.next().await {
+                carry.push_str(&String::from_utf8_lossy(&chunk));
+                let settled = carry.matches("event: tool.settled").count() as u64;
+                counted.fetch_add(settled, Ordering::Relaxed);
+                // Keep a tail in case an event name straddles two chunks.
+                let keep = carry.len().saturating_sub(32);
+                let cut = (keep..=carry.len())
+                    .find(|&i| carry.is_char_boundary(i))
+                    .unwrap_or(carry.len());
+                carry.drain(..cut);
+            }
+        });
+        let errors = Arc::new(AtomicU64::new(0));
+        let deadline = Instant::now() + Duration::from_secs(SECONDS);
+        let start = Instant::now();
+        let mut tasks = Vec::new();
+        for n in 0..CLIENTS {
+            let client = client.clone();
+            let base = base.clone();
+            let errors = Arc::clone(&errors);
+            tasks.push(tokio::spawn(async move {
+                let mut latencies = Vec::new();
+                let body = r#"{"tool": "read", "input": {"path": "one.txt"}}"#;
+                while Instant::now() < deadline {
+                    let sent = Instant::now();
+                    let response = client
+                        .post(format!("{base}/session/ses_{n}/call"))
+                        .bearer_auth(TOKEN)
+                        .body(body)
+                        .send()
+                        .await;
+                    match response {
+                        Ok(r) if r.status().is_success() => {
+                            let _ = r.bytes().await;
+                        }
+                        _ => {
+                            errors.fetch_add(1, Ordering::Relaxed);
+                        }
+                    }
+                    latencies.push(sent.elapsed());
+                }
+                latencies
+            }));
+        }
+        let mut all = Vec::new();
+        for task in tasks {
+            all.extend(task.await.unwrap());
+        }
+        let elapsed = start.elapsed().as_secs_f64();
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        all.sort();
+        let p99 = all[all.len() * 99 / 100];
+        (
+            all.len() as u64,
+            errors.load(Ordering::Relaxed),
+            events.load(Ordering::Relaxed),
+            p99,
+            elapsed,
+        )
+    });
+    let _ = server.kill();
+    let _ = server.wait();
+    println!("figure http_calls_per_second {:.0}", calls as f64 / elapsed);
+    println!("figure http_p99_ms {:.2}", p99.as_secs_f64() * 1000.0);
+    println!("figure http_errors {errors}");
+    println!("figure http_lost_events {}", calls.saturating_sub(events));
+}
