@@ -34,11 +34,10 @@ fn main() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let first = BufReader::new(server.stdout.take().unwrap())
-        .lines()
-        .next()
-        .unwrap()
-        .unwrap();
+    let mut lines = BufReader::new(server.stdout.take().unwrap()).lines();
+    let first = lines.next().unwrap().unwrap();
+    // Read the token line too, and keep the pipe open for the server's lifetime.
+    let _token = lines.next();
     let base = first.strip_prefix("toolgate: listening on ").unwrap().to_string();
     builtins_net::fetch::install_crypto_provider();
     let runtime = tokio::runtime::Builder::new_multi_thread()

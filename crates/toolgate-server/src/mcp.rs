@@ -68,6 +68,17 @@ fn content_block(part: &Content) -> ContentBlock {
     }
 }
 
+impl Mcp {
+    /// This turn's catalog of the agent's tools.
+    fn catalog(&self) -> registry::Materialized {
+        let service = self.parts.service.clone();
+        let agent = self.parts.agent.clone();
+        self.parts
+            .registry
+            .materialize(move |action| service.hides(&agent, action))
+    }
+}
+
 impl ServerHandler for Mcp {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
@@ -83,12 +94,7 @@ impl ServerHandler for Mcp {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let service = self.parts.service.clone();
-        let agent = self.parts.agent.clone();
-        let catalog = self
-            .parts
-            .registry
-            .materialize(move |action| service.hides(&agent, action));
+        let catalog = self.catalog();
         let tools = catalog
             .definitions()
             .iter()
@@ -115,12 +121,7 @@ impl ServerHandler for Mcp {
         if let Ok(mut peer) = self.peer.lock() {
             *peer = Some(context.peer.clone());
         }
-        let service = self.parts.service.clone();
-        let agent = self.parts.agent.clone();
-        let catalog = self
-            .parts
-            .registry
-            .materialize(move |action| service.hides(&agent, action));
+        let catalog = self.catalog();
         let input = request
             .arguments
             .map(Value::Object)

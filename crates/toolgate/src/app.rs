@@ -70,3 +70,30 @@ impl App {
         self.registry.materialize(move |action| service.hides(&agent, action))
     }
 }
+
+/// Everything the servers run, built for `project`, and the registrations that keep the
+/// tools registered (hold it as long as the server runs).
+pub(crate) fn server_parts(
+    project: &crate::Project,
+    mode: permission::AskMode,
+    questions_answerable: bool,
+) -> Result<(toolgate_server::Parts, App), Failure> {
+    let setup = Setup::new(project, mode)?;
+    let questions = QuestionService::new(questions_answerable);
+    let app = App::new(&setup, questions.clone())?;
+    let parts = toolgate_server::Parts {
+        registry: app.registry.clone(),
+        service: setup.service.clone(),
+        questions,
+        agent: setup.agent.clone(),
+    };
+    Ok((parts, app))
+}
+
+/// A multi-threaded runtime for the servers.
+pub(crate) fn server_runtime() -> Result<tokio::runtime::Runtime, Failure> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Failure::runtime(format!("could not start the runtime: {e}")))
+}

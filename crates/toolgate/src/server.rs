@@ -2,11 +2,9 @@
 
 use std::net::SocketAddr;
 
-use builtins_session::QuestionService;
 use permission::AskMode;
 
-use crate::app::App;
-use crate::check::Setup;
+use crate::app::{server_parts, server_runtime};
 use crate::{Failure, Project};
 
 /// `toolgate serve`.
@@ -15,19 +13,8 @@ pub(crate) fn serve(project: &Project, listen: Option<&str>) -> Result<(), Failu
         .unwrap_or("127.0.0.1:7777")
         .parse()
         .map_err(|e| Failure::usage(format!("--listen: not an address:port ({e})")))?;
-    let setup = Setup::new(project, AskMode::Interactive)?;
-    let questions = QuestionService::new(true);
-    let app = App::new(&setup, questions.clone())?;
-    let parts = toolgate_server::Parts {
-        registry: app.registry.clone(),
-        service: setup.service.clone(),
-        questions,
-        agent: setup.agent.clone(),
-    };
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| Failure::runtime(format!("could not start the runtime: {e}")))?;
+    let (parts, app) = server_parts(project, AskMode::Interactive, true)?;
+    let runtime = server_runtime()?;
     runtime.block_on(async {
         let token = std::env::var("TOOLGATE_SERVER_TOKEN")
             .ok()
@@ -40,10 +27,15 @@ pub(crate) fn serve(project: &Project, listen: Option<&str>) -> Result<(), Failu
         if !bound.ip().is_loopback() {
             eprintln!("toolgate: warning: listening on {bound}, reachable from other machines; keep the token secret");
         }
-        println!("toolgate: listening on http://{bound}");
-        println!("toolgate: token {token}");
-        use std::io::Write;
-        let _ = std::io::stdout().flush();
+        // Written, not println!'d: a server must not die because whoever started it
+        // closed its stdout after reading the address.
+        {
+            use std::io::Write;
+            let mut out = std::io::stdout().lock();
+            let _ = writeln!(out, "toolgate: listening on http://{bound}");
+            let _ = writeln!(out, "toolgate: token {token}");
+            let _ = out.flush();
+        }
         // The registrations live in `app` for as long as the server runs.
         let served = toolgate_server::http::serve(parts, listener, token).await;
         drop(app);
