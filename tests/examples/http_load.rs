@@ -16,12 +16,7 @@ const SECONDS: u64 = 10;
 const TOKEN: &str = "load-test";
 
 fn main() {
-    let workspace = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf();
-    let binary = workspace.join("target/release/toolgate");
-    assert!(binary.exists(), "build it first: cargo build --release -p toolgate");
+    let binary = e2e::release_binary();
     let sandbox = tempfile::tempdir().unwrap();
     std::fs::write(sandbox.path().join("one.txt"), "one line\n").unwrap();
     let mut server = Command::new(&binary)

@@ -7,12 +7,7 @@ use std::process::{Command, Stdio};
 use std::time::Instant;
 
 fn main() {
-    let workspace = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf();
-    let binary = workspace.join("target/release/toolgate");
-    assert!(binary.exists(), "build it first: cargo build --release -p toolgate");
+    let binary = e2e::release_binary();
     let sandbox = tempfile::tempdir().unwrap();
     let mut times = Vec::new();
     for _ in 0..11 {

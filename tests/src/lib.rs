@@ -90,6 +90,17 @@ pub fn toolgate_binary() -> std::path::PathBuf {
     binary
 }
 
+/// The release `toolgate` binary, for whole-process figures (`cargo xtask bench` builds it).
+pub fn release_binary() -> std::path::PathBuf {
+    let workspace = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map(std::path::Path::to_path_buf)
+        .unwrap_or_default();
+    let binary = workspace.join("target/release/toolgate");
+    assert!(binary.exists(), "build it first: cargo build --release -p toolgate");
+    binary
+}
+
 /// A project directory with its own data and config directories, for driving the binary
 /// without touching the user's.
 pub struct Sandbox {

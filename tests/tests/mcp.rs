@@ -96,6 +96,30 @@ struct Pipes {
 }
 
 impl Pipes {
+    /// `toolgate mcp` in `sandbox`, initialized with the client `capabilities`.
+    fn start(sandbox: &Sandbox, capabilities: Value) -> Pipes {
+        let mut command = sandbox.command(&["mcp"]);
+        command
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null());
+        let mut child = command.spawn().unwrap();
+        let mut pipes = Pipes {
+            input: child.stdin.take().unwrap(),
+            output: BufReader::new(child.stdout.take().unwrap()),
+            child,
+        };
+        pipes.send(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": capabilities, "clientInfo": {"name": "raw", "version": "1"}}}));
+        let initialized = pipes.response(1, "once");
+        assert!(
+            initialized["result"]["capabilities"]["tools"].is_object(),
+            "{initialized}"
+        );
+        pipes.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        pipes
+    }
+
     fn send(&mut self, message: Value) {
         writeln!(self.input, "{message}").unwrap();
         self.input.flush().unwrap();
@@ -129,25 +153,7 @@ impl Pipes {
 fn raw_json_rpc_over_stdio() {
     let sandbox = Sandbox::new();
     project(&sandbox);
-    let mut command = sandbox.command(&["mcp"]);
-    command
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null());
-    let mut child = command.spawn().unwrap();
-    let mut pipes = Pipes {
-        input: child.stdin.take().unwrap(),
-        output: BufReader::new(child.stdout.take().unwrap()),
-        child,
-    };
-    pipes.send(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {"elicitation": {}}, "clientInfo": {"name": "raw", "version": "1"}}}));
-    let initialized = pipes.response(1, "once");
-    assert!(
-        initialized["result"]["capabilities"]["tools"].is_object(),
-        "{initialized}"
-    );
-    pipes.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let mut pipes = Pipes::start(&sandbox, json!({"elicitation": {}}));
     pipes.send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}));
     let listed = pipes.response(2, "once");
     let read = listed["result"]["tools"]
@@ -188,21 +194,7 @@ fn raw_json_rpc_over_stdio() {
 fn without_elicitation_asks_are_declined() {
     let sandbox = Sandbox::new();
     project(&sandbox);
-    let mut command = sandbox.command(&["mcp"]);
-    command
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null());
-    let mut child = command.spawn().unwrap();
-    let mut pipes = Pipes {
-        input: child.stdin.take().unwrap(),
-        output: BufReader::new(child.stdout.take().unwrap()),
-        child,
-    };
-    pipes.send(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}}));
-    pipes.response(1, "once");
-    pipes.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let mut pipes = Pipes::start(&sandbox, json!({}));
     pipes.send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "bash", "arguments": {"command": "echo hi"}}}));
     let declined = pipes.response(2, "once");
     assert_eq!(declined["result"]["isError"], true);
