@@ -68,6 +68,48 @@ impl Services {
     }
 }
 
+impl Services {
+    /// [`Services::authorize`] for reading a file: `read`, saved as `*` (spec §5.2).
+    pub(crate) async fn authorize_read(
+        &self,
+        ctx: &Context,
+        path: &str,
+        failure: impl Fn() -> String,
+    ) -> Result<ResolvedPath, ToolFailure> {
+        let ask = PathAsk {
+            path,
+            kind: PathKind::File,
+            action: "read",
+            save: &["*"],
+            metadata: Default::default(),
+        };
+        self.authorize(ctx, ask, failure).await
+    }
+
+    /// [`Services::authorize`] for changing a file: `edit`, saved as `*`, with the change
+    /// as a unified diff for the prompt. The diff comes from the request alone: nothing is
+    /// read before approval.
+    pub(crate) async fn authorize_edit(
+        &self,
+        ctx: &Context,
+        path: &str,
+        diff: String,
+        failure: impl Fn() -> String,
+    ) -> Result<ResolvedPath, ToolFailure> {
+        let mut metadata = serde_json::Map::new();
+        metadata.insert("filepath".into(), path.into());
+        metadata.insert("diff".into(), diff.into());
+        let ask = PathAsk {
+            path,
+            kind: PathKind::File,
+            action: "edit",
+            save: &["*"],
+            metadata,
+        };
+        self.authorize(ctx, ask, failure).await
+    }
+}
+
 /// What a tool asks about one path.
 pub struct PathAsk<'a> {
     /// The model's path.

@@ -3,9 +3,9 @@
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use tool_core::{Content, Context, PathKind, Tool, ToolFailure};
+use tool_core::{Content, Context, Tool, ToolFailure};
 
-use crate::common::{BOM, PathAsk, Services, blocking, file_lock, unified_diff, write_atomic};
+use crate::common::{BOM, Services, blocking, file_lock, unified_diff, write_atomic};
 
 /// The input of `edit`.
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
@@ -105,25 +105,9 @@ async fn edit(services: &Services, input: EditInput, ctx: &Context) -> Result<Ed
         return Err(ToolFailure::new(EMPTY));
     }
     let path = input.path.clone();
-    let mut metadata = serde_json::Map::new();
-    metadata.insert("filepath".into(), path.clone().into());
-    // What the prompt shows comes from the request alone: nothing is read before approval.
-    metadata.insert(
-        "diff".into(),
-        unified_diff(&path, &input.old_string, &input.new_string).into(),
-    );
+    let diff = unified_diff(&path, &input.old_string, &input.new_string);
     let resolved = services
-        .authorize(
-            ctx,
-            PathAsk {
-                path: &path,
-                kind: PathKind::File,
-                action: "edit",
-                save: &["*"],
-                metadata,
-            },
-            || format!("Unable to edit {path}"),
-        )
+        .authorize_edit(ctx, &path, diff, || format!("Unable to edit {path}"))
         .await?;
     let target = resolved.path.clone();
     let resource = resolved.resource.clone();

@@ -8,10 +8,10 @@ use std::path::{Path, PathBuf};
 use base64::Engine;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use tool_core::{Content, Context, PathKind, Tool, ToolFailure};
+use tool_core::{Content, Context, Tool, ToolFailure};
 use unicode_normalization::UnicodeNormalization;
 
-use crate::common::{PathAsk, Services, blocking};
+use crate::common::{Services, blocking};
 
 /// Most lines per page.
 pub const MAX_READ_LINES: u64 = 2000;
@@ -99,19 +99,7 @@ async fn read(services: &Services, input: ReadInput, ctx: &Context) -> Result<Re
         )));
     }
     let path = input.path.clone();
-    let resolved = services
-        .authorize(
-            ctx,
-            PathAsk {
-                path: &path,
-                kind: PathKind::File,
-                action: "read",
-                save: &["*"],
-                metadata: Default::default(),
-            },
-            || failure(&path),
-        )
-        .await?;
+    let resolved = services.authorize_read(ctx, &path, || failure(&path)).await?;
     let target = resolved.path.clone();
     let shown = resolved.resource.clone();
     let page = Page {
@@ -124,19 +112,7 @@ async fn read(services: &Services, input: ReadInput, ctx: &Context) -> Result<Re
         // holds, but reading it is asked again.
         if let Some(recovered) = recover(&target) {
             let name = recovered.to_string_lossy().into_owned();
-            let again = services
-                .authorize(
-                    ctx,
-                    PathAsk {
-                        path: &name,
-                        kind: PathKind::File,
-                        action: "read",
-                        save: &["*"],
-                        metadata: Default::default(),
-                    },
-                    || failure(&name),
-                )
-                .await?;
+            let again = services.authorize_read(ctx, &name, || failure(&name)).await?;
             let shown = again.resource.clone();
             return blocking(move || read_path(&again.path, &shown, page)).await?;
         }

@@ -2,9 +2,9 @@
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use tool_core::{Content, Context, PathKind, Tool, ToolFailure};
+use tool_core::{Content, Context, Tool, ToolFailure};
 
-use crate::common::{BOM, PathAsk, Services, blocking, file_lock, unified_diff, write_atomic};
+use crate::common::{BOM, Services, blocking, file_lock, unified_diff, write_atomic};
 
 /// The input of `write`.
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
@@ -50,22 +50,8 @@ pub fn write_tool(services: Services) -> Tool {
 async fn write(services: &Services, input: WriteInput, ctx: &Context) -> Result<WriteOutput, ToolFailure> {
     let path = input.path.clone();
     let failure = || format!("Unable to write {path}");
-    let mut metadata = serde_json::Map::new();
-    metadata.insert("filepath".into(), path.clone().into());
-    // The prompt shows what will be written; the old content is not read before approval.
-    metadata.insert("diff".into(), unified_diff(&path, "", &input.content).into());
     let resolved = services
-        .authorize(
-            ctx,
-            PathAsk {
-                path: &path,
-                kind: PathKind::File,
-                action: "edit",
-                save: &["*"],
-                metadata,
-            },
-            failure,
-        )
+        .authorize_edit(ctx, &path, unified_diff(&path, "", &input.content), failure)
         .await?;
     let target = resolved.path.clone();
     let resource = resolved.resource.clone();
