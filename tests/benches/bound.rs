@@ -4,8 +4,8 @@
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use output_store::OutputStore;
-use tool_core::{Content, ToolOutput};
+use toolgate_core::{Content, ToolOutput};
+use toolgate_output_store::OutputStore;
 
 const SIZE: usize = 100 * 1024 * 1024;
 

@@ -4,9 +4,9 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use builtins_fs::{Services, edit_tool, patch_tool};
 use criterion::{Criterion, criterion_group, criterion_main};
-use tool_core::{Context, Location};
+use toolgate_builtins_fs::{Services, edit_tool, patch_tool};
+use toolgate_core::{Context, Location};
 
 use e2e::AllowAll;
 

@@ -5,9 +5,9 @@ use std::sync::Arc;
 
 use axum::Router;
 use axum::routing::get;
-use builtins_net::{FetchConfig, webfetch_tool};
 use criterion::{Criterion, criterion_group, criterion_main};
-use tool_core::Context;
+use toolgate_builtins_net::{FetchConfig, webfetch_tool};
+use toolgate_core::Context;
 
 use e2e::AllowAll;
 

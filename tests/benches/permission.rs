@@ -5,8 +5,8 @@
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use permission::{AgentSettings, Agents, AskMode, Effect, Origin, PermissionService, Reply, Rule, Ruleset};
-use tool_core::{Context, PermissionRequest};
+use toolgate_core::{Context, PermissionRequest};
+use toolgate_permission::{AgentSettings, Agents, AskMode, Effect, Origin, PermissionService, Reply, Rule, Ruleset};
 
 /// 1,000 rules shaped like a large real config: many bash prefixes, edit and read paths,
 /// a few MCP wildcards, and wildcard-action rules spread through.

@@ -4,9 +4,9 @@
 use std::sync::Arc;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use output_store::OutputStore;
-use registry::{ApplicationTools, ToolRegistry};
-use tool_core::Context;
+use toolgate_core::Context;
+use toolgate_output_store::OutputStore;
+use toolgate_registry::{ApplicationTools, ToolRegistry};
 
 fn settle(c: &mut Criterion) {
     let data = tempfile::tempdir().unwrap();

@@ -25,7 +25,7 @@ fn analysis(c: &mut Criterion) {
     let script = script();
     let mut group = c.benchmark_group("shell");
     group.bench_function("analyze_200_commands", |b| {
-        b.iter(|| std::hint::black_box(builtins_shell::analyze(std::hint::black_box(&script))))
+        b.iter(|| std::hint::black_box(toolgate_builtins_shell::analyze(std::hint::black_box(&script))))
     });
     group.finish();
 }

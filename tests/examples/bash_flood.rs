@@ -8,9 +8,9 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use output_store::OutputStore;
-use registry::{ApplicationTools, ToolRegistry};
-use tool_core::{Context, Location};
+use toolgate_core::{Context, Location};
+use toolgate_output_store::OutputStore;
+use toolgate_registry::{ApplicationTools, ToolRegistry};
 
 const COMMAND: &str = "head -c 1073741824 /dev/zero";
 
@@ -27,7 +27,7 @@ fn tool_mode() {
         .unwrap();
     let app = ApplicationTools::new();
     let registry = ToolRegistry::new(&app, Arc::new(OutputStore::new(data.path())));
-    let tool = builtins_shell::bash_tool_with_shell(
+    let tool = toolgate_builtins_shell::bash_tool_with_shell(
         Location::new(project.path()).unwrap(),
         Arc::new(AllowAll),
         "/bin/sh".into(),

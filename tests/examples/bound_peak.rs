@@ -4,8 +4,8 @@
 //! `cargo xtask bench`.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use output_store::OutputStore;
-use tool_core::{Content, ToolOutput};
+use toolgate_core::{Content, ToolOutput};
+use toolgate_output_store::OutputStore;
 
 const SIZE: usize = 100 * 1024 * 1024;
 

@@ -7,8 +7,8 @@ use std::sync::Arc;
 use axum::Router;
 use axum::body::Body;
 use axum::routing::get;
-use builtins_net::{FetchConfig, webfetch_tool};
-use tool_core::Context;
+use toolgate_builtins_net::{FetchConfig, webfetch_tool};
+use toolgate_core::Context;
 
 use e2e::AllowAll;
 

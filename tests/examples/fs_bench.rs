@@ -12,7 +12,7 @@ use std::process::Command;
 use std::sync::Arc;
 use std::time::Instant;
 
-use tool_core::{Context, Location, ModelResult};
+use toolgate_core::{Context, Location, ModelResult};
 
 const GREP_PATTERN: &str = "unsafe impl";
 const GLOB_PATTERN: &str = "*.rs";
@@ -24,11 +24,11 @@ use e2e::peak_rss_mib;
 
 /// Runs one tool call in this process, the way the binary would.
 fn tool_mode(tool: &str, root: &Path, input: serde_json::Value) {
-    let services = builtins_fs::Services::new(Location::new(root).unwrap(), Arc::new(AllowAll));
+    let services = toolgate_builtins_fs::Services::new(Location::new(root).unwrap(), Arc::new(AllowAll));
     let tool = match tool {
-        "grep" => builtins_fs::grep_tool(services),
-        "glob" => builtins_fs::glob_tool(services),
-        _ => builtins_fs::read_tool(services),
+        "grep" => toolgate_builtins_fs::grep_tool(services),
+        "glob" => toolgate_builtins_fs::glob_tool(services),
+        _ => toolgate_builtins_fs::read_tool(services),
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

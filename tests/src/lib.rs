@@ -14,17 +14,17 @@
 
 use schemars::JsonSchema;
 use serde::Deserialize;
-use tool_core::{Context, Tool, ToolFailure};
+use toolgate_core::{Context, Tool, ToolFailure};
 
 /// A permission service that allows everything: for benches that measure a tool, not a prompt.
 pub struct AllowAll;
 
-impl tool_core::Permissions for AllowAll {
+impl toolgate_core::Permissions for AllowAll {
     fn assert<'a>(
         &'a self,
         _: &'a Context,
-        _: tool_core::PermissionRequest,
-    ) -> tool_core::BoxFuture<'a, Result<(), tool_core::Refusal>> {
+        _: toolgate_core::PermissionRequest,
+    ) -> toolgate_core::BoxFuture<'a, Result<(), toolgate_core::Refusal>> {
         Box::pin(async { Ok(()) })
     }
 }

@@ -41,7 +41,7 @@ fn serve(sandbox: &Sandbox) -> Served {
 
 fn client() -> reqwest::Client {
     // reqwest is built without a crypto provider (ring is installed where TLS is used).
-    builtins_net::fetch::install_crypto_provider();
+    toolgate_builtins_net::fetch::install_crypto_provider();
     reqwest::Client::builder().no_proxy().build().unwrap()
 }
 

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use tool_core::{Context, Location, PathKind, PermissionRequest, Permissions, ResolvedPath, ToolFailure};
+use toolgate_core::{Context, Location, PathKind, PermissionRequest, Permissions, ResolvedPath, ToolFailure};
 
 /// The services a file tool captures.
 #[derive(Clone)]
@@ -59,7 +59,7 @@ impl Services {
         request.metadata = metadata;
         self.permissions.assert(ctx, request).await.map_err(|refusal| {
             let message = match &refusal {
-                tool_core::Refusal::Corrected { .. } => refusal.to_string(),
+                toolgate_core::Refusal::Corrected { .. } => refusal.to_string(),
                 _ => failure(),
             };
             ToolFailure::from(refusal).with_message(message)

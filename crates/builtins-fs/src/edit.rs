@@ -3,7 +3,7 @@
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use tool_core::{Content, Context, Tool, ToolFailure};
+use toolgate_core::{Content, Context, Tool, ToolFailure};
 
 use crate::common::{BOM, Services, blocking, file_lock, unified_diff, write_atomic};
 

@@ -1,6 +1,6 @@
 //! The file-system tools: `read`, `write`, `edit`, `apply_patch`, `glob`, `grep` and `skill`.
 //!
-//! Every tool resolves its paths through [`tool_core::Location`], asserts its permissions,
+//! Every tool resolves its paths through [`toolgate_core::Location`], asserts its permissions,
 //! and only then touches the disk — so a refused call reads nothing and reveals nothing.
 //! Paths outside the project ask `external_directory` first; `write`, `edit` and
 //! `apply_patch` all ask as `edit`. Writes are atomic (a temporary file and a rename),
@@ -10,8 +10,8 @@
 //! # let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
 //! # rt.block_on(async {
 //! use std::sync::Arc;
-//! use builtins_fs::{Services, read_tool};
-//! use tool_core::{BoxFuture, Context, Location, ModelResult, PermissionRequest, Permissions, Refusal};
+//! use toolgate_builtins_fs::{Services, read_tool};
+//! use toolgate_core::{BoxFuture, Context, Location, ModelResult, PermissionRequest, Permissions, Refusal};
 //!
 //! struct AllowAll;
 //! impl Permissions for AllowAll {
@@ -46,7 +46,7 @@ pub use skill::skill_tool;
 pub use write::write_tool;
 
 /// Every file tool under its model-facing name, for registering all of them at once.
-pub fn tools(services: Services, skill_dirs: Vec<std::path::PathBuf>) -> Vec<(&'static str, tool_core::Tool)> {
+pub fn tools(services: Services, skill_dirs: Vec<std::path::PathBuf>) -> Vec<(&'static str, toolgate_core::Tool)> {
     vec![
         ("read", read_tool(services.clone())),
         ("write", write_tool(services.clone())),

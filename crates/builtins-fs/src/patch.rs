@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use tool_core::{Content, Context, PathKind, PermissionRequest, Tool, ToolFailure};
+use toolgate_core::{Content, Context, PathKind, PermissionRequest, Tool, ToolFailure};
 
 use crate::common::{BOM, Services, blocking, file_lock, unified_diff, write_atomic};
 
@@ -72,8 +72,8 @@ fn strip_heredoc(text: &str) -> &str {
 /// Parses a patch (spec §5.5 grammar). Errors are the spec's messages.
 ///
 /// ```
-/// let hunks = builtins_fs::patch::parse("*** Begin Patch\n*** Add File: a.txt\n+hello\n*** End Patch").unwrap();
-/// assert_eq!(hunks, [builtins_fs::patch::Hunk::Add { path: "a.txt".into(), contents: "hello".into() }]);
+/// let hunks = toolgate_builtins_fs::patch::parse("*** Begin Patch\n*** Add File: a.txt\n+hello\n*** End Patch").unwrap();
+/// assert_eq!(hunks, [toolgate_builtins_fs::patch::Hunk::Add { path: "a.txt".into(), contents: "hello".into() }]);
 /// ```
 pub fn parse(text: &str) -> Result<Vec<Hunk>, String> {
     let text = strip_heredoc(text.trim());
@@ -395,7 +395,7 @@ async fn apply_patch(services: &Services, input: PatchInput, ctx: &Context) -> R
         }));
     }
     // Resolve every target first; outside ones are approved per directory.
-    let mut targets: BTreeMap<String, tool_core::ResolvedPath> = BTreeMap::new();
+    let mut targets: BTreeMap<String, toolgate_core::ResolvedPath> = BTreeMap::new();
     let mut externals: Vec<String> = Vec::new();
     for hunk in &hunks {
         let paths: Vec<&String> = match hunk {
@@ -447,7 +447,7 @@ async fn apply_patch(services: &Services, input: PatchInput, ctx: &Context) -> R
         .metadata("files", serde_json::to_value(&files).unwrap_or_default());
     services.permissions.assert(ctx, request).await.map_err(|refusal| {
         let message = match &refusal {
-            tool_core::Refusal::Corrected { .. } => refusal.to_string(),
+            toolgate_core::Refusal::Corrected { .. } => refusal.to_string(),
             _ => format!("Unable to apply patch at {}", resources.join(", ")),
         };
         ToolFailure::from(refusal).with_message(message)
@@ -459,7 +459,7 @@ async fn apply_patch(services: &Services, input: PatchInput, ctx: &Context) -> R
 /// Verifies every hunk and computes every new content, touching nothing.
 fn plan(
     hunks: &[Hunk],
-    targets: &BTreeMap<String, tool_core::ResolvedPath>,
+    targets: &BTreeMap<String, toolgate_core::ResolvedPath>,
 ) -> Result<(Vec<Change>, Vec<PatchedFile>, String), ToolFailure> {
     let fail = |message: String| ToolFailure::new(format!("patch verification failed: {message}"));
     // The content each path will have, as earlier hunks leave it (None: absent).

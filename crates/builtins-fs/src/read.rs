@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use base64::Engine;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use tool_core::{Content, Context, Tool, ToolFailure};
+use toolgate_core::{Content, Context, Tool, ToolFailure};
 use unicode_normalization::UnicodeNormalization;
 
 use crate::common::{Services, blocking};

@@ -10,7 +10,7 @@ use grep_searcher::{BinaryDetection, SearcherBuilder, sinks::Lossy};
 use ignore::{WalkBuilder, WalkState, overrides::OverrideBuilder};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use tool_core::{Content, Context, PathKind, Tool, ToolFailure};
+use toolgate_core::{Content, Context, PathKind, Tool, ToolFailure};
 
 use crate::common::{Services, blocking};
 
@@ -307,7 +307,7 @@ async fn search_root(
         .resolve(path.unwrap_or("."), PathKind::Directory)
         .map_err(|error| ToolFailure::new(format!("{}: {error}", failure())))?;
     if let Some(external) = &resolved.external {
-        let request = tool_core::PermissionRequest::new("external_directory")
+        let request = toolgate_core::PermissionRequest::new("external_directory")
             .resources([external.resource.clone()])
             .save([external.save.clone()]);
         services
@@ -316,7 +316,7 @@ async fn search_root(
             .await
             .map_err(|r| ToolFailure::from(r).with_message(failure()))?;
     }
-    let mut request = tool_core::PermissionRequest::new(action)
+    let mut request = toolgate_core::PermissionRequest::new(action)
         .resources([pattern.to_string()])
         .save(["*"])
         .metadata("root", ".")

@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use tool_core::{Content, Context, PermissionRequest, Tool, ToolFailure};
+use toolgate_core::{Content, Context, PermissionRequest, Tool, ToolFailure};
 
 use crate::common::{Services, blocking};
 

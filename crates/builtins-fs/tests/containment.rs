@@ -7,10 +7,10 @@
 
 mod support;
 
-use builtins_fs::{edit_tool, glob_tool, grep_tool, patch_tool, read_tool, write_tool};
 use serde_json::json;
 use support::{Project, Recording, call, symlink};
-use tool_core::Refusal;
+use toolgate_builtins_fs::{edit_tool, glob_tool, grep_tool, patch_tool, read_tool, write_tool};
+use toolgate_core::Refusal;
 
 /// A project whose permission fake refuses every `external_directory`.
 fn guarded() -> Project {

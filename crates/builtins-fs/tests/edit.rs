@@ -4,10 +4,10 @@
 
 mod support;
 
-use builtins_fs::edit_tool;
 use serde_json::json;
 use support::{Project, Recording, call};
-use tool_core::Refusal;
+use toolgate_builtins_fs::edit_tool;
+use toolgate_core::Refusal;
 
 #[tokio::test]
 async fn ed01_edits_and_reports_a_diff() {

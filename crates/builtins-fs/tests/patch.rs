@@ -4,10 +4,10 @@
 
 mod support;
 
-use builtins_fs::patch::{Chunk, Derived, Hunk, derive, parse};
-use builtins_fs::patch_tool;
 use serde_json::json;
 use support::{Project, call};
+use toolgate_builtins_fs::patch::{Chunk, Derived, Hunk, derive, parse};
+use toolgate_builtins_fs::patch_tool;
 
 fn addition(text: &str) -> Vec<Chunk> {
     vec![Chunk {

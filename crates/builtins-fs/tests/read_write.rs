@@ -4,10 +4,10 @@
 
 mod support;
 
-use builtins_fs::{read_tool, write_tool};
 use serde_json::json;
 use support::{Project, Recording, call};
-use tool_core::{Context, ModelResult, Refusal};
+use toolgate_builtins_fs::{read_tool, write_tool};
+use toolgate_core::{Context, ModelResult, Refusal};
 
 #[tokio::test]
 async fn reads_pages_with_line_numbers_and_continuation() {
@@ -127,7 +127,7 @@ async fn binaries_are_refused_and_images_are_media() {
         panic!()
     };
     assert_eq!(parts[0].as_text(), Some("Image read successfully"));
-    let tool_core::Content::Media { mime, data, .. } = &parts[1] else {
+    let toolgate_core::Content::Media { mime, data, .. } = &parts[1] else {
         panic!()
     };
     use base64::Engine;

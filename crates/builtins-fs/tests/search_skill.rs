@@ -4,9 +4,9 @@
 
 mod support;
 
-use builtins_fs::{glob_tool, grep_tool, skill_tool};
 use serde_json::json;
 use support::{Project, call};
+use toolgate_builtins_fs::{glob_tool, grep_tool, skill_tool};
 
 fn touch_older(project: &Project, path: &str, seconds_ago: u64) {
     let time = std::time::SystemTime::now() - std::time::Duration::from_secs(seconds_ago);
@@ -139,8 +139,8 @@ async fn skill_loads_instructions_and_lists_files() {
     );
     project.write(".toolgate/skills/release/scripts/tag.sh", "git tag\n");
     project.write(".claude/skills/other/SKILL.md", "No front matter.\n");
-    let dirs = builtins_fs::skill::skill_dirs(&project.root(), None);
-    let skills = builtins_fs::skill::discover(&dirs);
+    let dirs = toolgate_builtins_fs::skill::skill_dirs(&project.root(), None);
+    let skills = toolgate_builtins_fs::skill::discover(&dirs);
     let names: Vec<&str> = skills.iter().map(|s| s.name.as_str()).collect();
     assert_eq!(names, ["release", "other"]);
     let tool = skill_tool(project.services(), dirs);

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use tool_core::{Content, Context, PermissionRequest, Permissions, Tool, ToolFailure};
+use toolgate_core::{Content, Context, PermissionRequest, Permissions, Tool, ToolFailure};
 
 use crate::guard::{GuardedResolver, Refused, check};
 use crate::html;

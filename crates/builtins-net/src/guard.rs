@@ -9,7 +9,7 @@ use std::sync::Arc;
 /// Why `ip` may not be fetched, or `None` for a public address.
 ///
 /// ```
-/// use builtins_net::guard::forbidden;
+/// use toolgate_builtins_net::guard::forbidden;
 /// assert_eq!(forbidden("127.0.0.1".parse().unwrap()), Some("loopback"));
 /// assert_eq!(forbidden("::ffff:10.0.0.1".parse().unwrap()), Some("private"));
 /// assert_eq!(forbidden("93.184.216.34".parse().unwrap()), None);

@@ -7,7 +7,7 @@
 //! address, and every redirect hop is checked again.
 //!
 //! ```
-//! use builtins_net::guard::forbidden;
+//! use toolgate_builtins_net::guard::forbidden;
 //! for spelling in ["127.0.0.1", "10.1.2.3", "169.254.169.254", "100.64.0.1", "::1", "fd00::1", "::ffff:192.168.0.1"] {
 //!     assert!(forbidden(spelling.parse().unwrap()).is_some(), "{spelling}");
 //! }

@@ -6,7 +6,7 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use tool_core::{Content, Context, PermissionRequest, Permissions, Tool, ToolFailure};
+use toolgate_core::{Content, Context, PermissionRequest, Permissions, Tool, ToolFailure};
 
 /// Largest answer read.
 pub const MAX_RESPONSE_BYTES: usize = 256 * 1024;

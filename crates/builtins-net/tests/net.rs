@@ -12,9 +12,9 @@ use axum::Router;
 use axum::body::Body;
 use axum::http::{HeaderMap, Response, StatusCode};
 use axum::routing::{get, post};
-use builtins_net::{FetchConfig, SearchConfig, webfetch_tool, websearch_tool};
 use serde_json::{Value, json};
-use tool_core::{BoxFuture, Context, ModelResult, PermissionRequest, Permissions, Refusal, Tool};
+use toolgate_builtins_net::{FetchConfig, SearchConfig, webfetch_tool, websearch_tool};
+use toolgate_core::{BoxFuture, Context, ModelResult, PermissionRequest, Permissions, Refusal, Tool};
 
 struct AllowAll;
 
@@ -364,7 +364,7 @@ async fn redirects_into_the_private_network_are_refused_hop_by_hop() {
 
 fn search_tool(url_path: &str, address: SocketAddr) -> Tool {
     let config = SearchConfig {
-        provider: Some(builtins_net::search::Provider::Exa),
+        provider: Some(toolgate_builtins_net::search::Provider::Exa),
         exa_url: format!("http://{address}{url_path}"),
         parallel_url: format!("http://{address}{url_path}"),
         ..SearchConfig::default()
@@ -401,7 +401,7 @@ async fn websearch_answers() {
         "Unable to search the web for rust: web_search_exa response exceeded 262144 bytes"
     );
     let parallel = SearchConfig {
-        provider: Some(builtins_net::search::Provider::Parallel),
+        provider: Some(toolgate_builtins_net::search::Provider::Parallel),
         parallel_url: format!("http://{address}/exa"),
         ..SearchConfig::default()
     };
@@ -413,7 +413,7 @@ async fn websearch_answers() {
         "Parallel gets `objective` and its own tool name"
     );
     let impatient = SearchConfig {
-        provider: Some(builtins_net::search::Provider::Exa),
+        provider: Some(toolgate_builtins_net::search::Provider::Exa),
         exa_url: format!("http://{address}/slow-search"),
         timeout: Duration::from_millis(500),
         ..SearchConfig::default()

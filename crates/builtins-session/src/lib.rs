@@ -2,7 +2,7 @@
 //! the user, through the same channel as permission requests).
 //!
 //! ```
-//! use builtins_session::{Prompt, QuestionOption, answer_text};
+//! use toolgate_builtins_session::{Prompt, QuestionOption, answer_text};
 //! let prompt = Prompt {
 //!     question: "Which database?".into(),
 //!     header: "Database".into(),

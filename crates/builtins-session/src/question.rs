@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tokio::sync::{broadcast, oneshot};
-use tool_core::{Content, Context, PermissionRequest, Permissions, Refusal, Tool, ToolFailure};
+use toolgate_core::{Content, Context, PermissionRequest, Permissions, Refusal, Tool, ToolFailure};
 
 /// One choice.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -157,7 +157,7 @@ impl QuestionService {
             return None;
         }
         let request = QuestionRequest {
-            id: tool_core::id::ascending("que"),
+            id: toolgate_core::id::ascending("que"),
             session_id: session_id.to_string(),
             questions,
         };

@@ -7,7 +7,7 @@ use std::time::Duration;
 use rusqlite::{Connection, params};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use tool_core::{Content, Context, PermissionRequest, Permissions, Tool, ToolFailure};
+use toolgate_core::{Content, Context, PermissionRequest, Permissions, Tool, ToolFailure};
 
 /// Where a todo stands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

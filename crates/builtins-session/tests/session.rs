@@ -5,9 +5,9 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use builtins_session::*;
 use serde_json::json;
-use tool_core::{BoxFuture, Context, ModelResult, PermissionRequest, Permissions, Refusal};
+use toolgate_builtins_session::*;
+use toolgate_core::{BoxFuture, Context, ModelResult, PermissionRequest, Permissions, Refusal};
 
 type Answer = Box<dyn Fn(&PermissionRequest) -> Result<(), Refusal> + Send + Sync>;
 

@@ -140,7 +140,7 @@ struct Word {
 /// Analyses a command line.
 ///
 /// ```
-/// let analysis = builtins_shell::analyze("git status; FOO=1 rm -rf build > log.txt");
+/// let analysis = toolgate_builtins_shell::analyze("git status; FOO=1 rm -rf build > log.txt");
 /// let resources: Vec<&str> = analysis.parts.iter().map(|p| p.resource.as_str()).collect();
 /// assert_eq!(resources, ["git status", "rm -rf build > log.txt"]);
 /// assert_eq!(analysis.parts[1].save.as_deref(), Some("rm *"));

@@ -41,7 +41,7 @@ fn arity(key: &str) -> Option<usize> {
 /// the tokens decides how many tokens to keep; no key → the first token.
 ///
 /// ```
-/// use builtins_shell::arity::prefix;
+/// use toolgate_builtins_shell::arity::prefix;
 /// assert_eq!(prefix(&["git", "checkout", "main"]), ["git", "checkout"]);
 /// assert_eq!(prefix(&["npm", "run", "dev", "--watch"]), ["npm", "run", "dev"]);
 /// assert_eq!(prefix(&["unknown", "sub"]), ["unknown"]);

@@ -4,10 +4,10 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use builtins_shell::analyze;
-use builtins_shell::arity::{prefix, save_pattern};
-use permission::config::rules_from_config;
-use permission::{Effect, Origin, Ruleset};
+use toolgate_builtins_shell::analyze;
+use toolgate_builtins_shell::arity::{prefix, save_pattern};
+use toolgate_permission::config::rules_from_config;
+use toolgate_permission::{Effect, Origin, Ruleset};
 
 fn rules() -> Ruleset {
     let config = serde_json::json!({"bash": {"*": "ask", "ls *": "allow", "git status *": "allow", "echo *": "allow", "rm *": "deny"}});

@@ -5,13 +5,13 @@
 
 use std::sync::{Arc, Mutex};
 
-use builtins_shell::{bash_tool_with_shell, plan};
-use registry::{ApplicationTools, ToolRegistry};
 use serde_json::{Value, json};
-use tool_core::{
+use toolgate_builtins_shell::{bash_tool_with_shell, plan};
+use toolgate_core::{
     BoundError, Bounded, BoxFuture, Context, Location, ModelResult, OutputBound, PermissionRequest, Permissions,
     Refusal, ToolOutput,
 };
+use toolgate_registry::{ApplicationTools, ToolRegistry};
 
 /// Records every request; refuses the ones `deny` picks.
 struct Recording {
@@ -61,7 +61,7 @@ impl OutputBound for PassThrough {
 struct Fixture {
     dir: tempfile::TempDir,
     registry: ToolRegistry,
-    _guard: registry::Registration,
+    _guard: toolgate_registry::Registration,
 }
 
 fn fixture(permissions: Arc<Recording>) -> Fixture {
@@ -79,7 +79,7 @@ fn fixture(permissions: Arc<Recording>) -> Fixture {
     }
 }
 
-async fn call(fixture: &Fixture, input: Value) -> registry::Settlement {
+async fn call(fixture: &Fixture, input: Value) -> toolgate_registry::Settlement {
     fixture
         .registry
         .materialize(|_| false)
@@ -88,7 +88,7 @@ async fn call(fixture: &Fixture, input: Value) -> registry::Settlement {
         .unwrap()
 }
 
-fn text(settled: &registry::Settlement) -> String {
+fn text(settled: &toolgate_registry::Settlement) -> String {
     match &settled.result {
         ModelResult::Text(text) | ModelResult::Error(text) => text.clone(),
         other => panic!("{other:?}"),

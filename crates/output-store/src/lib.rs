@@ -1,7 +1,7 @@
 //! The one place tool output is bounded.
 //!
 //! Every successful output passes through [`OutputStore`] (it implements
-//! [`tool_core::OutputBound`]). What is counted is what the model would read: the text
+//! [`toolgate_core::OutputBound`]). What is counted is what the model would read: the text
 //! content of the output or, when it has none, its structured value as pretty JSON. When
 //! that exceeds the limits (2000 lines / 50 KB by default), the full text is written to
 //! `<data>/tool-output/tool_<ascending id>` and the model gets the head, the tail and a
@@ -10,8 +10,8 @@
 //! ```
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let data = tempfile::tempdir()?;
-//! let store = output_store::OutputStore::new(data.path())
-//!     .with_limits(output_store::Limits { max_lines: 10, max_bytes: 400 });
+//! let store = toolgate_output_store::OutputStore::new(data.path())
+//!     .with_limits(toolgate_output_store::Limits { max_lines: 10, max_bytes: 400 });
 //! let long: String = (1..=100).map(|n| format!("line {n}\n")).collect();
 //! let cut = store.truncate(&long, None)?;
 //! assert!(cut.truncated);
@@ -28,7 +28,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
-use tool_core::{BoundError, Bounded, BoxFuture, Content, Context, OutputBound, ToolOutput};
+use toolgate_core::{BoundError, Bounded, BoxFuture, Content, Context, OutputBound, ToolOutput};
 
 pub use preview::bounded_preview;
 
@@ -138,7 +138,7 @@ impl OutputStore {
         file.write_all(content.as_bytes())
             .and_then(|()| file.flush())
             .map_err(storage("write", file.path()))?;
-        let path = self.dir.join(tool_core::id::ascending("tool"));
+        let path = self.dir.join(toolgate_core::id::ascending("tool"));
         file.persist_noclobber(&path).map_err(|error| BoundError::Storage {
             operation: "write",
             path: path.clone(),

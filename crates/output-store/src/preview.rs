@@ -126,7 +126,7 @@ fn marker_only(marker: &str, lines: usize, bytes: usize) -> String {
 ///
 /// ```
 /// let text = (1..=10).map(|n| n.to_string()).collect::<Vec<_>>().join("\n");
-/// let out = output_store::bounded_preview(&text, "[cut]", 8, 1000);
+/// let out = toolgate_output_store::bounded_preview(&text, "[cut]", 8, 1000);
 /// assert_eq!(out, "1\n2\n\n[cut]\n\n9\n10");
 /// ```
 pub fn bounded_preview(text: &str, marker: &str, max_lines: usize, max_bytes: usize) -> String {

@@ -4,10 +4,10 @@
 
 use std::time::{Duration, SystemTime};
 
-use output_store::{Limits, MAX_BYTES, OutputStore, bounded_preview};
 use proptest::prelude::*;
 use serde_json::json;
-use tool_core::{BoundError, Content, Context, OutputBound, ToolOutput};
+use toolgate_core::{BoundError, Content, Context, OutputBound, ToolOutput};
+use toolgate_output_store::{Limits, MAX_BYTES, OutputStore, bounded_preview};
 
 fn store() -> (tempfile::TempDir, OutputStore) {
     let data = tempfile::tempdir().unwrap();

@@ -189,7 +189,7 @@ impl Agents {
     /// block, the `<data>/tool-output/*` allowance, and the managed layer last.
     ///
     /// ```
-    /// use permission::{AgentSettings, Agents, Effect};
+    /// use toolgate_permission::{AgentSettings, Agents, Effect};
     /// let settings = AgentSettings {
     ///     permission: Some(serde_json::json!({"edit": "ask"})),
     ///     ..AgentSettings::default()

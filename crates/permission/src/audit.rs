@@ -21,7 +21,7 @@ pub const ROTATE_BYTES: u64 = 10 * 1024 * 1024;
 /// Milliseconds since the epoch as RFC 3339 UTC (`2026-11-29T20:40:07.123Z`).
 ///
 /// ```
-/// assert_eq!(permission::audit::rfc3339(951_782_400_000), "2000-02-29T00:00:00.000Z");
+/// assert_eq!(toolgate_permission::audit::rfc3339(951_782_400_000), "2000-02-29T00:00:00.000Z");
 /// ```
 pub fn rfc3339(ms: i64) -> String {
     let secs = ms.div_euclid(1000);

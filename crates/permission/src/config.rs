@@ -60,7 +60,7 @@ fn effect(value: &Value, path: &str) -> Result<Effect, ConfigError> {
 ///
 /// ```
 /// use std::path::Path;
-/// use permission::config::expand_home;
+/// use toolgate_permission::config::expand_home;
 /// let home = Some(Path::new("/home/me"));
 /// assert_eq!(expand_home("~/projects/*", home), "/home/me/projects/*");
 /// assert_eq!(expand_home("$HOME", home), "/home/me");
@@ -88,7 +88,7 @@ pub fn expand_home(pattern: &str, home: Option<&Path>) -> String {
 /// and the V2 list form (`[{action, resource, effect}]`). `path` names the value in errors.
 ///
 /// ```
-/// use permission::{config::rules_from_config, Effect, Origin};
+/// use toolgate_permission::{config::rules_from_config, Effect, Origin};
 /// let value = serde_json::json!({"*": "ask", "bash": {"*": "deny", "git *": "allow"}});
 /// let rules = rules_from_config(&value, "permission", Origin::UserConfig, None).unwrap();
 /// assert_eq!(rules.len(), 3);

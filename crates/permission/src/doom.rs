@@ -11,7 +11,7 @@ pub const DOOM_LOOP_THRESHOLD: usize = 3;
 /// `doom_loop` on the tool name before running the call.
 ///
 /// ```
-/// use permission::DoomLoop;
+/// use toolgate_permission::DoomLoop;
 /// let mut watch = DoomLoop::new(3);
 /// let input = serde_json::json!({"path": "a", "limit": 10});
 /// let same = serde_json::json!({"limit": 10, "path": "a"});

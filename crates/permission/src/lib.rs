@@ -4,13 +4,13 @@
 //! rule wins; no match means ask. Patterns use OpenCode's wildcard ([`wildcard`]) and are
 //! compiled once when rules load. [`Agents`] builds each agent's rule set from the
 //! defaults, the built-in agent rules, the user's config, the agent's own config and the
-//! managed layer. [`PermissionService`] implements [`tool_core::Permissions`]: it blocks
+//! managed layer. [`PermissionService`] implements [`toolgate_core::Permissions`]: it blocks
 //! what a configured rule denies, allows what rules or saved approvals allow, and asks a
 //! person (or auto-approves, or declines when no one can answer) for the rest. "Always"
 //! answers are saved in SQLite ([`ApprovalStore`]) and can never override a configured deny.
 //!
 //! ```
-//! use permission::{AgentSettings, Agents, Effect};
+//! use toolgate_permission::{AgentSettings, Agents, Effect};
 //!
 //! let settings = AgentSettings {
 //!     permission: Some(serde_json::json!({"bash": {"*": "ask", "git status*": "allow", "rm *": "deny"}})),

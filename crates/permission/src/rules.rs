@@ -105,8 +105,8 @@ impl Rule {
     }
 
     /// The rule as tool-core reports it in a refusal.
-    pub fn to_ref(&self) -> tool_core::RuleRef {
-        tool_core::RuleRef {
+    pub fn to_ref(&self) -> toolgate_core::RuleRef {
+        toolgate_core::RuleRef {
             action: self.action.clone(),
             resource: self.resource.clone(),
             effect: self.effect.as_str().to_string(),
@@ -139,7 +139,7 @@ struct Group {
 /// ([`Ruleset::evaluate_naive`], kept as the reference).
 ///
 /// ```
-/// use permission::{Effect, Origin, Rule, Ruleset};
+/// use toolgate_permission::{Effect, Origin, Rule, Ruleset};
 /// let rules = Ruleset::new(vec![
 ///     Rule::new("bash", "*", Effect::Allow, Origin::UserConfig),
 ///     Rule::new("bash", "rm *", Effect::Deny, Origin::UserConfig),

@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use serde::Serialize;
 use serde_json::{Map, Value};
 use tokio::sync::{broadcast, oneshot};
-use tool_core::{BoxFuture, Context, PermissionRequest, Permissions, Refusal};
+use toolgate_core::{BoxFuture, Context, PermissionRequest, Permissions, Refusal};
 
 use crate::agents::{Agent, Agents};
 use crate::audit::{AuditLog, Caller};
@@ -154,8 +154,8 @@ struct Inner {
 /// ```
 /// # let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
 /// # rt.block_on(async {
-/// use permission::{AgentSettings, Agents, AskMode, PermissionService, Reply};
-/// use tool_core::{Context, PermissionRequest};
+/// use toolgate_permission::{AgentSettings, Agents, AskMode, PermissionService, Reply};
+/// use toolgate_core::{Context, PermissionRequest};
 ///
 /// let agents = Agents::build(&AgentSettings::default()).unwrap();
 /// let service = PermissionService::new(agents, "/project", None, AskMode::Interactive);
@@ -406,7 +406,7 @@ impl PermissionService {
         for resource in &request.resources {
             let (effect, _) = Self::configured(agent, session, &request.action, resource);
             if effect == Effect::Deny {
-                let mut rules: Vec<tool_core::RuleRef> = match agent {
+                let mut rules: Vec<toolgate_core::RuleRef> = match agent {
                     Some(agent) => agent
                         .rules
                         .relevant(&request.action)
@@ -498,7 +498,7 @@ impl PermissionService {
                 AskMode::Interactive => {}
             }
             let pending = Request {
-                id: tool_core::id::ascending("per"),
+                id: toolgate_core::id::ascending("per"),
                 session_id: ctx.session_id.clone(),
                 action: request.action,
                 resources: request.resources,

@@ -158,7 +158,7 @@ impl ApprovalStore {
                      VALUES (?1, ?2, ?3, ?4, ?5, ?5)",
                 )?;
                 for resource in resources {
-                    let id = tool_core::id::ascending("per");
+                    let id = toolgate_core::id::ascending("per");
                     added += statement.execute(params![id, project_id, action, resource, now_ms()])?;
                 }
             }

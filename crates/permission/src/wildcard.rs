@@ -129,7 +129,7 @@ pub(crate) fn never() -> regex::Regex {
 /// Matches `input` against `pattern` without compiling it for reuse.
 ///
 /// ```
-/// use permission::wildcard::matches;
+/// use toolgate_permission::wildcard::matches;
 /// assert!(matches("git", "git *"));
 /// assert!(matches("src/.env", "*.env"));
 /// assert!(!matches("gitx", "git *"));

@@ -5,10 +5,10 @@
 
 use std::path::Path;
 
-use permission::config::{expand_home, rules_from_config};
-use permission::{Effect, Origin, Rule, Ruleset};
 use proptest::prelude::*;
 use serde_json::json;
+use toolgate_permission::config::{expand_home, rules_from_config};
+use toolgate_permission::{Effect, Origin, Rule, Ruleset};
 
 fn rules(list: &[(&str, &str, &str)]) -> Vec<Rule> {
     list.iter()

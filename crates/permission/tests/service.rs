@@ -7,12 +7,12 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use permission::{
-    AgentSettings, Agents, ApprovalStore, AskMode, Effect, Event, Origin, PermissionService, Reply, ReplyError, Rule,
-};
 use proptest::prelude::*;
 use serde_json::json;
-use tool_core::{Context, PermissionRequest, Refusal};
+use toolgate_core::{Context, PermissionRequest, Refusal};
+use toolgate_permission::{
+    AgentSettings, Agents, ApprovalStore, AskMode, Effect, Event, Origin, PermissionService, Reply, ReplyError, Rule,
+};
 
 fn agents(permission: serde_json::Value) -> Agents {
     Agents::build(&AgentSettings {
@@ -43,7 +43,7 @@ fn ask(service: &PermissionService, session: &str, request: PermissionRequest) -
     tokio::spawn(async move { service.assert(&ctx, request).await })
 }
 
-async fn wait_pending(service: &PermissionService, count: usize) -> Vec<permission::Request> {
+async fn wait_pending(service: &PermissionService, count: usize) -> Vec<toolgate_permission::Request> {
     for _ in 0..500 {
         let pending = service.pending();
         if pending.len() >= count {
@@ -539,7 +539,7 @@ fn custom_agents_legacy_tools_and_managed_layer() {
     );
     assert_eq!(build.evaluate("bash", "ls").effect, Effect::Allow);
     let docs = agents.get("docs").unwrap();
-    assert_eq!(docs.mode, permission::Mode::Subagent);
+    assert_eq!(docs.mode, toolgate_permission::Mode::Subagent);
     assert_eq!(docs.description, "Writes docs");
     assert_eq!(docs.rules.evaluate("edit", "a.rs").effect, Effect::Allow);
     // Managed deny comes last for every agent: nothing can override it.
@@ -611,7 +611,7 @@ fn tool_output_allowance_respects_an_explicit_deny() {
 
 #[test]
 fn doom_loop_fires_on_the_threshold() {
-    let mut watch = permission::DoomLoop::new(permission::DOOM_LOOP_THRESHOLD);
+    let mut watch = toolgate_permission::DoomLoop::new(toolgate_permission::DOOM_LOOP_THRESHOLD);
     let input = json!({"command": "ls"});
     assert!(!watch.observe("m", "bash", &input));
     assert!(!watch.observe("m", "bash", &json!({"command": "pwd"})));
@@ -793,14 +793,14 @@ fn project_id_is_the_git_root() {
     std::fs::create_dir_all(dir.path().join("src/deep")).unwrap();
     let root = std::fs::canonicalize(dir.path()).unwrap();
     assert_eq!(
-        permission::project_id(&dir.path().join("src/deep")),
+        toolgate_permission::project_id(&dir.path().join("src/deep")),
         root.to_string_lossy()
     );
     let plain = tempfile::tempdir().unwrap();
     let sub = plain.path().join("x");
     std::fs::create_dir(&sub).unwrap();
     // /tmp itself is not inside a work tree on a sane machine.
-    assert!(permission::project_id(&sub).ends_with("/x"));
+    assert!(toolgate_permission::project_id(&sub).ends_with("/x"));
 }
 
 #[allow(dead_code)]
@@ -833,7 +833,7 @@ async fn unsaveable_resources_ignore_saved_approvals() {
 #[tokio::test]
 async fn the_audit_log_records_decisions_and_replies() {
     let dir = tempfile::tempdir().unwrap();
-    let audit = Arc::new(permission::AuditLog::new(dir.path().join("audit.jsonl")));
+    let audit = Arc::new(toolgate_permission::AuditLog::new(dir.path().join("audit.jsonl")));
     let service = PermissionService::new(
         agents(json!({"bash": {"*": "ask", "ls *": "allow", "rm *": "deny"}})),
         "/p",
@@ -865,10 +865,10 @@ async fn the_audit_log_records_decisions_and_replies() {
 fn the_audit_log_rotates_at_10_mib() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("audit.jsonl");
-    std::fs::write(&path, "x".repeat(permission::audit::ROTATE_BYTES as usize)).unwrap();
-    let audit = permission::AuditLog::new(&path);
+    std::fs::write(&path, "x".repeat(toolgate_permission::audit::ROTATE_BYTES as usize)).unwrap();
+    let audit = toolgate_permission::AuditLog::new(&path);
     audit.settled(
-        &permission::audit::Caller {
+        &toolgate_permission::audit::Caller {
             session: "s",
             agent: "build",
             call: "c",

@@ -13,8 +13,8 @@
 //!
 //! ```
 //! use std::sync::Arc;
-//! use registry::{ApplicationTools, ToolRegistry};
-//! use tool_core::{Bounded, BoundError, BoxFuture, Context, ModelResult, OutputBound, Tool, ToolFailure, ToolOutput};
+//! use toolgate_registry::{ApplicationTools, ToolRegistry};
+//! use toolgate_core::{Bounded, BoundError, BoxFuture, Context, ModelResult, OutputBound, Tool, ToolFailure, ToolOutput};
 //!
 //! struct PassThrough;
 //! impl OutputBound for PassThrough {
@@ -45,7 +45,9 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use indexmap::IndexMap;
 use serde_json::Value;
-use tool_core::{BoundError, Context, Defect, ModelDefinition, ModelResult, OutputBound, Refusal, Tool, ToolOutput};
+use toolgate_core::{
+    BoundError, Context, Defect, ModelDefinition, ModelResult, OutputBound, Refusal, Tool, ToolOutput,
+};
 
 /// Every registration gets a fresh identity, even for the same tool value, so that a
 /// re-registration makes calls captured before it stale.

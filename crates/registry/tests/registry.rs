@@ -6,11 +6,11 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use registry::{ApplicationTools, RegistrationError, SettleError, Settlement, ToolRegistry};
 use serde_json::{Value, json};
-use tool_core::{
+use toolgate_core::{
     BoundError, Bounded, BoxFuture, Content, Context, ModelResult, OutputBound, Tool, ToolFailure, ToolOutput,
 };
+use toolgate_registry::{ApplicationTools, RegistrationError, SettleError, Settlement, ToolRegistry};
 
 /// Hands output back untouched.
 struct PassThrough;
@@ -60,11 +60,11 @@ fn names(registry: &ToolRegistry, rules: &'static [(&'static str, &'static str, 
         .collect()
 }
 
-async fn settle(turn: &registry::Materialized, name: &str) -> Settlement {
+async fn settle(turn: &toolgate_registry::Materialized, name: &str) -> Settlement {
     turn.settle(name, json!({}), Context::default()).await.unwrap()
 }
 
-fn five_tools(registry: &ToolRegistry) -> registry::Registration {
+fn five_tools(registry: &ToolRegistry) -> toolgate_registry::Registration {
     let shared = answering("x");
     registry
         .register([

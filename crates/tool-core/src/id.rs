@@ -16,8 +16,8 @@ static LAST: Mutex<(u64, u64)> = Mutex::new((0, 0));
 /// A new ascending id with the given prefix, e.g. `ascending("per")`.
 ///
 /// ```
-/// let first = tool_core::id::ascending("tool");
-/// let second = tool_core::id::ascending("tool");
+/// let first = toolgate_core::id::ascending("tool");
+/// let second = toolgate_core::id::ascending("tool");
 /// assert!(first.starts_with("tool_") && first < second);
 /// ```
 pub fn ascending(prefix: &str) -> String {

@@ -12,7 +12,7 @@
 //! - [`Location`]: the directory a call runs in and the one resolution of a model's path.
 //!
 //! ```
-//! use tool_core::{Context, ModelResult, Tool, ToolFailure};
+//! use toolgate_core::{Context, ModelResult, Tool, ToolFailure};
 //!
 //! #[derive(serde::Deserialize, schemars::JsonSchema)]
 //! struct Add { a: i64, b: i64 }

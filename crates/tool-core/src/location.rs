@@ -91,7 +91,7 @@ impl ResolvedPath {
 /// ```
 /// # fn main() -> std::io::Result<()> {
 /// let dir = std::env::temp_dir();
-/// let location = tool_core::Location::new(&dir)?;
+/// let location = toolgate_core::Location::new(&dir)?;
 /// let resolved = location.resolve("notes/today.md", Default::default()).unwrap();
 /// assert_eq!(resolved.resource, "notes/today.md");
 /// assert!(location.resolve("../outside", Default::default()).is_err());

@@ -159,7 +159,7 @@ struct Inner {
 /// schemas except through [`Tool::definition`] and [`Tool::settle`].
 ///
 /// ```
-/// use tool_core::{Context, Tool, ToolFailure};
+/// use toolgate_core::{Context, Tool, ToolFailure};
 ///
 /// #[derive(serde::Deserialize, schemars::JsonSchema)]
 /// struct Echo { text: String }

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
-use tool_core::{Content, Context, Defect, ModelResult, Refusal, Tool, ToolFailure, ToolOutput};
+use toolgate_core::{Content, Context, Defect, ModelResult, Refusal, Tool, ToolFailure, ToolOutput};
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -250,7 +250,7 @@ fn spec_4_6_refusal_messages() {
     let blocked = Refusal::Blocked {
         action: "bash".into(),
         reason: None,
-        rules: vec![tool_core::RuleRef {
+        rules: vec![toolgate_core::RuleRef {
             action: "bash".into(),
             resource: "rm *".into(),
             effect: "deny".into(),
@@ -290,7 +290,7 @@ fn text_output_helper_matches_settle_of_a_string() {
 
 #[test]
 fn ascending_ids_sort_in_creation_order() {
-    let ids: Vec<String> = (0..5000).map(|_| tool_core::id::ascending("per")).collect();
+    let ids: Vec<String> = (0..5000).map(|_| toolgate_core::id::ascending("per")).collect();
     let mut sorted = ids.clone();
     sorted.sort();
     assert_eq!(ids, sorted);

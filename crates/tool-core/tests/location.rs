@@ -7,7 +7,7 @@ use std::os::unix::fs::symlink;
 use std::path::Path;
 
 use proptest::prelude::*;
-use tool_core::{Location, PathError, PathKind};
+use toolgate_core::{Location, PathError, PathKind};
 
 struct Tree {
     _outside: tempfile::TempDir,

@@ -16,12 +16,12 @@ use axum::middleware::{self, Next};
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get, post};
-use builtins_session::QuestionEvent;
-use permission::{Reply, ReplyError};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::sync::broadcast;
-use tool_core::Context;
+use toolgate_builtins_session::QuestionEvent;
+use toolgate_core::Context;
+use toolgate_permission::{Reply, ReplyError};
 
 use crate::Parts;
 
@@ -76,7 +76,7 @@ impl Server {
         }
     }
 
-    fn catalog(&self, agent: &str) -> registry::Materialized {
+    fn catalog(&self, agent: &str) -> toolgate_registry::Materialized {
         let service = self.parts.service.clone();
         let agent = agent.to_string();
         self.parts
@@ -133,8 +133,10 @@ async fn call(State(server): State<Shared>, Path(session): Path<String>, body: B
             format!("unknown tool {:?} for agent {agent}", body.tool),
         );
     }
-    let ctx = Context::new(session.clone(), agent.clone())
-        .with_call(tool_core::id::ascending("msg"), tool_core::id::ascending("call"));
+    let ctx = Context::new(session.clone(), agent.clone()).with_call(
+        toolgate_core::id::ascending("msg"),
+        toolgate_core::id::ascending("call"),
+    );
     let input = if body.input.is_null() { json!({}) } else { body.input };
     if let Some(audit) = server.parts.service.audit() {
         audit.begin_call(&ctx.tool_call_id, &body.tool);
@@ -149,13 +151,13 @@ async fn call(State(server): State<Shared>, Path(session): Path<String>, body: B
         Err(failure) => return error(StatusCode::INTERNAL_SERVER_ERROR, failure.to_string()),
     };
     if let Some(audit) = server.parts.service.audit() {
-        let caller = permission::audit::Caller {
+        let caller = toolgate_permission::audit::Caller {
             session: &ctx.session_id,
             agent: &ctx.agent,
             call: &ctx.tool_call_id,
         };
         let failed = match &settled.result {
-            tool_core::ModelResult::Error(message) => Some(message.as_str()),
+            toolgate_core::ModelResult::Error(message) => Some(message.as_str()),
             _ => None,
         };
         audit.settled(&caller, &body.tool, failed, &settled.output_paths);
@@ -211,7 +213,7 @@ async fn answer(State(server): State<Shared>, Path(id): Path<String>, body: Byte
     };
     match server.parts.questions.reply(&id, body.answers) {
         Ok(()) => axum::Json(true).into_response(),
-        Err(builtins_session::QuestionError::NotFound(_)) => {
+        Err(toolgate_builtins_session::QuestionError::NotFound(_)) => {
             error(StatusCode::NOT_FOUND, format!("no pending question {id}"))
         }
         Err(other) => error(StatusCode::BAD_REQUEST, other.to_string()),
@@ -358,8 +360,8 @@ pub fn router(parts: Parts, token: String) -> (Router, Arc<Server>) {
 
 /// A fresh bearer token: 28 base62 characters from freshly keyed hashers.
 pub fn random_token() -> String {
-    let a = tool_core::id::ascending("t");
-    let b = tool_core::id::ascending("t");
+    let a = toolgate_core::id::ascending("t");
+    let b = toolgate_core::id::ascending("t");
     format!("{}{}", &a[a.len() - 14..], &b[b.len() - 14..])
 }
 

@@ -17,11 +17,11 @@ pub mod mcp;
 #[derive(Clone)]
 pub struct Parts {
     /// The registry, with every tool registered.
-    pub registry: registry::ToolRegistry,
+    pub registry: toolgate_registry::ToolRegistry,
     /// Decides and asks.
-    pub service: permission::PermissionService,
+    pub service: toolgate_permission::PermissionService,
     /// Pending questions.
-    pub questions: builtins_session::QuestionService,
+    pub questions: toolgate_builtins_session::QuestionService,
     /// The default agent.
     pub agent: String,
 }

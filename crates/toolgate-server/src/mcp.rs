@@ -9,7 +9,6 @@
 
 use std::sync::{Arc, Mutex};
 
-use permission::{Event, PermissionService, Reply};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorData, ListToolsResult,
     PaginatedRequestParams, ServerCapabilities, ServerConfig,
@@ -19,7 +18,8 @@ use rmcp::{ServerHandler, ServiceExt};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
-use tool_core::{Content, Context, ModelResult};
+use toolgate_core::{Content, Context, ModelResult};
+use toolgate_permission::{Event, PermissionService, Reply};
 
 use crate::Parts;
 
@@ -70,7 +70,7 @@ fn content_block(part: &Content) -> ContentBlock {
 
 impl Mcp {
     /// This turn's catalog of the agent's tools.
-    fn catalog(&self) -> registry::Materialized {
+    fn catalog(&self) -> toolgate_registry::Materialized {
         let service = self.parts.service.clone();
         let agent = self.parts.agent.clone();
         self.parts
@@ -126,8 +126,10 @@ impl ServerHandler for Mcp {
             .arguments
             .map(Value::Object)
             .unwrap_or_else(|| Value::Object(Default::default()));
-        let ctx = Context::new(self.session.clone(), self.parts.agent.clone())
-            .with_call(tool_core::id::ascending("msg"), tool_core::id::ascending("call"));
+        let ctx = Context::new(self.session.clone(), self.parts.agent.clone()).with_call(
+            toolgate_core::id::ascending("msg"),
+            toolgate_core::id::ascending("call"),
+        );
         if let Some(audit) = self.parts.service.audit() {
             audit.begin_call(&ctx.tool_call_id, &request.name);
         }
@@ -136,7 +138,7 @@ impl ServerHandler for Mcp {
             .await
             .map_err(|failure| ErrorData::internal_error(failure.to_string(), None))?;
         if let Some(audit) = self.parts.service.audit() {
-            let caller = permission::audit::Caller {
+            let caller = toolgate_permission::audit::Caller {
                 session: &ctx.session_id,
                 agent: &ctx.agent,
                 call: &ctx.tool_call_id,
@@ -158,7 +160,7 @@ impl ServerHandler for Mcp {
 }
 
 /// The elicitation text for one request.
-fn message(request: &permission::Request) -> String {
+fn message(request: &toolgate_permission::Request) -> String {
     let mut text = format!("toolgate: allow {}?", request.action);
     if let Some(command) = request.metadata.get("command").and_then(Value::as_str)
         && request.action == "bash"
@@ -235,7 +237,7 @@ pub async fn serve_stdio(parts: Parts) -> Result<(), String> {
     let service = parts.service.clone();
     let handler = Mcp {
         parts,
-        session: tool_core::id::ascending("ses"),
+        session: toolgate_core::id::ascending("ses"),
         peer,
     };
     let running = handler

@@ -2,10 +2,10 @@
 
 use std::sync::Arc;
 
-use builtins_session::{QuestionService, TodoStore};
-use output_store::{Limits, OutputStore};
-use registry::{ApplicationTools, Materialized, Registration, ToolRegistry};
-use tool_core::{Location, Permissions};
+use toolgate_builtins_session::{QuestionService, TodoStore};
+use toolgate_core::{Location, Permissions};
+use toolgate_output_store::{Limits, OutputStore};
+use toolgate_registry::{ApplicationTools, Materialized, Registration, ToolRegistry};
 
 use crate::Failure;
 use crate::check::Setup;
@@ -32,26 +32,29 @@ impl App {
             Location::new(&setup.dir).map_err(|error| Failure::usage(format!("{}: {error}", setup.dir.display())))?;
         let permissions: Arc<dyn Permissions> = Arc::new(setup.service.clone());
         let todos = TodoStore::open(setup.dirs.data.join("toolgate.db")).map_err(Failure::runtime)?;
-        let services = builtins_fs::Services::new(location.clone(), Arc::clone(&permissions));
-        let skill_dirs = builtins_fs::skill::skill_dirs(&setup.dir, Some(&setup.dirs.config));
-        let mut builtins = builtins_fs::tools(services, skill_dirs);
+        let services = toolgate_builtins_fs::Services::new(location.clone(), Arc::clone(&permissions));
+        let skill_dirs = toolgate_builtins_fs::skill::skill_dirs(&setup.dir, Some(&setup.dirs.config));
+        let mut builtins = toolgate_builtins_fs::tools(services, skill_dirs);
         builtins.extend([
             (
                 "webfetch",
-                builtins_net::webfetch_tool(setup.config.fetch_config(), Arc::clone(&permissions)),
+                toolgate_builtins_net::webfetch_tool(setup.config.fetch_config(), Arc::clone(&permissions)),
             ),
             (
                 "websearch",
-                builtins_net::websearch_tool(setup.config.search_config(), Arc::clone(&permissions)),
+                toolgate_builtins_net::websearch_tool(setup.config.search_config(), Arc::clone(&permissions)),
             ),
-            ("bash", builtins_shell::bash_tool(location, Arc::clone(&permissions))),
+            (
+                "bash",
+                toolgate_builtins_shell::bash_tool(location, Arc::clone(&permissions)),
+            ),
             (
                 "todowrite",
-                builtins_session::todowrite_tool(todos, Arc::clone(&permissions)),
+                toolgate_builtins_session::todowrite_tool(todos, Arc::clone(&permissions)),
             ),
             (
                 "question",
-                builtins_session::question_tool(questions, Arc::clone(&permissions)),
+                toolgate_builtins_session::question_tool(questions, Arc::clone(&permissions)),
             ),
         ]);
         let registration = registry
@@ -75,7 +78,7 @@ impl App {
 /// tools registered (hold it as long as the server runs).
 pub(crate) fn server_parts(
     project: &crate::Project,
-    mode: permission::AskMode,
+    mode: toolgate_permission::AskMode,
     questions_answerable: bool,
 ) -> Result<(toolgate_server::Parts, App), Failure> {
     let setup = Setup::new(project, mode)?;

@@ -2,9 +2,9 @@
 
 use std::path::PathBuf;
 
-use permission::{Agents, ApprovalStore, AskMode, Effect, PermissionService, Rule};
 use serde_json::{Value, json};
-use tool_core::PermissionRequest;
+use toolgate_core::PermissionRequest;
+use toolgate_permission::{Agents, ApprovalStore, AskMode, Effect, PermissionService, Rule};
 
 use crate::config::{Config, Dirs};
 use crate::{Failure, Project};
@@ -44,8 +44,8 @@ impl Setup {
             None => agents.default_agent().name.clone(),
         };
         let store = ApprovalStore::open(dirs.data.join("toolgate.db")).map_err(Failure::runtime)?;
-        let project_id = permission::project_id(&dir);
-        let audit = std::sync::Arc::new(permission::AuditLog::new(dirs.data.join("audit.jsonl")));
+        let project_id = toolgate_permission::project_id(&dir);
+        let audit = std::sync::Arc::new(toolgate_permission::AuditLog::new(dirs.data.join("audit.jsonl")));
         let service = PermissionService::new(agents, project_id, Some(store), mode)
             .with_headless_note("no terminal")
             .with_audit(audit);
@@ -73,10 +73,10 @@ fn requests(setup: &Setup, action: &str, resources: &[String]) -> Result<Request
             .save(resources.iter().cloned());
         return Ok((vec![request], saves));
     }
-    let location = tool_core::Location::new(&setup.dir).map_err(Failure::runtime)?;
+    let location = toolgate_core::Location::new(&setup.dir).map_err(Failure::runtime)?;
     let mut merged: Vec<PermissionRequest> = Vec::new();
     for command in resources {
-        let plan = builtins_shell::plan(&location, command, None, None).map_err(Failure::runtime)?;
+        let plan = toolgate_builtins_shell::plan(&location, command, None, None).map_err(Failure::runtime)?;
         for part in &plan.analysis.parts {
             if let Some(save) = &part.save {
                 saves.insert(part.resource.clone(), save.clone());
@@ -123,25 +123,26 @@ pub(crate) fn check(project: &Project, action: &str, resources: &[String], json:
     let mut reports = Vec::new();
     for request in &requests {
         let explained = setup.service.explain("", &setup.agent, request);
-        let effect = permission::combine(explained.iter().map(|e| e.effect));
+        let effect = toolgate_permission::combine(explained.iter().map(|e| e.effect));
         reports.push((request, explained, effect));
     }
-    let overall = permission::combine(reports.iter().map(|(_, _, effect)| *effect));
+    let overall = toolgate_permission::combine(reports.iter().map(|(_, _, effect)| *effect));
     if json {
-        let report = |(request, explained, effect): &(&PermissionRequest, Vec<permission::Explanation>, Effect)| {
-            json!({
-                "action": request.action,
-                "effect": effect,
-                "resources": explained.iter().map(|e| json!({
-                    "resource": e.resource,
-                    "effect": e.effect,
-                    "rule": e.rule.as_ref().map(rule_json),
-                    "saveable": !request.unsaveable.contains(&e.resource),
-                    "savePattern": if request.action == "bash" { saves.get(&e.resource).cloned() } else { None },
-                })).collect::<Vec<_>>(),
-                "save": request.save,
-            })
-        };
+        let report =
+            |(request, explained, effect): &(&PermissionRequest, Vec<toolgate_permission::Explanation>, Effect)| {
+                json!({
+                    "action": request.action,
+                    "effect": effect,
+                    "resources": explained.iter().map(|e| json!({
+                        "resource": e.resource,
+                        "effect": e.effect,
+                        "rule": e.rule.as_ref().map(rule_json),
+                        "saveable": !request.unsaveable.contains(&e.resource),
+                        "savePattern": if request.action == "bash" { saves.get(&e.resource).cloned() } else { None },
+                    })).collect::<Vec<_>>(),
+                    "save": request.save,
+                })
+            };
         let mut value = report(&reports[0]);
         if let Some(map) = value.as_object_mut() {
             map.insert("effect".into(), json!(overall));
@@ -279,7 +280,7 @@ pub(crate) fn approvals_clear(project: &Project) -> Result<(), Failure> {
 
 /// Milliseconds since the epoch as `YYYY-MM-DD HH:MM:SS UTC` (the audit log's clock, shortened).
 fn format_time(ms: i64) -> String {
-    let stamp = permission::audit::rfc3339(ms);
+    let stamp = toolgate_permission::audit::rfc3339(ms);
     format!("{} {} UTC", &stamp[..10], &stamp[11..19])
 }
 

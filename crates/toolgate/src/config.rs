@@ -7,9 +7,9 @@
 
 use std::path::{Path, PathBuf};
 
-use permission::config::{deep_merge, key_path, rules_from_config};
-use permission::{AgentSettings, Origin};
 use serde_json::{Map, Value};
+use toolgate_permission::config::{deep_merge, key_path, rules_from_config};
+use toolgate_permission::{AgentSettings, Origin};
 
 /// A config problem, reported as one line naming the file and the key path.
 #[derive(Debug)]
@@ -122,9 +122,9 @@ impl Config {
     }
 
     /// The webfetch settings: `webfetch.allow_private_network`, `webfetch.allowed_hosts`.
-    pub(crate) fn fetch_config(&self) -> builtins_net::FetchConfig {
+    pub(crate) fn fetch_config(&self) -> toolgate_builtins_net::FetchConfig {
         let section = self.merged.get("webfetch");
-        builtins_net::FetchConfig {
+        toolgate_builtins_net::FetchConfig {
             allow_private_network: section
                 .and_then(|w| w.get("allow_private_network"))
                 .and_then(Value::as_bool)
@@ -134,14 +134,14 @@ impl Config {
                 .and_then(Value::as_array)
                 .map(|hosts| hosts.iter().filter_map(Value::as_str).map(str::to_string).collect())
                 .unwrap_or_default(),
-            ..builtins_net::FetchConfig::default()
+            ..toolgate_builtins_net::FetchConfig::default()
         }
     }
 
     /// The websearch settings: provider and keys from the environment, endpoints and a
     /// fixed provider from `websearch.{provider, exa_url, parallel_url}`.
-    pub(crate) fn search_config(&self) -> builtins_net::SearchConfig {
-        let mut config = builtins_net::SearchConfig::from_env();
+    pub(crate) fn search_config(&self) -> toolgate_builtins_net::SearchConfig {
+        let mut config = toolgate_builtins_net::SearchConfig::from_env();
         let section = self.merged.get("websearch");
         let text = |key: &str| {
             section
@@ -157,8 +157,8 @@ impl Config {
         }
         if config.provider.is_none() {
             config.provider = match text("provider").as_deref() {
-                Some("exa") => Some(builtins_net::search::Provider::Exa),
-                Some("parallel") => Some(builtins_net::search::Provider::Parallel),
+                Some("exa") => Some(toolgate_builtins_net::search::Provider::Exa),
+                Some("parallel") => Some(toolgate_builtins_net::search::Provider::Parallel),
                 _ => None,
             };
         }

@@ -1,6 +1,6 @@
 //! `toolgate mcp`: builds the parts and hands them to `toolgate_server::mcp`.
 
-use permission::AskMode;
+use toolgate_permission::AskMode;
 
 use crate::app::{server_parts, server_runtime};
 use crate::{Failure, Project};

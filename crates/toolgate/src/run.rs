@@ -3,10 +3,10 @@
 
 use std::io::{IsTerminal, Read, Write};
 
-use builtins_session::{QuestionEvent, QuestionRequest, QuestionService};
-use permission::{AskMode, Event, PermissionService, Reply};
 use serde_json::{Value, json};
-use tool_core::{Context, ModelResult};
+use toolgate_builtins_session::{QuestionEvent, QuestionRequest, QuestionService};
+use toolgate_core::{Context, ModelResult};
+use toolgate_permission::{AskMode, Event, PermissionService, Reply};
 
 use crate::app::App;
 use crate::check::Setup;
@@ -109,9 +109,11 @@ pub(crate) fn call(project: &Project, args: CallArgs<'_>) -> Result<(), Failure>
     let session = args
         .session
         .map(str::to_string)
-        .unwrap_or_else(|| tool_core::id::ascending("ses"));
-    let ctx = Context::new(session.clone(), setup.agent.clone())
-        .with_call(tool_core::id::ascending("msg"), tool_core::id::ascending("call"));
+        .unwrap_or_else(|| toolgate_core::id::ascending("ses"));
+    let ctx = Context::new(session.clone(), setup.agent.clone()).with_call(
+        toolgate_core::id::ascending("msg"),
+        toolgate_core::id::ascending("call"),
+    );
     let runtime = runtime()?;
     let audit = setup.service.audit().cloned();
     if let Some(audit) = &audit {
@@ -129,7 +131,7 @@ pub(crate) fn call(project: &Project, args: CallArgs<'_>) -> Result<(), Failure>
     });
     let settled = settled.map_err(Failure::runtime)?;
     if let Some(audit) = &audit {
-        let caller = permission::audit::Caller {
+        let caller = toolgate_permission::audit::Caller {
             session: &caller_ctx.session_id,
             agent: &caller_ctx.agent,
             call: &caller_ctx.tool_call_id,
@@ -176,8 +178,8 @@ fn print_result(result: &ModelResult) -> std::io::Result<()> {
         ModelResult::Content(parts) => {
             for part in parts {
                 match part {
-                    tool_core::Content::Text { text } => writeln!(out, "{text}")?,
-                    tool_core::Content::Media { mime, data, name } => writeln!(
+                    toolgate_core::Content::Text { text } => writeln!(out, "{text}")?,
+                    toolgate_core::Content::Media { mime, data, name } => writeln!(
                         out,
                         "[{mime}{} — {} bytes of base64]",
                         name.as_deref().map(|n| format!(" {n}")).unwrap_or_default(),
@@ -196,7 +198,7 @@ async fn prompt_loop(service: PermissionService, questions: QuestionService, ses
     let mut events = service.subscribe();
     let mut asked = questions.subscribe();
     // Anything published before we subscribed is still pending: answer that first.
-    let mut queue: Vec<permission::Request> = service
+    let mut queue: Vec<toolgate_permission::Request> = service
         .pending()
         .into_iter()
         .filter(|r| r.session_id == session)
@@ -309,7 +311,7 @@ fn paint(code: &str, text: &str, colour: bool) -> String {
 }
 
 /// Shows one request on stderr and reads the answer from stdin.
-fn ask_on_terminal(request: &permission::Request) -> (Reply, Option<String>) {
+fn ask_on_terminal(request: &toolgate_permission::Request) -> (Reply, Option<String>) {
     let colour = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
     let mut err = std::io::stderr().lock();
     let _ = writeln!(

@@ -2,7 +2,7 @@
 
 use std::net::SocketAddr;
 
-use permission::AskMode;
+use toolgate_permission::AskMode;
 
 use crate::app::{server_parts, server_runtime};
 use crate::{Failure, Project};

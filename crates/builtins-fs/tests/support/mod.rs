@@ -5,9 +5,9 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use builtins_fs::Services;
 use serde_json::Value;
-use tool_core::{BoxFuture, Context, Location, ModelResult, PermissionRequest, Permissions, Refusal, Tool};
+use toolgate_builtins_fs::Services;
+use toolgate_core::{BoxFuture, Context, Location, ModelResult, PermissionRequest, Permissions, Refusal, Tool};
 
 type Decide = Box<dyn Fn(&PermissionRequest) -> Result<(), Refusal> + Send + Sync>;
 
