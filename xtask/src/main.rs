@@ -5,7 +5,9 @@
 //! - `cargo xtask bench [FILTER]`: runs the benchmarks, prints the table of figures
 //!   against their targets and rewrites `BENCHMARKS.md`.
 //! - `cargo xtask dist`: release build of the `toolgate` binary.
+//! - `cargo xtask api`: the public API size of each library crate.
 
+mod api;
 mod bench;
 
 use std::process::{Command, ExitCode};
@@ -13,7 +15,7 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 
-const USAGE: &str = "usage: cargo xtask <ci | bench [FILTER] | dist>";
+const USAGE: &str = "usage: cargo xtask <ci | bench [FILTER] | dist | api>";
 const CARGO_DENY_VERSION: &str = "0.20.2";
 
 fn main() -> ExitCode {
@@ -22,6 +24,7 @@ fn main() -> ExitCode {
         Some("ci") => ci(),
         Some("bench") => bench::run(args.get(1).map(String::as_str)),
         Some("dist") => dist(),
+        Some("api") => api::run(),
         Some("-h" | "--help" | "help") => {
             println!("{USAGE}");
             Ok(())
