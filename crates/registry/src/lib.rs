@@ -7,9 +7,9 @@
 //!
 //! Each turn calls [`ToolRegistry::materialize`]: it returns the catalog the model is
 //! offered and captures which registration each name had. [`Materialized::settle`] then
-//! refuses a call whose registration changed since (`Stale tool call: NAME`) rather than
-//! run it on another implementation, and passes every successful output through the
-//! [`OutputBound`].
+//! refuses a call whose registration changed since ([`SettleError::Stale`], shown to a
+//! model as `Stale tool call: NAME`) rather than run it on another implementation, and
+//! passes every successful output through the [`OutputBound`].
 //!
 //! ```
 //! use std::sync::Arc;
@@ -41,7 +41,7 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use indexmap::IndexMap;
 use serde_json::Value;
@@ -248,17 +248,18 @@ impl ToolRegistry {
                 effective.insert(name.clone(), top.clone());
             }
         }
-        let mut definitions = Vec::with_capacity(effective.len());
+        let mut names = Vec::with_capacity(effective.len());
         let mut captured = HashMap::with_capacity(effective.len());
         for (name, entry) in effective {
             if hidden(entry.tool.permission_action(&name)) {
                 continue;
             }
-            definitions.push(entry.tool.definition(&name));
+            names.push(name.clone());
             captured.insert(name, (entry.identity, entry.tool));
         }
         Materialized {
-            definitions,
+            names,
+            definitions: OnceLock::new(),
             captured,
             registry: self.clone(),
         }
@@ -283,24 +284,29 @@ pub struct Settlement {
 }
 
 impl Settlement {
-    fn error(message: String) -> Self {
-        Settlement {
-            result: ModelResult::Error(message),
-            output: None,
-            output_paths: Vec::new(),
-            refusal: None,
-        }
-    }
-
     /// True when a person declined a permission during the call: stop the agent loop.
     pub fn is_declined(&self) -> bool {
         self.refusal.as_ref().is_some_and(Refusal::stops_loop)
     }
 }
 
-/// Why settle could not produce a settlement. Neither is the tool's answer to the model.
+/// Why settle could not produce a settlement: the call never ran ([`SettleError::Unknown`],
+/// [`SettleError::Stale`]; tell the model with the error's text), or it ran and something
+/// that is not the tool's answer went wrong ([`SettleError::Defect`], [`SettleError::Bound`]).
 #[derive(Debug, thiserror::Error)]
 pub enum SettleError {
+    /// The name was not offered in this turn's catalog.
+    #[error("Unknown tool: {name}")]
+    Unknown {
+        /// The name the model called.
+        name: String,
+    },
+    /// The name's registration was removed or replaced since the catalog was made.
+    #[error("Stale tool call: {name}")]
+    Stale {
+        /// The name the model called.
+        name: String,
+    },
     /// The executor panicked.
     #[error(transparent)]
     Defect(#[from] Defect),
@@ -309,9 +315,19 @@ pub enum SettleError {
     Bound(#[from] BoundError),
 }
 
+impl SettleError {
+    /// True when the call never ran because of the catalog ([`SettleError::Unknown`],
+    /// [`SettleError::Stale`]): the model should be told and may call again.
+    pub fn is_catalog_miss(&self) -> bool {
+        matches!(self, SettleError::Unknown { .. } | SettleError::Stale { .. })
+    }
+}
+
 /// One turn's catalog and the registrations it captured.
 pub struct Materialized {
-    definitions: Vec<ModelDefinition>,
+    names: Vec<String>,
+    /// Built on first use: a call that only settles never builds a schema.
+    definitions: OnceLock<Vec<ModelDefinition>>,
     captured: HashMap<String, (u64, Tool)>,
     registry: ToolRegistry,
 }
@@ -319,21 +335,36 @@ pub struct Materialized {
 impl Materialized {
     /// The tools offered to the model, in registry order.
     pub fn definitions(&self) -> &[ModelDefinition] {
-        &self.definitions
+        self.definitions.get_or_init(|| {
+            self.names
+                .iter()
+                .filter_map(|name| self.captured.get(name).map(|(_, tool)| tool.definition(name)))
+                .collect()
+        })
+    }
+
+    /// The names offered to the model, in registry order (no schema is built).
+    pub fn names(&self) -> &[String] {
+        &self.names
+    }
+
+    /// Whether `name` is offered in this catalog.
+    pub fn offers(&self, name: &str) -> bool {
+        self.captured.contains_key(name)
     }
 
     /// Settles one call against this turn's catalog.
     ///
-    /// `Unknown tool: NAME` when the name was not offered; `Stale tool call: NAME` when
+    /// [`SettleError::Unknown`] when the name was not offered; [`SettleError::Stale`] when
     /// its registration was removed or replaced since materialize. Once these checks
     /// pass, the call runs on the captured tool whatever happens to registrations
     /// meanwhile. Every successful output goes through the output bound.
     pub async fn settle(&self, name: &str, input: Value, ctx: Context) -> Result<Settlement, SettleError> {
         let Some((identity, tool)) = self.captured.get(name) else {
-            return Ok(Settlement::error(format!("Unknown tool: {name}")));
+            return Err(SettleError::Unknown { name: name.to_string() });
         };
         if self.registry.current_identity(name) != Some(*identity) {
-            return Ok(Settlement::error(format!("Stale tool call: {name}")));
+            return Err(SettleError::Stale { name: name.to_string() });
         }
         let tool = tool.clone();
         match tool.settle(input, ctx.clone()).await? {

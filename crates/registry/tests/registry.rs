@@ -64,6 +64,17 @@ async fn settle(turn: &toolgate_registry::Materialized, name: &str) -> Settlemen
     turn.settle(name, json!({}), Context::default()).await.unwrap()
 }
 
+/// The typed refusal of a call the catalog cannot take, as the text a model is shown.
+async fn miss(turn: &toolgate_registry::Materialized, name: &str) -> String {
+    let error = turn.settle(name, json!({}), Context::default()).await.unwrap_err();
+    assert!(error.is_catalog_miss(), "{error:?}");
+    match &error {
+        SettleError::Unknown { name: called } | SettleError::Stale { name: called } => assert_eq!(called, name),
+        other => panic!("not a catalog miss: {other:?}"),
+    }
+    error.to_string()
+}
+
 fn five_tools(registry: &ToolRegistry) -> toolgate_registry::Registration {
     let shared = answering("x");
     registry
@@ -138,8 +149,10 @@ async fn r6_tool_failure_becomes_an_error_result() {
 #[tokio::test]
 async fn r7_unknown_tool() {
     let (_app, registry) = registry();
-    let settled = settle(&registry.materialize(|_| false), "missing").await;
-    assert_eq!(settled.result, ModelResult::Error("Unknown tool: missing".into()));
+    assert_eq!(
+        miss(&registry.materialize(|_| false), "missing").await,
+        "Unknown tool: missing"
+    );
 }
 
 #[tokio::test]
@@ -155,10 +168,7 @@ async fn r8_closing_the_scope_makes_the_call_stale() {
     let guard = registry.register([("echo", echo)]).unwrap();
     let turn = registry.materialize(|_| false);
     drop(guard);
-    assert_eq!(
-        settle(&turn, "echo").await.result,
-        ModelResult::Error("Stale tool call: echo".into())
-    );
+    assert_eq!(miss(&turn, "echo").await, "Stale tool call: echo");
     assert_eq!(runs.load(Ordering::SeqCst), 0);
 }
 
@@ -171,10 +181,7 @@ async fn r9_only_the_replaced_name_goes_stale_even_for_the_same_tool_value() {
         .unwrap();
     let turn = registry.materialize(|_| false);
     let _again = registry.register([("first", first)]).unwrap();
-    assert_eq!(
-        settle(&turn, "first").await.result,
-        ModelResult::Error("Stale tool call: first".into())
-    );
+    assert_eq!(miss(&turn, "first").await, "Stale tool call: first");
     assert_eq!(settle(&turn, "second").await.result, ModelResult::Text("second".into()));
 }
 
@@ -186,10 +193,7 @@ async fn r10_revealing_a_previous_overlay_is_stale() {
     let turn = registry.materialize(|_| false);
     assert_eq!(settle(&turn, "echo").await.result, ModelResult::Text("overlay".into()));
     drop(overlay);
-    assert_eq!(
-        settle(&turn, "echo").await.result,
-        ModelResult::Error("Stale tool call: echo".into())
-    );
+    assert_eq!(miss(&turn, "echo").await, "Stale tool call: echo");
     // A fresh turn sees the base again.
     assert_eq!(
         settle(&registry.materialize(|_| false), "echo").await.result,
@@ -383,8 +387,10 @@ async fn r20_removed_application_tool_is_unknown_to_a_fresh_view() {
     let (app, registry) = registry();
     let guard = app.register([("contextual", answering("ran"))]).unwrap();
     drop(guard);
-    let settled = settle(&registry.materialize(|_| false), "contextual").await;
-    assert_eq!(settled.result, ModelResult::Error("Unknown tool: contextual".into()));
+    assert_eq!(
+        miss(&registry.materialize(|_| false), "contextual").await,
+        "Unknown tool: contextual"
+    );
 }
 
 #[test]
@@ -434,10 +440,7 @@ async fn concurrent_registration_and_settle() {
                 assert_eq!(settle(&turn, "base").await.result, ModelResult::Text("base".into()));
                 if round % 2 == 0 {
                     drop(guard);
-                    assert_eq!(
-                        settle(&turn, &name).await.result,
-                        ModelResult::Error(format!("Stale tool call: {name}"))
-                    );
+                    assert_eq!(miss(&turn, &name).await, format!("Stale tool call: {name}"));
                 }
             }
         }));

@@ -3,7 +3,7 @@
 use std::fmt;
 use std::future::Future;
 use std::marker::PhantomData;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -88,8 +88,8 @@ pub type Outcome = Result<ToolOutput, ToolFailure>;
 
 /// What a model is told about a tool: `{name, description, inputSchema, outputSchema}`.
 ///
-/// The schemas are built once per tool and shared by every definition of it, so
-/// materializing a catalog each turn copies pointers, not JSON.
+/// The schemas are built once per tool, on the first definition asked for, and shared by
+/// every definition of it, so materializing a catalog each turn copies pointers, not JSON.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct ModelDefinition {
     /// The registered name.
@@ -146,11 +146,22 @@ where
     }
 }
 
+/// The input and output schemas of a tool.
+type Schemas = (Arc<Value>, Arc<Value>);
+
 struct Inner {
     description: Arc<str>,
-    input_schema: Arc<Value>,
-    output_schema: Arc<Value>,
+    /// Built on first use: a process that calls one tool builds no other tool's schema.
+    schemas: OnceLock<Schemas>,
+    /// Generates the schemas (`schema_for::<I>`, `schema_for::<O>`).
+    make_schemas: fn() -> Schemas,
     runtime: Arc<dyn Runtime>,
+}
+
+impl Inner {
+    fn schemas(&self) -> &Schemas {
+        self.schemas.get_or_init(self.make_schemas)
+    }
 }
 
 /// An opaque, cheaply cloneable tool.
@@ -208,11 +219,12 @@ impl Tool {
 
     /// The definition the model sees under `name`.
     pub fn definition(&self, name: &str) -> ModelDefinition {
+        let (input_schema, output_schema) = self.inner.schemas();
         ModelDefinition {
             name: name.to_string(),
             description: Arc::clone(&self.inner.description),
-            input_schema: Arc::clone(&self.inner.input_schema),
-            output_schema: Arc::clone(&self.inner.output_schema),
+            input_schema: Arc::clone(input_schema),
+            output_schema: Arc::clone(output_schema),
         }
     }
 
@@ -263,7 +275,8 @@ where
         self
     }
 
-    /// Builds the handle; the schemas are generated here, once.
+    /// Builds the handle. The schemas are generated once, when a definition is first
+    /// asked for: building a tool costs no schema work.
     pub fn build(self) -> Tool {
         let runtime: Arc<dyn Runtime> = Arc::new(Typed::<I, O, F> {
             execute: self.execute,
@@ -273,8 +286,8 @@ where
         Tool {
             inner: Arc::new(Inner {
                 description: Arc::from(self.description),
-                input_schema: Arc::new(schema_for::<I>()),
-                output_schema: Arc::new(schema_for::<O>()),
+                schemas: OnceLock::new(),
+                make_schemas: || (Arc::new(schema_for::<I>()), Arc::new(schema_for::<O>())),
                 runtime,
             }),
             permission: None,
