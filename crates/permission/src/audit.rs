@@ -68,7 +68,9 @@ pub struct Caller<'a> {
 #[derive(Debug)]
 pub struct AuditLog {
     path: PathBuf,
-    file: Mutex<()>,
+    /// The open log and its inode: opened once per process, reopened when the file at
+    /// `path` is another one (rotated here or by another process).
+    file: Mutex<Option<(std::fs::File, u64)>>,
     calls: Mutex<HashMap<String, String>>,
 }
 
@@ -77,7 +79,7 @@ impl AuditLog {
     pub fn new(path: impl AsRef<Path>) -> AuditLog {
         AuditLog {
             path: path.as_ref().to_path_buf(),
-            file: Mutex::new(()),
+            file: Mutex::new(None),
             calls: Mutex::new(HashMap::new()),
         }
     }
@@ -129,6 +131,29 @@ impl AuditLog {
         self.append(&entry);
     }
 
+    /// Records a call that was cancelled before it settled (its caller went away): the
+    /// call is forgotten and its entry says `cancelled`.
+    pub fn cancelled(&self, caller: &Caller<'_>, tool: &str) {
+        self.calls
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner())
+            .remove(caller.call);
+        let entry = json!({
+            "time": rfc3339(now_ms()),
+            "kind": "cancelled",
+            "session": caller.session,
+            "agent": caller.agent,
+            "tool": tool,
+            "call": caller.call,
+        });
+        self.append(&entry);
+    }
+
+    /// How many calls have begun and neither settled nor been cancelled.
+    pub fn open_calls(&self) -> usize {
+        self.calls.lock().unwrap_or_else(|poison| poison.into_inner()).len()
+    }
+
     /// Records a settled call: whether it failed, and where cut output was spilled.
     pub fn settled(&self, caller: &Caller<'_>, tool: &str, error: Option<&str>, output_paths: &[PathBuf]) {
         self.calls
@@ -150,17 +175,33 @@ impl AuditLog {
     }
 
     fn append(&self, entry: &Value) {
-        let _guard = self.file.lock().unwrap_or_else(|poison| poison.into_inner());
-        if let Some(parent) = self.path.parent() {
-            let _ = std::fs::create_dir_all(parent);
-        }
-        if std::fs::metadata(&self.path).is_ok_and(|meta| meta.len() >= ROTATE_BYTES) {
+        use std::os::unix::fs::MetadataExt;
+        let mut file = self.file.lock().unwrap_or_else(|poison| poison.into_inner());
+        // One stat per entry: the file at `path` may have been rotated by another process.
+        let current = std::fs::metadata(&self.path).ok();
+        if let Some(meta) = &current
+            && meta.len() >= ROTATE_BYTES
+        {
             let _ = std::fs::rename(&self.path, rotated(&self.path));
+            *file = None;
+        } else if file.as_ref().map(|(_, inode)| *inode) != current.as_ref().map(MetadataExt::ino) {
+            *file = None;
+        }
+        if file.is_none() {
+            if let Some(parent) = self.path.parent() {
+                let _ = std::fs::create_dir_all(parent);
+            }
+            *file = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&self.path)
+                .ok()
+                .and_then(|opened| opened.metadata().ok().map(|meta| (opened, meta.ino())));
         }
         let line = format!("{entry}\n");
         // One write call per line with O_APPEND keeps lines whole across processes.
-        if let Ok(mut file) = std::fs::OpenOptions::new().create(true).append(true).open(&self.path) {
-            let _ = file.write_all(line.as_bytes());
+        if let Some((opened, _)) = file.as_mut() {
+            let _ = opened.write_all(line.as_bytes());
         }
     }
 
