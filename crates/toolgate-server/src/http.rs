@@ -20,7 +20,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::sync::broadcast;
 use toolgate_builtins_session::QuestionEvent;
-use toolgate_core::Context;
+use toolgate_gate::{Call, GateEvent, SettleError};
 use toolgate_permission::{Reply, ReplyError};
 
 use crate::Parts;
@@ -71,24 +71,50 @@ impl Server {
     fn agent(&self, requested: Option<&str>) -> Result<String, ApiError> {
         match requested {
             None => Ok(self.parts.agent.clone()),
-            Some(name) if self.parts.service.agents().get(name).is_some() => Ok(name.to_string()),
+            Some(name) if self.parts.gate.permissions().agents().get(name).is_some() => Ok(name.to_string()),
             Some(name) => Err(ApiError(StatusCode::BAD_REQUEST, format!("unknown agent {name:?}"))),
         }
     }
 
-    fn catalog(&self, agent: &str) -> toolgate_registry::Materialized {
-        let service = self.parts.service.clone();
-        let agent = agent.to_string();
-        self.parts
-            .registry
-            .materialize(move |action| service.hides(&agent, action))
+    fn service(&self) -> &toolgate_permission::PermissionService {
+        self.parts.gate.permissions()
     }
+}
 
-    fn publish(&self, kind: &str, data: Value) {
-        let _ = self
-            .events
-            .send((kind.to_string(), json!({"type": kind, "properties": data}).to_string()));
-    }
+/// The wire form of a gate event: its SSE name and `{type, properties}` payload.
+fn call_event(event: &GateEvent) -> Option<(&'static str, Value)> {
+    let (kind, properties) = match event {
+        GateEvent::Started { session, call, tool } => (
+            "tool.started",
+            json!({"sessionID": session, "callID": call, "tool": tool}),
+        ),
+        GateEvent::Settled {
+            session,
+            call,
+            tool,
+            result,
+            output_paths,
+            declined,
+        } => (
+            "tool.settled",
+            json!({"sessionID": session, "callID": call, "tool": tool, "result": result.to_json(), "outputPaths": output_paths, "declined": declined}),
+        ),
+        GateEvent::Failed {
+            session,
+            call,
+            tool,
+            error,
+        } => (
+            "tool.failed",
+            json!({"sessionID": session, "callID": call, "tool": tool, "error": error}),
+        ),
+        GateEvent::Cancelled { session, call, tool } => (
+            "tool.cancelled",
+            json!({"sessionID": session, "callID": call, "tool": tool}),
+        ),
+        _ => return None,
+    };
+    Some((kind, json!({"type": kind, "properties": properties})))
 }
 
 async fn tools(State(server): State<Shared>, Query(query): Query<AgentQuery>) -> Response {
@@ -97,6 +123,8 @@ async fn tools(State(server): State<Shared>, Query(query): Query<AgentQuery>) ->
         Err(refused) => return refused.into_response(),
     };
     let list: Vec<Value> = server
+        .parts
+        .gate
         .catalog(&agent)
         .definitions()
         .iter()
@@ -126,57 +154,31 @@ async fn call(State(server): State<Shared>, Path(session): Path<String>, body: B
         Ok(agent) => agent,
         Err(refused) => return refused.into_response(),
     };
-    let catalog = server.catalog(&agent);
-    if !catalog.definitions().iter().any(|d| d.name == body.tool) {
-        return error(
-            StatusCode::BAD_REQUEST,
-            format!("unknown tool {:?} for agent {agent}", body.tool),
-        );
-    }
-    let ctx = Context::new(session.clone(), agent.clone()).with_call(
-        toolgate_core::id::ascending("msg"),
-        toolgate_core::id::ascending("call"),
-    );
     let input = if body.input.is_null() { json!({}) } else { body.input };
-    if let Some(audit) = server.parts.service.audit() {
-        audit.begin_call(&ctx.tool_call_id, &body.tool);
+    let gate = &server.parts.gate;
+    let catalog = gate.catalog(&agent);
+    match gate.call(&catalog, Call::new(session, body.tool, input)).await {
+        Ok(settled) => {
+            let settlement = settled.settlement;
+            axum::Json(json!({
+                "result": settlement.result.to_json(),
+                "output": settlement.output,
+                "outputPaths": settlement.output_paths,
+                "declined": settlement.is_declined(),
+            }))
+            .into_response()
+        }
+        Err(SettleError::Unknown { name }) => error(
+            StatusCode::BAD_REQUEST,
+            format!("unknown tool {name:?} for agent {agent}"),
+        ),
+        Err(stale @ SettleError::Stale { .. }) => error(StatusCode::CONFLICT, stale.to_string()),
+        Err(failure) => error(StatusCode::INTERNAL_SERVER_ERROR, failure.to_string()),
     }
-    server.publish(
-        "tool.started",
-        json!({"sessionID": session, "callID": ctx.tool_call_id, "tool": body.tool}),
-    );
-    let settled = catalog.settle(&body.tool, input, ctx.clone()).await;
-    let settled = match settled {
-        Ok(settled) => settled,
-        Err(failure) => return error(StatusCode::INTERNAL_SERVER_ERROR, failure.to_string()),
-    };
-    if let Some(audit) = server.parts.service.audit() {
-        let caller = toolgate_permission::audit::Caller {
-            session: &ctx.session_id,
-            agent: &ctx.agent,
-            call: &ctx.tool_call_id,
-        };
-        let failed = match &settled.result {
-            toolgate_core::ModelResult::Error(message) => Some(message.as_str()),
-            _ => None,
-        };
-        audit.settled(&caller, &body.tool, failed, &settled.output_paths);
-    }
-    let value = json!({
-        "result": settled.result.to_json(),
-        "output": settled.output,
-        "outputPaths": settled.output_paths,
-        "declined": settled.is_declined(),
-    });
-    server.publish(
-        "tool.settled",
-        json!({"sessionID": session, "callID": ctx.tool_call_id, "tool": body.tool, "result": value["result"], "outputPaths": value["outputPaths"]}),
-    );
-    axum::Json(value).into_response()
 }
 
 async fn permissions(State(server): State<Shared>) -> Response {
-    axum::Json(server.parts.service.pending()).into_response()
+    axum::Json(server.service().pending()).into_response()
 }
 
 #[derive(Deserialize)]
@@ -190,7 +192,7 @@ async fn reply(State(server): State<Shared>, Path(id): Path<String>, body: Bytes
         Ok(body) => body,
         Err(refused) => return refused.into_response(),
     };
-    match server.parts.service.reply(&id, body.reply, body.message.as_deref()) {
+    match server.service().reply(&id, body.reply, body.message.as_deref()) {
         Ok(()) => axum::Json(true).into_response(),
         Err(ReplyError::NotFound(_)) => error(StatusCode::NOT_FOUND, format!("no pending permission request {id}")),
         Err(other) => error(StatusCode::INTERNAL_SERVER_ERROR, other.to_string()),
@@ -228,17 +230,17 @@ async fn dismiss(State(server): State<Shared>, Path(id): Path<String>) -> Respon
 }
 
 async fn approvals(State(server): State<Shared>) -> Response {
-    let Some(store) = server.parts.service.store() else {
+    let Some(store) = server.service().store() else {
         return axum::Json(Vec::<Value>::new()).into_response();
     };
-    match store.list(server.parts.service.project_id()) {
+    match store.list(server.service().project_id()) {
         Ok(list) => axum::Json(list).into_response(),
         Err(e) => error(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
     }
 }
 
 async fn remove_approval(State(server): State<Shared>, Path(id): Path<String>) -> Response {
-    match server.parts.service.store().map(|store| store.remove(&id)) {
+    match server.service().store().map(|store| store.remove(&id)) {
         Some(Ok(true)) => axum::Json(true).into_response(),
         Some(Ok(false)) | None => error(StatusCode::NOT_FOUND, format!("no saved approval {id}")),
         Some(Err(e)) => error(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
@@ -299,7 +301,7 @@ fn openapi() -> Value {
             "/question/{id}/reject": {"post": {"summary": "Dismiss questions", "parameters": id("id"), "responses": {"200": ok("true"), "401": error, "404": error}}},
             "/approvals": {"get": {"summary": "Saved approvals of the project", "responses": {"200": ok("[Approval]"), "401": error}}},
             "/approvals/{id}": {"delete": {"summary": "Remove a saved approval", "parameters": id("id"), "responses": {"200": ok("true"), "401": error, "404": error}}},
-            "/event": {"get": {"summary": "Server-sent events: permission.asked, permission.replied, question.asked, question.replied, question.rejected, tool.started, tool.settled", "responses": {"200": {"description": "text/event-stream"}, "401": error}}},
+            "/event": {"get": {"summary": "Server-sent events: permission.asked, permission.replied, question.asked, question.replied, question.rejected, tool.started, tool.settled, tool.failed, tool.cancelled", "responses": {"200": {"description": "text/event-stream"}, "401": error}}},
             "/doc": {"get": {"summary": "This document", "responses": {"200": ok("OpenAPI 3.1"), "401": error}}}
         }
     })
@@ -315,8 +317,24 @@ pub fn router(parts: Parts, token: String) -> (Router, Arc<Server>) {
         events,
         closing,
     });
-    // Forward permission and question events into the one event stream.
-    let mut permission_events = server.parts.service.subscribe();
+    // Forward call, permission and question events into the one event stream.
+    let mut call_events = server.parts.gate.subscribe();
+    let forward = Arc::clone(&server);
+    tokio::spawn(async move {
+        loop {
+            match call_events.recv().await {
+                Ok(event) => {
+                    if let Some((kind, value)) = call_event(&event) {
+                        let _ = forward.events.send((kind.to_string(), value.to_string()));
+                    }
+                }
+                // A lag here would be a lost event for every client: keep forwarding.
+                Err(broadcast::error::RecvError::Lagged(_)) => {}
+                Err(broadcast::error::RecvError::Closed) => break,
+            }
+        }
+    });
+    let mut permission_events = server.service().subscribe();
     let forward = Arc::clone(&server);
     tokio::spawn(async move {
         while let Ok(event) = permission_events.recv().await {
@@ -382,7 +400,7 @@ pub async fn serve(parts: Parts, listener: tokio::net::TcpListener, token: Strin
     let graceful = axum::serve(listener, router).with_graceful_shutdown(async move {
         shutdown_signal().await;
         // Nobody will answer now: decline what waits, so its calls finish.
-        server.parts.service.shutdown();
+        server.service().shutdown();
         server.parts.questions.reject_all();
         let _ = server.closing.send(true);
     });

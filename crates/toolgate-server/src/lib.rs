@@ -1,9 +1,10 @@
 //! The servers of the `toolgate` binary: the HTTP API with server-sent events, and MCP
 //! over stdio.
 //!
-//! They take ready-made [`Parts`] — a registry with its tools, the permission service,
-//! the question service — so this crate depends on no tool crate: editing a tool does not
-//! rebuild the axum router or the rmcp handler.
+//! They take ready-made [`Parts`] — a [`toolgate_gate::Gate`] over a registry with its
+//! tools and the permission service, and the question service — and settle every call
+//! through the gate, like any other front end. This crate depends on no tool crate:
+//! editing a tool does not rebuild the axum router or the rmcp handler.
 //!
 //! ```
 //! let token = toolgate_server::http::random_token();
@@ -16,10 +17,8 @@ pub mod mcp;
 /// What both servers serve.
 #[derive(Clone)]
 pub struct Parts {
-    /// The registry, with every tool registered.
-    pub registry: toolgate_registry::ToolRegistry,
-    /// Decides and asks.
-    pub service: toolgate_permission::PermissionService,
+    /// The call pipeline: registry, permission service, audit, events.
+    pub gate: toolgate_gate::Gate,
     /// Pending questions.
     pub questions: toolgate_builtins_session::QuestionService,
     /// The default agent.

@@ -18,7 +18,8 @@ use rmcp::{ServerHandler, ServiceExt};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
-use toolgate_core::{Content, Context, ModelResult};
+use toolgate_core::{Content, ModelResult};
+use toolgate_gate::{Call, SettleError};
 use toolgate_permission::{Event, PermissionService, Reply};
 
 use crate::Parts;
@@ -68,17 +69,6 @@ fn content_block(part: &Content) -> ContentBlock {
     }
 }
 
-impl Mcp {
-    /// This turn's catalog of the agent's tools.
-    fn catalog(&self) -> toolgate_registry::Materialized {
-        let service = self.parts.service.clone();
-        let agent = self.parts.agent.clone();
-        self.parts
-            .registry
-            .materialize(move |action| service.hides(&agent, action))
-    }
-}
-
 impl ServerHandler for Mcp {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
@@ -94,7 +84,7 @@ impl ServerHandler for Mcp {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let catalog = self.catalog();
+        let catalog = self.parts.gate.catalog(&self.parts.agent);
         let tools = catalog
             .definitions()
             .iter()
@@ -121,34 +111,24 @@ impl ServerHandler for Mcp {
         if let Ok(mut peer) = self.peer.lock() {
             *peer = Some(context.peer.clone());
         }
-        let catalog = self.catalog();
         let input = request
             .arguments
             .map(Value::Object)
             .unwrap_or_else(|| Value::Object(Default::default()));
-        let ctx = Context::new(self.session.clone(), self.parts.agent.clone()).with_call(
-            toolgate_core::id::ascending("msg"),
-            toolgate_core::id::ascending("call"),
-        );
-        if let Some(audit) = self.parts.service.audit() {
-            audit.begin_call(&ctx.tool_call_id, &request.name);
-        }
-        let settled = catalog
-            .settle(&request.name, input, ctx.clone())
+        let gate = &self.parts.gate;
+        let catalog = gate.catalog(&self.parts.agent);
+        let settled = match gate
+            .call(&catalog, Call::new(self.session.clone(), request.name, input))
             .await
-            .map_err(|failure| ErrorData::internal_error(failure.to_string(), None))?;
-        if let Some(audit) = self.parts.service.audit() {
-            let caller = toolgate_permission::audit::Caller {
-                session: &ctx.session_id,
-                agent: &ctx.agent,
-                call: &ctx.tool_call_id,
-            };
-            let error = match &settled.result {
-                ModelResult::Error(message) => Some(message.as_str()),
-                _ => None,
-            };
-            audit.settled(&caller, &request.name, error, &settled.output_paths);
-        }
+        {
+            Ok(settled) => settled.settlement,
+            // The model called a name it was not offered (or no longer is): it is told, as
+            // a tool error it can act on.
+            Err(miss @ (SettleError::Unknown { .. } | SettleError::Stale { .. })) => {
+                return Ok(CallToolResult::error(vec![ContentBlock::text(miss.to_string())]).into());
+            }
+            Err(failure) => return Err(ErrorData::internal_error(failure.to_string(), None)),
+        };
         let result = match &settled.result {
             ModelResult::Error(message) => CallToolResult::error(vec![ContentBlock::text(message.clone())]),
             ModelResult::Text(text) => CallToolResult::success(vec![ContentBlock::text(text.clone())]),
@@ -233,8 +213,8 @@ async fn answer_asks(service: PermissionService, peer: Arc<Mutex<Option<Peer<Rol
 /// Serves `parts` over MCP on stdin/stdout until the client closes stdin.
 pub async fn serve_stdio(parts: Parts) -> Result<(), String> {
     let peer = Arc::new(Mutex::new(None));
-    tokio::spawn(answer_asks(parts.service.clone(), Arc::clone(&peer)));
-    let service = parts.service.clone();
+    tokio::spawn(answer_asks(parts.gate.permissions().clone(), Arc::clone(&peer)));
+    let service = parts.gate.permissions().clone();
     let handler = Mcp {
         parts,
         session: toolgate_core::id::ascending("ses"),

@@ -1,19 +1,20 @@
-//! The runtime every tool-running command shares: registry, output store, builtins.
+//! The runtime every tool-running command shares: the gate over a registry with every
+//! builtin, the output store and the permission service.
 
 use std::sync::Arc;
 
 use toolgate_builtins_session::{QuestionService, TodoStore};
 use toolgate_core::{Location, Permissions};
+use toolgate_gate::Gate;
 use toolgate_output_store::{Limits, OutputStore};
-use toolgate_registry::{ApplicationTools, Materialized, Registration, ToolRegistry};
+use toolgate_registry::{ApplicationTools, ToolRegistry};
 
 use crate::Failure;
 use crate::check::Setup;
 
-/// A registry with every builtin that exists registered for the project.
+/// The gate over every builtin, registered for the project.
 pub(crate) struct App {
-    pub(crate) registry: ToolRegistry,
-    _registrations: Vec<Registration>,
+    pub(crate) gate: Gate,
 }
 
 impl App {
@@ -27,7 +28,7 @@ impl App {
         }
         let store = OutputStore::new(&setup.dirs.data).with_limits(limits);
         let application = ApplicationTools::new();
-        let registry = ToolRegistry::new(&application, Arc::new(store));
+        let registry = ToolRegistry::new(&application, Arc::new(store.clone()));
         let location =
             Location::new(&setup.dir).map_err(|error| Failure::usage(format!("{}: {error}", setup.dir.display())))?;
         let permissions: Arc<dyn Permissions> = Arc::new(setup.service.clone());
@@ -60,37 +61,34 @@ impl App {
         let registration = registry
             .register(builtins)
             .map_err(|error| Failure::runtime(format!("could not register the builtins: {error}")))?;
-        Ok(App {
-            registry,
-            _registrations: vec![registration],
-        })
-    }
-
-    /// The catalog the agent of `setup` is offered (wholly denied tools hidden).
-    pub(crate) fn catalog(&self, setup: &Setup) -> Materialized {
-        let service = setup.service.clone();
-        let agent = setup.agent.clone();
-        self.registry.materialize(move |action| service.hides(&agent, action))
+        let mut gate = Gate::builder(registry, setup.service.clone());
+        if let Some(threshold) = setup
+            .config
+            .merged
+            .get("doom_loop_threshold")
+            .and_then(serde_json::Value::as_u64)
+        {
+            gate = gate.doom_loop_threshold(usize::try_from(threshold).unwrap_or(usize::MAX));
+        }
+        let gate = gate.hold(registration).spills(store).build();
+        Ok(App { gate })
     }
 }
 
-/// Everything the servers run, built for `project`, and the registrations that keep the
-/// tools registered (hold it as long as the server runs).
+/// Everything the servers run, built for `project`.
 pub(crate) fn server_parts(
     project: &crate::Project,
     mode: toolgate_permission::AskMode,
     questions_answerable: bool,
-) -> Result<(toolgate_server::Parts, App), Failure> {
+) -> Result<toolgate_server::Parts, Failure> {
     let setup = Setup::new(project, mode)?;
     let questions = QuestionService::new(questions_answerable);
     let app = App::new(&setup, questions.clone())?;
-    let parts = toolgate_server::Parts {
-        registry: app.registry.clone(),
-        service: setup.service.clone(),
+    Ok(toolgate_server::Parts {
+        gate: app.gate,
         questions,
         agent: setup.agent.clone(),
-    };
-    Ok((parts, app))
+    })
 }
 
 /// A multi-threaded runtime for the servers.

@@ -5,7 +5,8 @@ use std::io::{IsTerminal, Read, Write};
 
 use serde_json::{Value, json};
 use toolgate_builtins_session::{QuestionEvent, QuestionRequest, QuestionService};
-use toolgate_core::{Context, ModelResult};
+use toolgate_core::ModelResult;
+use toolgate_gate::{Call, SettleError};
 use toolgate_permission::{AskMode, Event, PermissionService, Reply};
 
 use crate::app::App;
@@ -25,7 +26,7 @@ fn runtime() -> Result<tokio::runtime::Runtime, Failure> {
 pub(crate) fn tools(project: &Project, json: bool) -> Result<(), Failure> {
     let setup = Setup::new(project, AskMode::Headless)?;
     let app = App::new(&setup, QuestionService::new(false))?;
-    let catalog = app.catalog(&setup);
+    let catalog = app.gate.catalog(&setup.agent);
     if json {
         let list: Vec<Value> = catalog
             .definitions()
@@ -92,56 +93,38 @@ pub(crate) fn call(project: &Project, args: CallArgs<'_>) -> Result<(), Failure>
     let setup = Setup::new(project, mode)?;
     let questions = QuestionService::new(interactive);
     let app = App::new(&setup, questions.clone())?;
-    let catalog = app.catalog(&setup);
-    if !catalog.definitions().iter().any(|d| d.name == args.tool) {
-        let names: Vec<&str> = catalog.definitions().iter().map(|d| d.name.as_str()).collect();
-        return Err(Failure::usage(format!(
-            "unknown tool {:?} for agent {}; available: {}",
-            args.tool,
-            setup.agent,
-            if names.is_empty() {
-                "none".to_string()
-            } else {
-                names.join(", ")
-            }
-        )));
-    }
+    let gate = app.gate;
+    let catalog = gate.catalog(&setup.agent);
     let session = args
         .session
         .map(str::to_string)
         .unwrap_or_else(|| toolgate_core::id::ascending("ses"));
-    let ctx = Context::new(session.clone(), setup.agent.clone()).with_call(
-        toolgate_core::id::ascending("msg"),
-        toolgate_core::id::ascending("call"),
-    );
     let runtime = runtime()?;
-    let audit = setup.service.audit().cloned();
-    if let Some(audit) = &audit {
-        audit.begin_call(&ctx.tool_call_id, args.tool);
-    }
-    let caller_ctx = ctx.clone();
     let settled = runtime.block_on(async {
         let prompt =
             interactive.then(|| tokio::spawn(prompt_loop(setup.service.clone(), questions.clone(), session.clone())));
-        let settled = catalog.settle(args.tool, input, ctx).await;
+        let settled = gate.call(&catalog, Call::new(session.clone(), args.tool, input)).await;
         if let Some(prompt) = prompt {
             prompt.abort();
         }
         settled
     });
-    let settled = settled.map_err(Failure::runtime)?;
-    if let Some(audit) = &audit {
-        let caller = toolgate_permission::audit::Caller {
-            session: &caller_ctx.session_id,
-            agent: &caller_ctx.agent,
-            call: &caller_ctx.tool_call_id,
-        };
-        let error = match &settled.result {
-            ModelResult::Error(message) => Some(message.as_str()),
-            _ => None,
-        };
-        audit.settled(&caller, args.tool, error, &settled.output_paths);
-    }
+    let settled = match settled {
+        Ok(settled) => settled.settlement,
+        Err(SettleError::Unknown { name }) => {
+            let names = catalog.names();
+            return Err(Failure::usage(format!(
+                "unknown tool {name:?} for agent {}; available: {}",
+                setup.agent,
+                if names.is_empty() {
+                    "none".to_string()
+                } else {
+                    names.join(", ")
+                }
+            )));
+        }
+        Err(failure) => return Err(Failure::runtime(failure)),
+    };
     if args.json {
         let value = json!({
             "result": settled.result.to_json(),

@@ -13,7 +13,7 @@ pub(crate) fn serve(project: &Project, listen: Option<&str>) -> Result<(), Failu
         .unwrap_or("127.0.0.1:7777")
         .parse()
         .map_err(|e| Failure::usage(format!("--listen: not an address:port ({e})")))?;
-    let (parts, app) = server_parts(project, AskMode::Interactive, true)?;
+    let parts = server_parts(project, AskMode::Interactive, true)?;
     let runtime = server_runtime()?;
     runtime.block_on(async {
         let token = std::env::var("TOOLGATE_SERVER_TOKEN")
@@ -36,9 +36,8 @@ pub(crate) fn serve(project: &Project, listen: Option<&str>) -> Result<(), Failu
             let _ = writeln!(out, "toolgate: token {token}");
             let _ = out.flush();
         }
-        // The registrations live in `app` for as long as the server runs.
-        let served = toolgate_server::http::serve(parts, listener, token).await;
-        drop(app);
-        served.map_err(|e| Failure::runtime(e.to_string()))
+        toolgate_server::http::serve(parts, listener, token)
+            .await
+            .map_err(|e| Failure::runtime(e.to_string()))
     })
 }

@@ -1,0 +1,416 @@
+//! The gate: catalog, doom_loop, settle, audit, events, spill cleanup.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use serde_json::{Value, json};
+use tokio::sync::broadcast;
+use toolgate_core::{Context, ModelResult, PermissionRequest, Permissions, ToolFailure};
+use toolgate_output_store::{CleanupTask, OutputStore};
+use toolgate_permission::audit::Caller;
+use toolgate_permission::{DOOM_LOOP_THRESHOLD, DoomLoop, PermissionService};
+use toolgate_registry::{Materialized, Registration, SettleError, Settlement, ToolRegistry};
+
+/// What the gate publishes about calls, for whoever listens (server-sent events, logs).
+///
+/// Every call that enters [`Gate::call`] with an offered tool publishes `Started` and
+/// then exactly one of `Settled`, `Failed` or `Cancelled`.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum GateEvent {
+    /// A call began.
+    Started {
+        /// Its session.
+        session: String,
+        /// Its call id.
+        call: String,
+        /// The tool called.
+        tool: String,
+    },
+    /// A call settled: the tool answered, or refused, or failed in a way the model sees.
+    Settled {
+        /// Its session.
+        session: String,
+        /// Its call id.
+        call: String,
+        /// The tool called.
+        tool: String,
+        /// What the model sees.
+        result: ModelResult,
+        /// Files holding output that was cut.
+        output_paths: Vec<PathBuf>,
+        /// True when a person declined a permission during the call.
+        declined: bool,
+    },
+    /// A call ended without a settlement: its registration changed since the catalog was
+    /// made (stale), the tool panicked, or its output could not be bounded.
+    Failed {
+        /// Its session.
+        session: String,
+        /// Its call id.
+        call: String,
+        /// The tool called.
+        tool: String,
+        /// What went wrong.
+        error: String,
+    },
+    /// A call was cancelled (its future dropped) before it settled.
+    Cancelled {
+        /// Its session.
+        session: String,
+        /// Its call id.
+        call: String,
+        /// The tool called.
+        tool: String,
+    },
+}
+
+/// One call as a model issued it.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct Call {
+    /// The session it belongs to.
+    pub session: String,
+    /// The assistant message that issued it (doom loops are counted per message).
+    pub message: String,
+    /// The model's id for the call.
+    pub id: String,
+    /// The tool's name.
+    pub tool: String,
+    /// The input, as the model wrote it.
+    pub input: Value,
+}
+
+impl Call {
+    /// A call of `tool` with `input` in `session`, with fresh message and call ids.
+    pub fn new(session: impl Into<String>, tool: impl Into<String>, input: Value) -> Self {
+        Call {
+            session: session.into(),
+            message: toolgate_core::id::ascending("msg"),
+            id: toolgate_core::id::ascending("call"),
+            tool: tool.into(),
+            input,
+        }
+    }
+
+    /// The same call issued by the assistant message `message`.
+    pub fn in_message(mut self, message: impl Into<String>) -> Self {
+        self.message = message.into();
+        self
+    }
+
+    /// The same call under the model's call id `id`.
+    pub fn with_id(mut self, id: impl Into<String>) -> Self {
+        self.id = id.into();
+        self
+    }
+}
+
+/// A settled call: who called, what, and the settlement.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct Settled {
+    /// The context the tool ran with (session, agent, message and call ids).
+    pub context: Context,
+    /// The tool called.
+    pub tool: String,
+    /// What the call produced.
+    pub settlement: Settlement,
+}
+
+/// One agent's catalog for one turn.
+pub struct Catalog {
+    agent: String,
+    turn: Materialized,
+}
+
+impl Catalog {
+    /// The agent whose rules made this catalog.
+    pub fn agent(&self) -> &str {
+        &self.agent
+    }
+
+    /// The offered names, in registry order (no schema is built).
+    pub fn names(&self) -> &[String] {
+        self.turn.names()
+    }
+
+    /// The definitions the model is shown.
+    pub fn definitions(&self) -> &[toolgate_core::ModelDefinition] {
+        self.turn.definitions()
+    }
+
+    /// Whether `name` is offered.
+    pub fn offers(&self, name: &str) -> bool {
+        self.turn.offers(name)
+    }
+}
+
+struct Inner {
+    registry: ToolRegistry,
+    permissions: PermissionService,
+    _registrations: Vec<Registration>,
+    doom_threshold: usize,
+    /// The doom-loop detector of each session.
+    doom: Mutex<HashMap<String, DoomLoop>>,
+    events: broadcast::Sender<GateEvent>,
+    spills: Option<OutputStore>,
+    /// The spill cleanup, started by the first call made inside a tokio runtime.
+    cleanup: OnceLock<Option<CleanupTask>>,
+}
+
+/// The pipeline every front end calls tools through. Cheap to clone.
+#[derive(Clone)]
+pub struct Gate {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for Gate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Gate")
+            .field("doom_threshold", &self.inner.doom_threshold)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Configures a [`Gate`]; see [`Gate::builder`].
+pub struct GateBuilder {
+    registry: ToolRegistry,
+    permissions: PermissionService,
+    registrations: Vec<Registration>,
+    doom_threshold: usize,
+    spills: Option<OutputStore>,
+}
+
+impl GateBuilder {
+    /// Keeps `registration` alive as long as the gate: its tools stay registered.
+    pub fn hold(mut self, registration: Registration) -> Self {
+        self.registrations.push(registration);
+        self
+    }
+
+    /// How many identical calls in a row, in one assistant message, ask `doom_loop`
+    /// (default [`DOOM_LOOP_THRESHOLD`]; at least 1).
+    pub fn doom_loop_threshold(mut self, threshold: usize) -> Self {
+        self.doom_threshold = threshold.max(1);
+        self
+    }
+
+    /// Removes old spill files of `store` (older than 7 days) when the first call is
+    /// made, then every hour, for as long as the gate lives.
+    pub fn spills(mut self, store: OutputStore) -> Self {
+        self.spills = Some(store);
+        self
+    }
+
+    /// The gate.
+    pub fn build(self) -> Gate {
+        let (events, _) = broadcast::channel(4096);
+        Gate {
+            inner: Arc::new(Inner {
+                registry: self.registry,
+                permissions: self.permissions,
+                _registrations: self.registrations,
+                doom_threshold: self.doom_threshold,
+                doom: Mutex::new(HashMap::new()),
+                events,
+                spills: self.spills,
+                cleanup: OnceLock::new(),
+            }),
+        }
+    }
+}
+
+/// Records a call that is dropped before it settles as cancelled.
+struct InFlight<'a> {
+    gate: &'a Gate,
+    context: &'a Context,
+    tool: &'a str,
+    finished: bool,
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        if self.finished {
+            return;
+        }
+        if let Some(audit) = self.gate.inner.permissions.audit() {
+            audit.cancelled(&caller(self.context), self.tool);
+        }
+        self.gate.publish(GateEvent::Cancelled {
+            session: self.context.session_id.clone(),
+            call: self.context.tool_call_id.clone(),
+            tool: self.tool.to_string(),
+        });
+    }
+}
+
+fn caller(context: &Context) -> Caller<'_> {
+    Caller {
+        session: &context.session_id,
+        agent: &context.agent,
+        call: &context.tool_call_id,
+    }
+}
+
+impl Gate {
+    /// A gate over `registry`, deciding visibility and permissions with `permissions`
+    /// (and recording in its audit log, when it has one).
+    pub fn builder(registry: ToolRegistry, permissions: PermissionService) -> GateBuilder {
+        GateBuilder {
+            registry,
+            permissions,
+            registrations: Vec::new(),
+            doom_threshold: DOOM_LOOP_THRESHOLD,
+            spills: None,
+        }
+    }
+
+    /// The permission service the gate decides with.
+    pub fn permissions(&self) -> &PermissionService {
+        &self.inner.permissions
+    }
+
+    /// The registry the gate settles with.
+    pub fn registry(&self) -> &ToolRegistry {
+        &self.inner.registry
+    }
+
+    /// Subscribes to the call events.
+    pub fn subscribe(&self) -> broadcast::Receiver<GateEvent> {
+        self.inner.events.subscribe()
+    }
+
+    fn publish(&self, event: GateEvent) {
+        // No subscriber is fine: events are for whoever listens.
+        let _ = self.inner.events.send(event);
+    }
+
+    /// The catalog `agent` is offered this turn: tools whose action the agent's rules
+    /// wholly deny are hidden (visibility only; every call is still checked).
+    pub fn catalog(&self, agent: &str) -> Catalog {
+        let permissions = self.inner.permissions.clone();
+        let rules_of = agent.to_string();
+        let turn = self
+            .inner
+            .registry
+            .materialize(move |action| permissions.hides(&rules_of, action));
+        Catalog {
+            agent: agent.to_string(),
+            turn,
+        }
+    }
+
+    /// Starts the spill cleanup once per gate, on the runtime of the first call.
+    fn start_upkeep(&self) {
+        self.inner.cleanup.get_or_init(|| {
+            let store = self.inner.spills.as_ref()?;
+            let runtime = tokio::runtime::Handle::try_current().ok()?;
+            Some(store.spawn_cleanup(&runtime))
+        });
+    }
+
+    /// Whether this call completes a doom loop: the same tool with the same input
+    /// `threshold` times in a row in one assistant message (spec §4.11).
+    fn repeats(&self, call: &Call) -> bool {
+        let mut doom = self.inner.doom.lock().unwrap_or_else(|poison| poison.into_inner());
+        doom.entry(call.session.clone())
+            .or_insert_with(|| DoomLoop::new(self.inner.doom_threshold))
+            .observe(&call.message, &call.tool, &call.input)
+    }
+
+    /// Settles `call` against `catalog`, recording it from start to end.
+    ///
+    /// `Err` when the call never ran ([`SettleError::Unknown`], [`SettleError::Stale`])
+    /// or ended without a settlement ([`SettleError::Defect`], [`SettleError::Bound`]);
+    /// every outcome is in the audit log. Dropping the future cancels the call and
+    /// records it as cancelled.
+    pub async fn call(&self, catalog: &Catalog, call: Call) -> Result<Settled, SettleError> {
+        self.start_upkeep();
+        let context = Context::new(call.session.clone(), catalog.agent.clone()).with_call(&call.message, &call.id);
+        let audit = self.inner.permissions.audit();
+        if !catalog.offers(&call.tool) {
+            // Nothing ran: the refusal is the whole record.
+            if let Some(audit) = audit {
+                let error = format!("Unknown tool: {}", call.tool);
+                audit.settled(&caller(&context), &call.tool, Some(&error), &[]);
+            }
+            return Err(SettleError::Unknown { name: call.tool });
+        }
+        if let Some(audit) = audit {
+            audit.begin_call(&context.tool_call_id, &call.tool);
+        }
+        self.publish(GateEvent::Started {
+            session: context.session_id.clone(),
+            call: context.tool_call_id.clone(),
+            tool: call.tool.clone(),
+        });
+        let mut in_flight = InFlight {
+            gate: self,
+            context: &context,
+            tool: &call.tool,
+            finished: false,
+        };
+        let settled = if self.repeats(&call) {
+            let request = PermissionRequest::new("doom_loop")
+                .resources([call.tool.clone()])
+                .save([call.tool.clone()])
+                .metadata("tool", json!(call.tool))
+                .metadata("input", call.input.clone());
+            match Permissions::assert(&self.inner.permissions, &context, request).await {
+                Ok(()) => catalog.turn.settle(&call.tool, call.input, context.clone()).await,
+                Err(refusal) => {
+                    let failure = ToolFailure::from(refusal);
+                    Ok(Settlement {
+                        result: ModelResult::Error(failure.message().to_string()),
+                        output: None,
+                        output_paths: Vec::new(),
+                        refusal: failure.refusal().cloned(),
+                    })
+                }
+            }
+        } else {
+            catalog.turn.settle(&call.tool, call.input, context.clone()).await
+        };
+        in_flight.finished = true;
+        match &settled {
+            Ok(settlement) => {
+                let error = match &settlement.result {
+                    ModelResult::Error(message) => Some(message.as_str()),
+                    _ => None,
+                };
+                if let Some(audit) = audit {
+                    audit.settled(&caller(&context), &call.tool, error, &settlement.output_paths);
+                }
+                self.publish(GateEvent::Settled {
+                    session: context.session_id.clone(),
+                    call: context.tool_call_id.clone(),
+                    tool: call.tool.clone(),
+                    result: settlement.result.clone(),
+                    output_paths: settlement.output_paths.clone(),
+                    declined: settlement.is_declined(),
+                });
+            }
+            Err(error) => {
+                let text = error.to_string();
+                if let Some(audit) = audit {
+                    audit.settled(&caller(&context), &call.tool, Some(&text), &[]);
+                }
+                self.publish(GateEvent::Failed {
+                    session: context.session_id.clone(),
+                    call: context.tool_call_id.clone(),
+                    tool: call.tool.clone(),
+                    error: text,
+                });
+            }
+        }
+        drop(in_flight);
+        let settlement = settled?;
+        Ok(Settled {
+            context,
+            tool: call.tool,
+            settlement,
+        })
+    }
+}
