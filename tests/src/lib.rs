@@ -70,24 +70,65 @@ pub fn log_text(bytes: usize) -> String {
     text
 }
 
-/// The `toolgate` binary of this build, built on demand when a test run has not built it.
+/// The `toolgate` binary of this build: built when missing, and rebuilt when any source
+/// of the workspace's crates is newer than it, so a test never runs a stale binary.
 pub fn toolgate_binary() -> std::path::PathBuf {
-    // Test executables live in target/<profile>/deps; the binary one level up.
-    let exe = std::env::current_exe().unwrap_or_default();
-    let profile_dir = exe
+    static BINARY: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+    BINARY
+        .get_or_init(|| {
+            // Test executables live in target/<profile>/deps; the binary one level up.
+            let exe = std::env::current_exe().unwrap_or_default();
+            let profile_dir = exe
+                .parent()
+                .and_then(std::path::Path::parent)
+                .map(std::path::Path::to_path_buf)
+                .unwrap_or_default();
+            let binary = profile_dir.join("toolgate");
+            if stale(&binary) {
+                let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+                let status = std::process::Command::new(cargo)
+                    .args(["build", "--quiet", "--package", "toolgate", "--bin", "toolgate"])
+                    .status();
+                // Cargo decides what a change needs: an edit it does not build into the
+                // binary (a dev-dependency) leaves the file as it was, rightly.
+                assert!(status.is_ok_and(|s| s.success()), "could not build the toolgate binary");
+            }
+            binary
+        })
+        .clone()
+}
+
+/// Whether `binary` is missing or older than a source file of the workspace's crates
+/// (`crates/*/src/**.rs`, `crates/*/Cargo.toml`, the workspace manifest and lock file).
+fn stale(binary: &std::path::Path) -> bool {
+    let Ok(built) = std::fs::metadata(binary).and_then(|meta| meta.modified()) else {
+        return true;
+    };
+    let workspace = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
-        .and_then(std::path::Path::parent)
         .map(std::path::Path::to_path_buf)
         .unwrap_or_default();
-    let binary = profile_dir.join("toolgate");
-    if !binary.exists() {
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let status = std::process::Command::new(cargo)
-            .args(["build", "--quiet", "--package", "toolgate", "--bin", "toolgate"])
-            .status();
-        assert!(status.is_ok_and(|s| s.success()), "could not build the toolgate binary");
+    let mut dirs = Vec::new();
+    let mut sources = vec![workspace.join("Cargo.toml"), workspace.join("Cargo.lock")];
+    for krate in std::fs::read_dir(workspace.join("crates")).into_iter().flatten().flatten() {
+        dirs.push(krate.path().join("src"));
+        sources.push(krate.path().join("Cargo.toml"));
     }
-    binary
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|ext| ext == "rs") {
+                sources.push(path);
+            }
+        }
+    }
+    sources.iter().any(|source| {
+        std::fs::metadata(source)
+            .and_then(|meta| meta.modified())
+            .is_ok_and(|modified| modified > built)
+    })
 }
 
 /// The release `toolgate` binary, for whole-process figures (`cargo xtask bench` builds it).

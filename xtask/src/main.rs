@@ -2,6 +2,8 @@
 //!
 //! - `cargo xtask ci`: formatting, clippy, the whole test suite (nextest when installed,
 //!   then doc tests) and cargo-deny, one summary line per step.
+//! - `cargo xtask tidy`: the dependency rule of ARCHITECTURE.md (from `cargo metadata`)
+//!   and test hygiene.
 //! - `cargo xtask bench [FILTER]`: runs the benchmarks, prints the table of figures
 //!   against their targets and rewrites `BENCHMARKS.md`.
 //! - `cargo xtask dist`: release build of the `toolgate` binary.
@@ -9,13 +11,14 @@
 
 mod api;
 mod bench;
+mod tidy;
 
 use std::process::{Command, ExitCode};
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 
-const USAGE: &str = "usage: cargo xtask <ci | bench [FILTER] | dist | api>";
+const USAGE: &str = "usage: cargo xtask <ci | tidy | bench [FILTER] | dist | api>";
 const CARGO_DENY_VERSION: &str = "0.20.2";
 
 fn main() -> ExitCode {
@@ -24,6 +27,7 @@ fn main() -> ExitCode {
         Some("ci") => ci(),
         Some("bench") => bench::run(args.get(1).map(String::as_str)),
         Some("dist") => dist(),
+        Some("tidy") => tidy::run(),
         Some("api") => api::run(),
         Some("-h" | "--help" | "help") => {
             println!("{USAGE}");
@@ -99,6 +103,16 @@ fn run_step(name: &'static str, commands: Vec<Command>) -> Step {
 fn ci() -> Result<()> {
     let mut steps = vec![
         run_step("fmt", vec![cargo(&["fmt", "--all", "--", "--check"])]),
+        {
+            println!("==> tidy");
+            let start = Instant::now();
+            let ok = tidy::run().map_err(|error| eprintln!("xtask: tidy: {error:#}")).is_ok();
+            Step {
+                name: "tidy",
+                ok,
+                seconds: start.elapsed().as_secs_f64(),
+            }
+        },
         run_step(
             "clippy",
             vec![cargo(&[

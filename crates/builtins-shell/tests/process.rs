@@ -11,6 +11,41 @@ fn sh() -> &'static Path {
     Path::new("/bin/sh")
 }
 
+/// Whether process `pid` has ended (gone, or a zombie no one has reaped yet).
+fn ended(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        // The state follows the parenthesised command name.
+        Ok(stat) => stat.rsplit(')').next().and_then(|rest| rest.split_whitespace().next()) == Some("Z"),
+    }
+}
+
+/// Polls `done` every 10 ms until it holds or `limit` passes; true when it held.
+async fn within(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + limit;
+    while !done() {
+        if Instant::now() > deadline {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    true
+}
+
+/// The PID a script wrote to `path`, once it is there.
+async fn pid_in(path: &Path) -> u32 {
+    let mut pid = None;
+    let written = within(Duration::from_secs(10), || {
+        pid = std::fs::read_to_string(path)
+            .ok()
+            .and_then(|text| text.trim().parse().ok());
+        pid.is_some()
+    })
+    .await;
+    assert!(written, "the script never wrote its PID to {}", path.display());
+    pid.unwrap_or_default()
+}
+
 #[tokio::test]
 async fn exit_code_and_merged_output() {
     let dir = tempfile::tempdir().unwrap();
@@ -46,32 +81,44 @@ async fn a_command_reading_stdin_does_not_hang() {
 #[tokio::test]
 async fn an_escaped_process_holding_the_pipe_does_not_hold_the_result() {
     let dir = tempfile::tempdir().unwrap();
+    let pidfile = dir.path().join("escaped.pid");
     let start = Instant::now();
-    let done = run(
-        sh(),
-        "setsid sleep 100 & echo started",
-        dir.path(),
-        Duration::from_secs(30),
-    )
-    .await
-    .unwrap();
+    let script = format!("setsid sleep 100 & echo $! > {}; echo started", pidfile.display());
+    let done = run(sh(), &script, dir.path(), Duration::from_secs(30)).await.unwrap();
     assert!(start.elapsed() < Duration::from_secs(3), "took {:?}", start.elapsed());
     assert_eq!(done.exit, Some(0));
     assert!(done.capture.text().starts_with("started"));
-    let _ = std::process::Command::new("pkill").args(["-f", "sleep 100"]).status();
+    // Precondition: the escaped process exists and still runs (it left the group).
+    let escaped = pid_in(&pidfile).await;
+    assert!(!ended(escaped), "the escaped process {escaped} is not running");
+    // Ours to end, by its PID.
+    let killed = std::process::Command::new("kill")
+        .args(["-KILL", &escaped.to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
 }
 
 #[tokio::test]
 async fn background_jobs_of_the_group_are_ended_with_the_call() {
     let dir = tempfile::tempdir().unwrap();
+    let pidfile = dir.path().join("job.pid");
     let marker = dir.path().join("alive");
-    let script = format!("(sleep 2; touch {}) & echo bye", marker.display());
+    let script = format!(
+        "sh -c 'echo $$ > {}; sleep 2; touch {}' & echo bye",
+        pidfile.display(),
+        marker.display()
+    );
     let done = run(sh(), &script, dir.path(), Duration::from_secs(30)).await.unwrap();
     assert_eq!(done.exit, Some(0));
-    tokio::time::sleep(Duration::from_secs(3)).await;
+    // Precondition: the background job started.
+    let job = pid_in(&pidfile).await;
+    assert!(
+        within(Duration::from_secs(10), || ended(job)).await,
+        "the background job {job} outlived its call"
+    );
     assert!(!marker.exists(), "a background job outlived its call");
 }
-
 #[tokio::test]
 async fn timeout_terms_then_kills_a_group_that_ignores_term() {
     let dir = tempfile::tempdir().unwrap();
@@ -125,13 +172,19 @@ async fn non_utf8_output_is_replaced_not_lost() {
 #[tokio::test]
 async fn cancelling_the_call_ends_the_process_group() {
     let dir = tempfile::tempdir().unwrap();
+    let pidfile = dir.path().join("shell.pid");
     let marker = dir.path().join("finished");
-    let script = format!("sleep 2; touch {}", marker.display());
+    let script = format!("echo $$ > {}; sleep 2; touch {}", pidfile.display(), marker.display());
     let workdir = dir.path().to_path_buf();
     let call = tokio::spawn(async move { run(Path::new("/bin/sh"), &script, &workdir, Duration::from_secs(60)).await });
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // Precondition: the command is running when the call is cancelled.
+    let shell = pid_in(&pidfile).await;
+    assert!(!ended(shell));
     call.abort();
     let _ = call.await;
-    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert!(
+        within(Duration::from_secs(10), || ended(shell)).await,
+        "the cancelled command kept running"
+    );
     assert!(!marker.exists(), "the cancelled command kept running");
 }
