@@ -110,7 +110,11 @@ fn stale(binary: &std::path::Path) -> bool {
         .unwrap_or_default();
     let mut dirs = Vec::new();
     let mut sources = vec![workspace.join("Cargo.toml"), workspace.join("Cargo.lock")];
-    for krate in std::fs::read_dir(workspace.join("crates")).into_iter().flatten().flatten() {
+    for krate in std::fs::read_dir(workspace.join("crates"))
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
         dirs.push(krate.path().join("src"));
         sources.push(krate.path().join("Cargo.toml"));
     }

@@ -263,7 +263,9 @@ async fn a_client_that_disconnects_cancels_its_call() {
             .collect::<Vec<_>>()
     };
     assert!(
-        within(Duration::from_secs(10), || cancelled().contains(&"cancelled".to_string())).await,
+        within(Duration::from_secs(10), || cancelled()
+            .contains(&"cancelled".to_string()))
+        .await,
         "{:?}",
         cancelled()
     );
