@@ -628,3 +628,24 @@ fn webfetch_refuses_the_local_network_unless_configured() {
         "{err}"
     );
 }
+
+/// Issue 14: a read no rule asks about opens no database, and every call is on record once.
+#[test]
+fn a_plain_read_opens_no_database_and_is_audited_once() {
+    let sandbox = Sandbox::new();
+    sandbox.write("project/small.txt", "hello\n");
+    let (code, out, err) = sandbox.run(&["call", "read", r#"{"path": "small.txt"}"#]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("hello"), "{out}");
+    assert!(!sandbox.data_dir().join("toolgate.db").exists(), "the read opened SQLite");
+    let audit = std::fs::read_to_string(sandbox.data_dir().join("audit.jsonl")).unwrap();
+    let kinds: Vec<String> = audit
+        .lines()
+        .map(|line| serde_json::from_str::<serde_json::Value>(line).unwrap()["kind"].to_string())
+        .collect();
+    assert_eq!(kinds, ["\"decision\"", "\"settled\""]);
+    // An ask does consult saved approvals: the database appears when it matters.
+    let (code, _, _) = sandbox.run(&["call", "read", r#"{"path": ".env"}"#]);
+    assert_eq!(code, 3);
+    assert!(sandbox.data_dir().join("toolgate.db").exists());
+}

@@ -1,7 +1,7 @@
 //! `todowrite` (spec §8.2): the session's todo list, replaced whole in one transaction.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use rusqlite::{Connection, params};
@@ -75,47 +75,62 @@ pub struct TodoError {
 #[derive(Clone, Debug)]
 pub struct TodoStore {
     path: PathBuf,
-    connection: Arc<Mutex<Connection>>,
+    /// Opened on first use: a process that never writes a todo never opens the database.
+    connection: Arc<OnceLock<Mutex<Connection>>>,
 }
 
 impl TodoStore {
     /// Opens (creating as needed) the `todo` table in the database at `path`.
     pub fn open(path: impl AsRef<Path>) -> Result<TodoStore, TodoError> {
-        let path = path.as_ref().to_path_buf();
-        let fail = |source| TodoError {
-            path: path.clone(),
-            source,
-        };
+        let store = TodoStore::deferred(path);
+        store.with(|_| Ok(()))?;
+        Ok(store)
+    }
+
+    /// A store at `path` that opens the database on first use (and reports a failure to
+    /// open then).
+    pub fn deferred(path: impl AsRef<Path>) -> TodoStore {
+        TodoStore {
+            path: path.as_ref().to_path_buf(),
+            connection: Arc::new(OnceLock::new()),
+        }
+    }
+
+    fn connect(path: &Path) -> rusqlite::Result<Connection> {
         if let Some(parent) = path.parent() {
             let _ = std::fs::create_dir_all(parent);
         }
-        let connection = Connection::open(&path).map_err(fail)?;
-        connection.busy_timeout(Duration::from_secs(5)).map_err(fail)?;
-        connection.pragma_update(None, "journal_mode", "WAL").map_err(fail)?;
-        connection
-            .execute_batch(
-                "CREATE TABLE IF NOT EXISTS todo (
-                    session_id TEXT NOT NULL,
-                    position INTEGER NOT NULL,
-                    content TEXT NOT NULL,
-                    status TEXT NOT NULL,
-                    priority TEXT NOT NULL,
-                    PRIMARY KEY (session_id, position)
-                );",
-            )
-            .map_err(fail)?;
-        Ok(TodoStore {
-            path,
-            connection: Arc::new(Mutex::new(connection)),
-        })
+        let connection = Connection::open(path)?;
+        connection.busy_timeout(Duration::from_secs(5))?;
+        connection.pragma_update(None, "journal_mode", "WAL")?;
+        connection.execute_batch(
+            "CREATE TABLE IF NOT EXISTS todo (
+                session_id TEXT NOT NULL,
+                position INTEGER NOT NULL,
+                content TEXT NOT NULL,
+                status TEXT NOT NULL,
+                priority TEXT NOT NULL,
+                PRIMARY KEY (session_id, position)
+            );",
+        )?;
+        Ok(connection)
     }
 
     fn with<T>(&self, run: impl FnOnce(&mut Connection) -> rusqlite::Result<T>) -> Result<T, TodoError> {
-        let mut connection = self.connection.lock().unwrap_or_else(|poison| poison.into_inner());
-        run(&mut connection).map_err(|source| TodoError {
+        let fail = |source| TodoError {
             path: self.path.clone(),
             source,
-        })
+        };
+        let connection = match self.connection.get() {
+            Some(connection) => connection,
+            None => {
+                // A failed open is not kept: the next use tries again.
+                let opened = Self::connect(&self.path).map_err(fail)?;
+                self.connection.get_or_init(|| Mutex::new(opened))
+            }
+        };
+        let mut connection = connection.lock().unwrap_or_else(|poison| poison.into_inner());
+        run(&mut connection).map_err(fail)
     }
 
     /// Replaces the list of `session_id` with `todos`, in one transaction.

@@ -128,7 +128,9 @@ pub struct Decision<'a> {
 struct Group {
     /// Rule indices, ascending.
     indices: Vec<usize>,
-    set: regex::RegexSet,
+    /// Compiled when the action is first evaluated: a process deciding one action (a
+    /// single `toolgate call`) compiles one set, not every agent's every action.
+    set: std::sync::OnceLock<regex::RegexSet>,
 }
 
 /// An ordered rule set, compiled once for fast last-match-wins evaluation.
@@ -186,9 +188,13 @@ impl Ruleset {
         let groups = by_action
             .into_iter()
             .map(|(action, indices)| {
-                let set = regex::RegexSet::new(indices.iter().map(|&index| to_regex(&rules[index].resource)))
-                    .unwrap_or_else(|_| regex::RegexSet::empty());
-                (action, Group { indices, set })
+                (
+                    action,
+                    Group {
+                        indices,
+                        set: std::sync::OnceLock::new(),
+                    },
+                )
             })
             .collect();
         Ruleset {
@@ -223,6 +229,10 @@ impl Ruleset {
             let normal = resource.replace('\\', "/");
             group
                 .set
+                .get_or_init(|| {
+                    regex::RegexSet::new(group.indices.iter().map(|&index| to_regex(&self.rules[index].resource)))
+                        .unwrap_or_else(|_| regex::RegexSet::empty())
+                })
                 .matches(&normal)
                 .iter()
                 .next_back()

@@ -361,17 +361,27 @@ impl PermissionService {
     /// (`toolgate check`). Nothing is asked and nothing is recorded.
     pub fn explain(&self, session_id: &str, agent: &str, request: &PermissionRequest) -> Vec<Explanation> {
         let mut state = self.lock();
-        // A database that cannot be read contributes no approvals: the decision falls back
-        // to the configured rules, which is the stricter answer.
-        let _ = self.refresh_saved(&mut state);
         let agent = self.agent(agent);
-        let session = state.sessions.get(session_id);
         let action = request.action.as_str();
+        let configured: Vec<(Effect, Option<Rule>)> = {
+            let session = state.sessions.get(session_id);
+            request
+                .resources
+                .iter()
+                .map(|resource| Self::configured(agent, session, action, resource))
+                .collect()
+        };
+        // Saved approvals only turn an ask into allow: without an ask the database is not
+        // read. A database that cannot be read contributes no approvals: the decision falls
+        // back to the configured rules, which is the stricter answer.
+        if configured.iter().any(|(effect, _)| *effect == Effect::Ask) {
+            let _ = self.refresh_saved(&mut state);
+        }
         request
             .resources
             .iter()
-            .map(|resource| {
-                let (effect, rule) = Self::configured(agent, session, action, resource);
+            .zip(configured)
+            .map(|(resource, (effect, rule))| {
                 let saved = (effect == Effect::Ask && !request.unsaveable.contains(resource))
                     .then(|| state.saved.rules.last_match(action, resource))
                     .flatten()
@@ -426,7 +436,11 @@ impl PermissionService {
             }
             effects.push(effect);
         }
-        // Saved approvals come last, so they turn an ask into allow but never touch a deny.
+        // Saved approvals come last, so they turn an ask into allow but never touch a deny;
+        // when nothing asks they cannot change the answer, and the database is left alone.
+        if !effects.contains(&Effect::Ask) {
+            return Ok(crate::rules::combine(effects));
+        }
         let _ = self.refresh_saved(state);
         let saved = &state.saved.rules;
         let effects = request.resources.iter().zip(effects).map(|(resource, effect)| {

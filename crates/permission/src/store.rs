@@ -1,7 +1,7 @@
 //! Saved "always" approvals in SQLite (spec §4.7), shared by every process using the file.
 
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use rusqlite::{Connection, OptionalExtension, params};
@@ -48,7 +48,8 @@ pub struct Approval {
 #[derive(Debug)]
 pub struct ApprovalStore {
     path: PathBuf,
-    connection: Mutex<Connection>,
+    /// Opened on first use: a decision no saved approval can change never opens it.
+    connection: OnceLock<Mutex<Connection>>,
 }
 
 fn now_ms() -> i64 {
@@ -61,48 +62,47 @@ fn now_ms() -> i64 {
 impl ApprovalStore {
     /// Opens (creating and migrating as needed) the database at `path`.
     pub fn open(path: impl AsRef<Path>) -> Result<Self, StoreError> {
-        let path = path.as_ref().to_path_buf();
-        let fail = |source| StoreError {
-            path: path.clone(),
-            source,
-        };
+        let store = ApprovalStore::deferred(path);
+        store.with(|_| Ok(()))?;
+        Ok(store)
+    }
+
+    /// A store at `path` that opens (creates, migrates) the database on first use, and
+    /// reports a failure to open then.
+    pub fn deferred(path: impl AsRef<Path>) -> Self {
+        ApprovalStore {
+            path: path.as_ref().to_path_buf(),
+            connection: OnceLock::new(),
+        }
+    }
+
+    fn connect(path: &Path) -> rusqlite::Result<Connection> {
         if let Some(parent) = path.parent() {
             let _ = std::fs::create_dir_all(parent);
         }
-        let mut connection = Connection::open(&path).map_err(fail)?;
-        connection.busy_timeout(Duration::from_secs(5)).map_err(fail)?;
-        connection.pragma_update(None, "journal_mode", "WAL").map_err(fail)?;
-        connection.pragma_update(None, "synchronous", "NORMAL").map_err(fail)?;
-        let transaction = connection
-            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
-            .map_err(fail)?;
+        let mut connection = Connection::open(path)?;
+        connection.busy_timeout(Duration::from_secs(5))?;
+        connection.pragma_update(None, "journal_mode", "WAL")?;
+        connection.pragma_update(None, "synchronous", "NORMAL")?;
+        let transaction = connection.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
         transaction
-            .execute_batch("CREATE TABLE IF NOT EXISTS permission_schema_version (version INTEGER NOT NULL);")
-            .map_err(fail)?;
+            .execute_batch("CREATE TABLE IF NOT EXISTS permission_schema_version (version INTEGER NOT NULL);")?;
         let version: Option<i64> = transaction
             .query_row("SELECT version FROM permission_schema_version", [], |row| row.get(0))
-            .optional()
-            .map_err(fail)?;
+            .optional()?;
         let version = version.unwrap_or(0).max(0) as usize;
         for migration in MIGRATIONS.iter().skip(version) {
-            transaction.execute_batch(migration).map_err(fail)?;
+            transaction.execute_batch(migration)?;
         }
         if version < MIGRATIONS.len() {
-            transaction
-                .execute("DELETE FROM permission_schema_version", [])
-                .map_err(fail)?;
-            transaction
-                .execute(
-                    "INSERT INTO permission_schema_version (version) VALUES (?1)",
-                    [MIGRATIONS.len() as i64],
-                )
-                .map_err(fail)?;
+            transaction.execute("DELETE FROM permission_schema_version", [])?;
+            transaction.execute(
+                "INSERT INTO permission_schema_version (version) VALUES (?1)",
+                [MIGRATIONS.len() as i64],
+            )?;
         }
-        transaction.commit().map_err(fail)?;
-        Ok(ApprovalStore {
-            path,
-            connection: Mutex::new(connection),
-        })
+        transaction.commit()?;
+        Ok(connection)
     }
 
     /// The database file.
@@ -111,11 +111,20 @@ impl ApprovalStore {
     }
 
     fn with<T>(&self, run: impl FnOnce(&mut Connection) -> rusqlite::Result<T>) -> Result<T, StoreError> {
-        let mut connection = self.connection.lock().unwrap_or_else(|poison| poison.into_inner());
-        run(&mut connection).map_err(|source| StoreError {
+        let fail = |source| StoreError {
             path: self.path.clone(),
             source,
-        })
+        };
+        let connection = match self.connection.get() {
+            Some(connection) => connection,
+            None => {
+                // A failed open is not kept: the next use tries again.
+                let opened = Self::connect(&self.path).map_err(fail)?;
+                self.connection.get_or_init(|| Mutex::new(opened))
+            }
+        };
+        let mut connection = connection.lock().unwrap_or_else(|poison| poison.into_inner());
+        run(&mut connection).map_err(fail)
     }
 
     /// SQLite's `data_version`: changes whenever another connection commits, so a cache

@@ -32,7 +32,7 @@ impl App {
         let location =
             Location::new(&setup.dir).map_err(|error| Failure::usage(format!("{}: {error}", setup.dir.display())))?;
         let permissions: Arc<dyn Permissions> = Arc::new(setup.service.clone());
-        let todos = TodoStore::open(setup.dirs.data.join("toolgate.db")).map_err(Failure::runtime)?;
+        let todos = TodoStore::deferred(setup.dirs.data.join("toolgate.db"));
         let services = toolgate_builtins_fs::Services::new(location.clone(), Arc::clone(&permissions));
         let skill_dirs = toolgate_builtins_fs::skill::skill_dirs(&setup.dir, Some(&setup.dirs.config));
         let mut builtins = toolgate_builtins_fs::tools(services, skill_dirs);

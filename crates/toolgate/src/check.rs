@@ -43,7 +43,8 @@ impl Setup {
             Some(name) => name.clone(),
             None => agents.default_agent().name.clone(),
         };
-        let store = ApprovalStore::open(dirs.data.join("toolgate.db")).map_err(Failure::runtime)?;
+        // Opened when a decision or a command first needs it.
+        let store = ApprovalStore::deferred(dirs.data.join("toolgate.db"));
         let project_id = toolgate_permission::project_id(&dir);
         let audit = std::sync::Arc::new(toolgate_permission::AuditLog::new(dirs.data.join("audit.jsonl")));
         let service = PermissionService::new(agents, project_id, Some(store), mode)
