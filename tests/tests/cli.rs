@@ -637,7 +637,10 @@ fn a_plain_read_opens_no_database_and_is_audited_once() {
     let (code, out, err) = sandbox.run(&["call", "read", r#"{"path": "small.txt"}"#]);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("hello"), "{out}");
-    assert!(!sandbox.data_dir().join("toolgate.db").exists(), "the read opened SQLite");
+    assert!(
+        !sandbox.data_dir().join("toolgate.db").exists(),
+        "the read opened SQLite"
+    );
     let audit = std::fs::read_to_string(sandbox.data_dir().join("audit.jsonl")).unwrap();
     let kinds: Vec<String> = audit
         .lines()
