@@ -1,7 +1,9 @@
 //! The tool contract every toolgate crate speaks.
 //!
 //! A tool is one opaque handle built from a description, an input type, an output type
-//! and an async `execute` closure ([`Tool::builder`]). Every call is settled in one fixed
+//! and an async `execute` closure ([`Tool::builder`]) — or, for tools whose schema is
+//! known only at run time (an MCP server's), from a JSON Schema and a validator
+//! ([`Tool::from_schema`]). Every call is settled in one fixed
 //! order — decode input, execute, encode output, project to model content — so invalid
 //! input never runs the tool and an output that cannot be encoded is never a success.
 //!
@@ -51,4 +53,4 @@ pub use context::Context;
 pub use future::BoxFuture;
 pub use location::{ExternalDirectory, Location, PathError, PathKind, ResolvedPath};
 pub use permissions::{DECLINED_MESSAGE, PermissionRequest, Permissions, Refusal, RuleRef};
-pub use tool::{Defect, ModelDefinition, Outcome, Tool, ToolBuilder, ToolFailure};
+pub use tool::{Defect, ModelDefinition, Outcome, SchemaToolBuilder, Tool, ToolBuilder, ToolFailure, Validator};

@@ -217,6 +217,52 @@ impl Tool {
         }
     }
 
+    /// Starts a tool whose input is described by a JSON Schema known only at run time
+    /// (a tool of an MCP server), where [`Tool::builder`] needs a Rust type.
+    ///
+    /// The settle order is the same: `validate` stands in for decoding (a rejected input
+    /// fails with `Invalid tool input: <reason>` and `execute` never runs), then
+    /// `execute`, then the optional output validator ([`SchemaToolBuilder::output_schema`])
+    /// as the encode step. `execute` returns the model content itself.
+    ///
+    /// ```
+    /// use toolgate_core::{Context, Tool, ToolOutput};
+    ///
+    /// let schema = serde_json::json!({"type": "object", "required": ["text"]});
+    /// let echo = Tool::from_schema(
+    ///     "Repeat the text.",
+    ///     schema,
+    ///     |input| match input.get("text") {
+    ///         Some(serde_json::Value::String(_)) => Ok(()),
+    ///         _ => Err("`text` must be a string".to_string()),
+    ///     },
+    ///     |input, _ctx: Context| async move { Ok(ToolOutput::text(input["text"].as_str().unwrap_or(""))) },
+    /// )
+    /// .build();
+    /// # let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    /// let bad = rt.block_on(echo.settle(serde_json::json!({"text": 1}), Context::default())).unwrap();
+    /// assert_eq!(bad.unwrap_err().message(), "Invalid tool input: `text` must be a string");
+    /// ```
+    pub fn from_schema<F, Fut>(
+        description: impl Into<String>,
+        input_schema: Value,
+        validate: impl Fn(&Value) -> Result<(), String> + Send + Sync + 'static,
+        execute: F,
+    ) -> SchemaToolBuilder
+    where
+        F: Fn(Value, Context) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<ToolOutput, ToolFailure>> + Send + 'static,
+    {
+        SchemaToolBuilder {
+            description: description.into(),
+            input_schema,
+            output_schema: Value::Object(serde_json::Map::new()),
+            validate_input: Arc::new(validate),
+            validate_output: None,
+            execute: Box::new(move |input, ctx| Box::pin(execute(input, ctx))),
+        }
+    }
+
     /// The definition the model sees under `name`.
     pub fn definition(&self, name: &str) -> ModelDefinition {
         let (input_schema, output_schema) = self.inner.schemas();
@@ -250,6 +296,81 @@ impl Tool {
     pub async fn settle(&self, input: Value, ctx: Context) -> Result<Outcome, Defect> {
         let run = Arc::clone(&self.inner.runtime).run(input, ctx);
         CatchUnwind::new(run).await.map_err(Defect::Panicked)
+    }
+}
+
+/// Checks a JSON value against a schema known only at run time; `Err` carries the reason
+/// the model is shown after `Invalid tool input: ` (or, for outputs, after the encode
+/// failure prefix).
+pub type Validator = Arc<dyn Fn(&Value) -> Result<(), String> + Send + Sync>;
+
+type SchemaExecute = Box<dyn Fn(Value, Context) -> BoxFuture<'static, Result<ToolOutput, ToolFailure>> + Send + Sync>;
+
+/// The executor of a tool described by a raw JSON Schema (see [`Tool::from_schema`]).
+struct Schemaless {
+    validate_input: Validator,
+    validate_output: Option<Validator>,
+    execute: SchemaExecute,
+}
+
+impl Runtime for Schemaless {
+    fn run(self: Arc<Self>, input: Value, ctx: Context) -> BoxFuture<'static, Outcome> {
+        Box::pin(async move {
+            // 1. decode: the validator stands in for deserialisation; nothing runs on failure.
+            (self.validate_input)(&input).map_err(|error| ToolFailure::new(format!("Invalid tool input: {error}")))?;
+            // 2. execute.
+            let output = (self.execute)(input, ctx).await?;
+            // 3. encode: the structured value must fit the declared output schema.
+            if let Some(validate) = &self.validate_output {
+                validate(&output.structured).map_err(|error| {
+                    ToolFailure::new(format!("Tool returned an invalid value for its output schema: {error}"))
+                })?;
+            }
+            // 4. project: the executor already produced the model content.
+            Ok(output)
+        })
+    }
+}
+
+/// Configures a [`Tool`] described by a raw JSON Schema; see [`Tool::from_schema`].
+pub struct SchemaToolBuilder {
+    description: String,
+    input_schema: Value,
+    output_schema: Value,
+    validate_input: Validator,
+    validate_output: Option<Validator>,
+    execute: SchemaExecute,
+}
+
+impl SchemaToolBuilder {
+    /// Declares the output schema and the validator every successful structured output
+    /// must pass (the encode step). Without it the output schema is `{}` and any value
+    /// is accepted.
+    pub fn output_schema(
+        mut self,
+        schema: Value,
+        validate: impl Fn(&Value) -> Result<(), String> + Send + Sync + 'static,
+    ) -> Self {
+        self.output_schema = schema;
+        self.validate_output = Some(Arc::new(validate));
+        self
+    }
+
+    /// Builds the handle.
+    pub fn build(self) -> Tool {
+        Tool {
+            inner: Arc::new(Inner {
+                description: Arc::from(self.description),
+                input_schema: Arc::new(self.input_schema),
+                output_schema: Arc::new(self.output_schema),
+                runtime: Arc::new(Schemaless {
+                    validate_input: self.validate_input,
+                    validate_output: self.validate_output,
+                    execute: self.execute,
+                }),
+            }),
+            permission: None,
+        }
     }
 }
 

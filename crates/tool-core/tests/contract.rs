@@ -298,3 +298,86 @@ fn ascending_ids_sort_in_creation_order() {
     let unique: std::collections::HashSet<_> = ids.iter().collect();
     assert_eq!(unique.len(), ids.len());
 }
+
+/// A tool described by a raw schema, as an MCP server's tool is: `a` must be an integer.
+fn schema_tool(calls: Arc<AtomicUsize>, structured: serde_json::Value) -> Tool {
+    let schema = json!({"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]});
+    Tool::from_schema(
+        "Double a.",
+        schema,
+        |input| match input.get("a") {
+            Some(value) if value.is_i64() => Ok(()),
+            Some(value) => Err(format!("{value} is not of type \"integer\"")),
+            None => Err("\"a\" is a required property".into()),
+        },
+        move |input, _ctx: Context| {
+            let calls = Arc::clone(&calls);
+            let structured = structured.clone();
+            async move {
+                calls.fetch_add(1, Ordering::SeqCst);
+                let doubled = input["a"].as_i64().unwrap_or(0) * 2;
+                Ok(ToolOutput {
+                    structured,
+                    content: vec![Content::text(doubled.to_string())],
+                })
+            }
+        },
+    )
+    .output_schema(json!({"type": "object"}), |value| {
+        if value.is_object() {
+            Ok(())
+        } else {
+            Err(format!("{value} is not of type \"object\""))
+        }
+    })
+    .build()
+}
+
+#[tokio::test]
+async fn spec_1_4_schema_tools_keep_the_settle_order() {
+    let calls = Arc::new(AtomicUsize::new(0));
+    let tool = schema_tool(Arc::clone(&calls), json!({"doubled": 4}));
+    let definition = tool.definition("double");
+    assert_eq!(definition.input_schema["required"], json!(["a"]));
+    assert_eq!(definition.output_schema["type"], "object");
+
+    for (input, reason) in [
+        (json!({}), "\"a\" is a required property"),
+        (json!({"a": "2"}), "\"2\" is not of type \"integer\""),
+    ] {
+        let failed = tool.settle(input, Context::default()).await.unwrap().unwrap_err();
+        assert_eq!(failed.message(), format!("Invalid tool input: {reason}"));
+    }
+    assert_eq!(calls.load(Ordering::SeqCst), 0, "invalid input never reaches execute");
+
+    let output = tool.settle(json!({"a": 2}), Context::default()).await.unwrap().unwrap();
+    assert_eq!(output.structured, json!({"doubled": 4}));
+    assert_eq!(ModelResult::from_output(&output), ModelResult::Text("4".into()));
+
+    let liar = schema_tool(Arc::clone(&calls), json!("four"));
+    let failed = liar.settle(json!({"a": 2}), Context::default()).await.unwrap().unwrap_err();
+    assert_eq!(
+        failed.message(),
+        "Tool returned an invalid value for its output schema: \"four\" is not of type \"object\""
+    );
+    assert_eq!(calls.load(Ordering::SeqCst), 2, "the output check runs after execute");
+}
+
+#[tokio::test]
+async fn schema_tools_without_an_output_schema_accept_any_value_and_panics_are_defects() {
+    let tool = Tool::from_schema(
+        "Panics.",
+        json!({"type": "object"}),
+        |_| Ok(()),
+        |_input, _ctx: Context| async move {
+            if true {
+                panic!("upstream exploded");
+            }
+            Ok(ToolOutput::text("never"))
+        },
+    )
+    .build();
+    assert_eq!(tool.definition("p").output_schema, Arc::new(json!({})));
+    let defect = tool.settle(json!({}), Context::default()).await.unwrap_err();
+    assert_eq!(defect, Defect::Panicked("upstream exploded".into()));
+}
