@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use serde_json::{Value, json};
-use tokio::sync::broadcast;
+use tokio::sync::{broadcast, watch};
 use toolgate_core::{Context, ModelResult, PermissionRequest, Permissions, ToolFailure};
 use toolgate_output_store::{CleanupTask, OutputStore};
 use toolgate_permission::audit::Caller;
@@ -147,7 +147,14 @@ impl Catalog {
     }
 }
 
+/// Starts what a catalog needs before it is built, given the tool about to be called (or
+/// `None` for a whole catalog): tools that register lazily (an MCP server's) are
+/// registered by the time it resolves.
+pub type Prepare = Arc<dyn Fn(Option<String>) -> toolgate_core::BoxFuture<'static, ()> + Send + Sync>;
+
 struct Inner {
+    prepare: Option<Prepare>,
+    changes: Option<watch::Receiver<u64>>,
     registry: ToolRegistry,
     permissions: PermissionService,
     _registrations: Vec<Registration>,
@@ -176,6 +183,8 @@ impl std::fmt::Debug for Gate {
 
 /// Configures a [`Gate`]; see [`Gate::builder`].
 pub struct GateBuilder {
+    prepare: Option<Prepare>,
+    changes: Option<watch::Receiver<u64>>,
     registry: ToolRegistry,
     permissions: PermissionService,
     registrations: Vec<Registration>,
@@ -204,11 +213,27 @@ impl GateBuilder {
         self
     }
 
+    /// Runs `prepare` in [`Gate::prepare`], before front ends build a catalog: what
+    /// registers tools lazily (the MCP gateway) plugs in here.
+    pub fn prepare(mut self, prepare: Prepare) -> Self {
+        self.prepare = Some(prepare);
+        self
+    }
+
+    /// A counter that ticks whenever registrations change after start (an MCP server's
+    /// `list_changed`), for front ends that tell their clients ([`Gate::catalog_changes`]).
+    pub fn catalog_changes(mut self, changes: watch::Receiver<u64>) -> Self {
+        self.changes = Some(changes);
+        self
+    }
+
     /// The gate.
     pub fn build(self) -> Gate {
         let (events, _) = broadcast::channel(4096);
         Gate {
             inner: Arc::new(Inner {
+                prepare: self.prepare,
+                changes: self.changes,
                 registry: self.registry,
                 permissions: self.permissions,
                 _registrations: self.registrations,
@@ -259,6 +284,8 @@ impl Gate {
     /// (and recording in its audit log, when it has one).
     pub fn builder(registry: ToolRegistry, permissions: PermissionService) -> GateBuilder {
         GateBuilder {
+            prepare: None,
+            changes: None,
             registry,
             permissions,
             registrations: Vec::new(),
@@ -285,6 +312,20 @@ impl Gate {
     fn publish(&self, event: GateEvent) {
         // No subscriber is fine: events are for whoever listens.
         let _ = self.inner.events.send(event);
+    }
+
+    /// Registers what is registered lazily (see [`GateBuilder::prepare`]) before a
+    /// catalog: all of it for `None`, or what may own `tool`. Call it before
+    /// [`Gate::catalog`]; without a prepare hook it does nothing.
+    pub async fn prepare(&self, tool: Option<&str>) {
+        if let Some(prepare) = &self.inner.prepare {
+            prepare(tool.map(str::to_string)).await;
+        }
+    }
+
+    /// Ticks when registrations change after start; `None` when nothing can change them.
+    pub fn catalog_changes(&self) -> Option<watch::Receiver<u64>> {
+        self.inner.changes.clone()
     }
 
     /// The catalog `agent` is offered this turn: tools whose action the agent's rules

@@ -52,5 +52,5 @@
 
 mod gate;
 
-pub use gate::{Call, Catalog, Gate, GateBuilder, GateEvent, Settled};
+pub use gate::{Call, Catalog, Gate, GateBuilder, GateEvent, Prepare, Settled};
 pub use toolgate_registry::SettleError;

@@ -361,8 +361,9 @@ impl SchemaToolBuilder {
         Tool {
             inner: Arc::new(Inner {
                 description: Arc::from(self.description),
-                input_schema: Arc::new(self.input_schema),
-                output_schema: Arc::new(self.output_schema),
+                // Known already: set now, never generated.
+                schemas: OnceLock::from((Arc::new(self.input_schema), Arc::new(self.output_schema))),
+                make_schemas: || (Arc::new(Value::Null), Arc::new(Value::Null)),
                 runtime: Arc::new(Schemaless {
                     validate_input: self.validate_input,
                     validate_output: self.validate_output,

@@ -122,6 +122,7 @@ async fn tools(State(server): State<Shared>, Query(query): Query<AgentQuery>) ->
         Ok(agent) => agent,
         Err(refused) => return refused.into_response(),
     };
+    server.parts.gate.prepare(None).await;
     let list: Vec<Value> = server
         .parts
         .gate
@@ -156,6 +157,7 @@ async fn call(State(server): State<Shared>, Path(session): Path<String>, body: B
     };
     let input = if body.input.is_null() { json!({}) } else { body.input };
     let gate = &server.parts.gate;
+    gate.prepare(Some(&body.tool)).await;
     let catalog = gate.catalog(&agent);
     match gate.call(&catalog, Call::new(session, body.tool, input)).await {
         Ok(settled) => {

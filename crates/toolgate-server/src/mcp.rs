@@ -49,11 +49,76 @@ enum Choice {
 
 rmcp::elicit_safe!(Decision);
 
+/// The client of `toolgate mcp`, once it has listed or called: permission asks and the
+/// elicitations of upstream MCP servers are put to the person through it. Cheap to clone.
+#[derive(Clone, Default)]
+pub struct ClientHandle(Arc<Mutex<Option<Peer<RoleServer>>>>);
+
+/// A client's answer to an elicitation passed on to it.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Elicited {
+    /// Accepted with these values.
+    Accept(serde_json::Map<String, Value>),
+    /// Declined.
+    Decline,
+    /// Dismissed.
+    Cancel,
+}
+
+impl ClientHandle {
+    fn set(&self, peer: &Peer<RoleServer>) {
+        if let Ok(mut slot) = self.0.lock() {
+            *slot = Some(peer.clone());
+        }
+    }
+
+    fn get(&self) -> Option<Peer<RoleServer>> {
+        self.0.lock().ok().and_then(|peer| peer.clone())
+    }
+
+    /// True once a client that declared the elicitation capability is connected.
+    pub fn can_elicit(&self) -> bool {
+        self.get()
+            .as_ref()
+            .and_then(|peer| peer.peer_info())
+            .is_some_and(|info| info.capabilities.elicitation.is_some())
+    }
+
+    /// Passes a form elicitation (message and requested schema, as a server sent them)
+    /// to the client.
+    pub async fn elicit(&self, message: String, schema: Value) -> Result<Elicited, String> {
+        let peer = self
+            .get()
+            .filter(|_| self.can_elicit())
+            .ok_or("the MCP client cannot ask the user (no elicitation capability)")?;
+        let requested_schema: rmcp::model::ElicitationSchema = serde_json::from_value(schema)
+            .map_err(|e| format!("the requested schema is not an elicitation schema: {e}"))?;
+        let result = peer
+            .create_elicitation(rmcp::model::ElicitRequestParams::FormElicitationParams {
+                meta: None,
+                message,
+                requested_schema,
+            })
+            .await
+            .map_err(|e| e.to_string())?;
+        Ok(match result.action {
+            rmcp::model::ElicitationAction::Accept => match result.content {
+                Some(Value::Object(values)) => Elicited::Accept(values),
+                _ => Elicited::Accept(serde_json::Map::new()),
+            },
+            rmcp::model::ElicitationAction::Decline => Elicited::Decline,
+            _ => Elicited::Cancel,
+        })
+    }
+}
+
 struct Mcp {
     parts: Parts,
     session: String,
-    /// The client, once it has called: asks are elicited through it.
-    peer: Arc<Mutex<Option<Peer<RoleServer>>>>,
+    /// The client, once it has listed or called: asks are elicited through it.
+    peer: ClientHandle,
+    /// The registration tick the client's last `tools/list` saw.
+    listed: Arc<std::sync::atomic::AtomicU64>,
 }
 
 fn content_block(part: &Content) -> ContentBlock {
@@ -71,7 +136,12 @@ fn content_block(part: &Content) -> ContentBlock {
 
 impl ServerHandler for Mcp {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tool_list_changed()
+                .build(),
+        )
             .with_server_info(rmcp::model::Implementation::new("toolgate", env!("CARGO_PKG_VERSION")))
             .with_instructions(
             "toolgate's tools (read, edit, bash, …) under its permission rules: a call may be refused by a rule or by the \
@@ -82,8 +152,14 @@ impl ServerHandler for Mcp {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
+        self.peer.set(&context.peer);
+        self.parts.gate.prepare(None).await;
+        if let Some(changes) = self.parts.gate.catalog_changes() {
+            self.listed
+                .store(*changes.borrow(), std::sync::atomic::Ordering::SeqCst);
+        }
         let catalog = self.parts.gate.catalog(&self.parts.agent);
         let tools = catalog
             .definitions()
@@ -108,19 +184,24 @@ impl ServerHandler for Mcp {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        if let Ok(mut peer) = self.peer.lock() {
-            *peer = Some(context.peer.clone());
-        }
+        self.peer.set(&context.peer);
+        self.parts.gate.prepare(Some(&request.name)).await;
         let input = request
             .arguments
             .map(Value::Object)
             .unwrap_or_else(|| Value::Object(Default::default()));
         let gate = &self.parts.gate;
         let catalog = gate.catalog(&self.parts.agent);
-        let settled = match gate
-            .call(&catalog, Call::new(self.session.clone(), request.name, input))
-            .await
-        {
+        // A client's `notifications/cancelled` only trips the token: dropping the call
+        // future is what stops the call (a bash child, an upstream MCP request).
+        let call = gate.call(&catalog, Call::new(self.session.clone(), request.name, input));
+        let settled = tokio::select! {
+            settled = call => settled,
+            () = context.ct.cancelled() => {
+                return Err(ErrorData::internal_error("the call was cancelled by the client", None));
+            }
+        };
+        let settled = match settled {
             Ok(settled) => settled.settlement,
             // The model called a name it was not offered (or no longer is): it is told, as
             // a tool error it can act on.
@@ -163,16 +244,11 @@ fn message(request: &toolgate_permission::Request) -> String {
 
 /// Answers every permission request: through elicitation when the client can, else
 /// declined (no one can answer).
-async fn answer_asks(service: PermissionService, peer: Arc<Mutex<Option<Peer<RoleServer>>>>) {
+async fn answer_asks(service: PermissionService, client: ClientHandle) {
     let mut events = service.subscribe();
     while let Ok(event) = events.recv().await {
         let Event::Asked(request) = event else { continue };
-        let peer = peer.lock().ok().and_then(|peer| peer.clone());
-        let elicits = peer
-            .as_ref()
-            .and_then(|peer| peer.peer_info())
-            .is_some_and(|info| info.capabilities.elicitation.is_some());
-        let Some(peer) = peer.filter(|_| elicits) else {
+        let Some(peer) = client.get().filter(|_| client.can_elicit()) else {
             let reason = format!(
                 "permission requested: {} ({}); declined (the MCP client cannot ask the user; start toolgate mcp with --auto to approve)",
                 request.action,
@@ -210,15 +286,37 @@ async fn answer_asks(service: PermissionService, peer: Arc<Mutex<Option<Peer<Rol
     }
 }
 
-/// Serves `parts` over MCP on stdin/stdout until the client closes stdin.
-pub async fn serve_stdio(parts: Parts) -> Result<(), String> {
-    let peer = Arc::new(Mutex::new(None));
-    tokio::spawn(answer_asks(parts.gate.permissions().clone(), Arc::clone(&peer)));
+/// Tells the client whenever registrations change after its last `tools/list`.
+async fn announce_changes(
+    mut changes: tokio::sync::watch::Receiver<u64>,
+    client: ClientHandle,
+    listed: Arc<std::sync::atomic::AtomicU64>,
+) {
+    while changes.changed().await.is_ok() {
+        let tick = *changes.borrow_and_update();
+        if tick <= listed.load(std::sync::atomic::Ordering::SeqCst) {
+            continue;
+        }
+        if let Some(peer) = client.get() {
+            let _ = peer.notify_tool_list_changed().await;
+        }
+    }
+}
+
+/// Serves `parts` over MCP on stdin/stdout until the client closes stdin. `client` is
+/// filled in once the client is known, so others (the MCP gateway) can elicit through it.
+pub async fn serve_stdio(parts: Parts, client: ClientHandle) -> Result<(), String> {
+    tokio::spawn(answer_asks(parts.gate.permissions().clone(), client.clone()));
+    let listed = Arc::new(std::sync::atomic::AtomicU64::new(0));
+    if let Some(changes) = parts.gate.catalog_changes() {
+        tokio::spawn(announce_changes(changes, client.clone(), Arc::clone(&listed)));
+    }
     let service = parts.gate.permissions().clone();
     let handler = Mcp {
         parts,
         session: toolgate_core::id::ascending("ses"),
-        peer,
+        peer: client,
+        listed,
     };
     let running = handler
         .serve(rmcp::transport::stdio())

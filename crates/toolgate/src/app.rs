@@ -12,9 +12,12 @@ use toolgate_registry::{ApplicationTools, ToolRegistry};
 use crate::Failure;
 use crate::check::Setup;
 
-/// The gate over every builtin, registered for the project.
+/// The gate over every builtin, registered for the project, and over the configured MCP
+/// servers' tools once they are needed.
 pub(crate) struct App {
     pub(crate) gate: Gate,
+    /// The MCP gateway, when servers are configured.
+    pub(crate) gateway: Option<toolgate_mcp_client::Gateway>,
 }
 
 impl App {
@@ -58,10 +61,40 @@ impl App {
                 toolgate_builtins_session::question_tool(questions, Arc::clone(&permissions)),
             ),
         ]);
+        let reserved: Vec<String> = builtins.iter().map(|(name, _)| name.to_string()).collect();
         let registration = registry
             .register(builtins)
             .map_err(|error| Failure::runtime(format!("could not register the builtins: {error}")))?;
+        let servers = setup.config.mcp_servers(&setup.dir);
+        let gateway = (!servers.is_empty()).then(|| {
+            toolgate_mcp_client::Gateway::new(
+                servers,
+                toolgate_mcp_client::Options {
+                    project: setup.dir.clone(),
+                    log_dir: setup.dirs.data.join("log").join("mcp"),
+                    reserved,
+                },
+                Arc::clone(&permissions),
+                Arc::new(crate::gateway::RegistrySink::new(registry.clone())),
+            )
+        });
         let mut gate = Gate::builder(registry, setup.service.clone());
+        if let Some(gateway) = &gateway {
+            // Servers start on first need: a whole catalog starts them all (in parallel),
+            // a call only those that may own the tool.
+            let starter = gateway.clone();
+            gate = gate
+                .prepare(Arc::new(move |tool: Option<String>| {
+                    let gateway = starter.clone();
+                    Box::pin(async move {
+                        match tool {
+                            Some(name) => gateway.start_for(&name).await,
+                            None => gateway.start_all().await,
+                        }
+                    })
+                }))
+                .catalog_changes(gateway.changes());
+        }
         if let Some(threshold) = setup
             .config
             .merged
@@ -71,24 +104,54 @@ impl App {
             gate = gate.doom_loop_threshold(usize::try_from(threshold).unwrap_or(usize::MAX));
         }
         let gate = gate.hold(registration).spills(store).build();
-        Ok(App { gate })
+        Ok(App { gate, gateway })
+    }
+
+    /// Ends every MCP server with its process group.
+    pub(crate) async fn shutdown(&self) {
+        if let Some(gateway) = &self.gateway {
+            gateway.shutdown().await;
+        }
+    }
+
+    /// Prints every MCP server error on stderr (they do not stop the other tools).
+    pub(crate) fn report_mcp_errors(&self, failed_only: bool) {
+        let Some(gateway) = &self.gateway else { return };
+        for server in gateway.report() {
+            if failed_only && server.state != toolgate_mcp_client::State::Failed {
+                continue;
+            }
+            for error in &server.errors {
+                eprintln!("toolgate: MCP server {}: {error}", server.name);
+            }
+        }
     }
 }
 
-/// Everything the servers run, built for `project`.
+/// Everything the servers run, built for `project`, and the MCP gateway (to end its
+/// servers when the server stops).
 pub(crate) fn server_parts(
     project: &crate::Project,
     mode: toolgate_permission::AskMode,
     questions_answerable: bool,
-) -> Result<toolgate_server::Parts, Failure> {
+) -> Result<(toolgate_server::Parts, Option<toolgate_mcp_client::Gateway>), Failure> {
     let setup = Setup::new(project, mode)?;
     let questions = QuestionService::new(questions_answerable);
     let app = App::new(&setup, questions.clone())?;
-    Ok(toolgate_server::Parts {
+    if let Some(gateway) = &app.gateway {
+        // Elicitations become questions (HTTP `question`); `toolgate mcp` replaces this
+        // with passing them to its own client.
+        gateway.set_elicitor(Arc::new(crate::gateway::QuestionElicitor {
+            questions: questions.clone(),
+            fallback_session: toolgate_core::id::ascending("ses"),
+        }));
+    }
+    let parts = toolgate_server::Parts {
         gate: app.gate,
         questions,
         agent: setup.agent.clone(),
-    })
+    };
+    Ok((parts, app.gateway))
 }
 
 /// A multi-threaded runtime for the servers.

@@ -55,6 +55,9 @@ impl Dirs {
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Config {
     pub(crate) merged: Map<String, Value>,
+    /// The `mcp` servers of every layer, merged by name: a higher layer's entry replaces
+    /// the whole server object (a deep merge would mix two servers' settings).
+    pub(crate) mcp: Vec<toolgate_mcp_client::config::Entry>,
     pub(crate) managed: Option<Value>,
     pub(crate) sources: Vec<PathBuf>,
 }
@@ -70,6 +73,7 @@ impl Config {
         for file in [global, project].into_iter().flatten() {
             let value = read(&file)?;
             deep_merge(&mut merged, &value);
+            config.merge_mcp(&value);
             config.sources.push(file);
         }
         if let Some(file) = explicit {
@@ -78,6 +82,7 @@ impl Config {
             }
             let value = read(file)?;
             deep_merge(&mut merged, &value);
+            config.merge_mcp(&value);
             config.sources.push(file.to_path_buf());
         }
         if let Ok(text) = std::env::var("TOOLGATE_PERMISSION") {
@@ -102,6 +107,28 @@ impl Config {
             _ => Map::new(),
         };
         Ok(config)
+    }
+
+    /// Adds one layer's `mcp` servers (already validated by `read`), replacing by name.
+    fn merge_mcp(&mut self, layer: &Value) {
+        let Some(mcp) = layer.get("mcp") else { return };
+        for entry in toolgate_mcp_client::config::entries(mcp).unwrap_or_default() {
+            match self.mcp.iter_mut().find(|known| known.name == entry.name) {
+                Some(known) => *known = entry,
+                None => self.mcp.push(entry),
+            }
+        }
+    }
+
+    /// The configured MCP servers, `{env:VAR}` substituted, relative `cwd`s under `project`.
+    pub(crate) fn mcp_servers(&self, project: &Path) -> Vec<toolgate_mcp_client::ServerConfig> {
+        self.mcp
+            .iter()
+            .filter_map(|entry| {
+                // Every entry passed validation when its file was read.
+                toolgate_mcp_client::config::parse(entry, |name| std::env::var(name).ok(), project).ok()
+            })
+            .collect()
     }
 
     /// What the permission crate builds agents from.
@@ -225,6 +252,9 @@ fn validate(value: &Value, file: &str) -> Result<(), ConfigError> {
     }
     if let Some(tools) = value.get("tools") {
         check_tools(tools, "tools")?;
+    }
+    if let Some(mcp) = value.get("mcp") {
+        toolgate_mcp_client::config::validate(mcp).map_err(|error| ConfigError(format!("config {file}: {error}")))?;
     }
     if let Some(default) = value.get("default_agent")
         && !default.is_string()

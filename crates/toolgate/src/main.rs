@@ -6,6 +6,7 @@
 mod app;
 mod check;
 mod config;
+mod gateway;
 mod mcp;
 mod run;
 mod server;
@@ -124,13 +125,17 @@ echo '{\"command\": \"cargo test\"}' | toolgate call bash - --auto\n  toolgate c
         #[command(flatten)]
         project: Project,
     },
-    /// Serve the tools over MCP on stdio, for MCP clients (editors, agents).
+    /// Serve the tools over MCP on stdio, for MCP clients (editors, agents); `mcp list`
+    /// shows the configured MCP servers.
     #[command(
         after_help = "Asks are put to the user through MCP elicitation when the client supports it; otherwise \
-they are declined unless --auto is given. Logs go to stderr; stdout is the protocol.\n\nExamples:\n  toolgate mcp\n  \
-toolgate mcp --dir ~/src/app --agent plan"
+they are declined unless --auto is given. Logs go to stderr; stdout is the protocol. The tools of the MCP servers \
+configured under `mcp` are served too, each under the same rules (toolgate as an MCP gateway).\n\nExamples:\n  \
+toolgate mcp\n  toolgate mcp --dir ~/src/app --agent plan\n  toolgate mcp list --json"
     )]
     Mcp {
+        #[command(subcommand)]
+        action: Option<McpAction>,
         #[command(flatten)]
         project: Project,
         /// Approve every ask once that no rule denies (no elicitation).
@@ -146,6 +151,16 @@ toolgate mcp --dir ~/src/app --agent plan"
         action: ApprovalsAction,
         #[command(flatten)]
         project: Project,
+    },
+}
+
+#[derive(Subcommand)]
+enum McpAction {
+    /// Start the configured MCP servers and show each one's state, tools and errors.
+    List {
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
     },
 }
 
@@ -237,7 +252,16 @@ fn main() -> ExitCode {
         } => check::check(&project, &action, &resources, json),
         Command::Config { project, json } => check::config(&project, json),
         Command::Serve { listen, project } => server::serve(&project, listen.as_deref()),
-        Command::Mcp { project, auto } => mcp::serve_stdio(&project, auto),
+        Command::Mcp {
+            action: Some(McpAction::List { json }),
+            project,
+            ..
+        } => mcp::list(&project, json),
+        Command::Mcp {
+            action: None,
+            project,
+            auto,
+        } => mcp::serve_stdio(&project, auto),
         Command::Audit { action, project } => match action {
             AuditAction::Tail { count, json } => run::audit_tail(&project, count, json),
         },

@@ -1,17 +1,85 @@
-//! `toolgate mcp`: builds the parts and hands them to `toolgate_server::mcp`.
+//! `toolgate mcp`: builds the parts and hands them to `toolgate_server::mcp`;
+//! `toolgate mcp list`: the configured MCP servers.
 
+use std::sync::Arc;
+
+use toolgate_builtins_session::QuestionService;
 use toolgate_permission::AskMode;
 
-use crate::app::{server_parts, server_runtime};
+use crate::app::{App, server_parts, server_runtime};
+use crate::check::Setup;
 use crate::{Failure, Project};
 
 /// `toolgate mcp`.
 pub(crate) fn serve_stdio(project: &Project, auto: bool) -> Result<(), Failure> {
     let mode = if auto { AskMode::Auto } else { AskMode::Interactive };
     // Questions cannot be put through this channel yet: they are dismissed.
-    let parts = server_parts(project, mode, false)?;
+    let (parts, gateway) = server_parts(project, mode, false)?;
+    let client = toolgate_server::mcp::ClientHandle::default();
+    if let Some(gateway) = &gateway {
+        // Upstream elicitations go to this server's own client, schema and all.
+        let elicitor: Arc<dyn toolgate_mcp_client::Elicitor> = if auto {
+            Arc::new(toolgate_mcp_client::AcceptDefaults)
+        } else {
+            Arc::new(crate::gateway::ClientElicitor(client.clone()))
+        };
+        gateway.set_elicitor(elicitor);
+    }
     let runtime = server_runtime()?;
     runtime
-        .block_on(toolgate_server::mcp::serve_stdio(parts))
+        .block_on(async {
+            let served = toolgate_server::mcp::serve_stdio(parts, client).await;
+            if let Some(gateway) = &gateway {
+                gateway.shutdown().await;
+            }
+            served
+        })
         .map_err(Failure::runtime)
+}
+
+/// `toolgate mcp list`: starts every configured server and shows what came of it.
+pub(crate) fn list(project: &Project, json: bool) -> Result<(), Failure> {
+    let setup = Setup::new(project, AskMode::Headless)?;
+    let app = App::new(&setup, QuestionService::new(false))?;
+    let runtime = server_runtime()?;
+    let reports = runtime.block_on(async {
+        app.gate.prepare(None).await;
+        let reports = app
+            .gateway
+            .as_ref()
+            .map(toolgate_mcp_client::Gateway::report)
+            .unwrap_or_default();
+        app.shutdown().await;
+        reports
+    });
+    if json {
+        println!("{}", serde_json::to_string_pretty(&reports).map_err(Failure::runtime)?);
+        return Ok(());
+    }
+    if reports.is_empty() {
+        println!("no MCP servers configured (add them under `mcp` in toolgate.json or opencode.json)");
+    }
+    for server in &reports {
+        let state = serde_json::to_value(server.state)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default();
+        let about = server.server.as_deref().map(|s| format!(" — {s}")).unwrap_or_default();
+        println!("{} ({}, {state}){about}", server.name, server.transport);
+        for tool in &server.tools {
+            let hints = if tool.hints.is_empty() {
+                String::new()
+            } else {
+                format!(" [{}]", tool.hints.join(", "))
+            };
+            println!("  {:<32} {}{hints}", tool.name, tool.tool);
+        }
+        for error in &server.errors {
+            println!("  error: {error}");
+        }
+        if let (Some(log), false) = (&server.log, server.errors.is_empty()) {
+            println!("  log: {}", log.display());
+        }
+    }
+    Ok(())
 }

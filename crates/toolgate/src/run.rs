@@ -26,7 +26,11 @@ fn runtime() -> Result<tokio::runtime::Runtime, Failure> {
 pub(crate) fn tools(project: &Project, json: bool) -> Result<(), Failure> {
     let setup = Setup::new(project, AskMode::Headless)?;
     let app = App::new(&setup, QuestionService::new(false))?;
+    let runtime = runtime()?;
+    runtime.block_on(app.gate.prepare(None));
     let catalog = app.gate.catalog(&setup.agent);
+    runtime.block_on(app.shutdown());
+    app.report_mcp_errors(false);
     if json {
         let list: Vec<Value> = catalog
             .definitions()
@@ -93,25 +97,43 @@ pub(crate) fn call(project: &Project, args: CallArgs<'_>) -> Result<(), Failure>
     let setup = Setup::new(project, mode)?;
     let questions = QuestionService::new(interactive);
     let app = App::new(&setup, questions.clone())?;
-    let gate = app.gate;
-    let catalog = gate.catalog(&setup.agent);
+    if let Some(gateway) = &app.gateway {
+        // Servers' elicitations: accepted with their own defaults under --auto, put to
+        // the person at a terminal, declined when no one can answer.
+        let elicitor: std::sync::Arc<dyn toolgate_mcp_client::Elicitor> = if args.auto {
+            std::sync::Arc::new(toolgate_mcp_client::AcceptDefaults)
+        } else if interactive {
+            std::sync::Arc::new(crate::gateway::QuestionElicitor {
+                questions: questions.clone(),
+                fallback_session: String::new(),
+            })
+        } else {
+            std::sync::Arc::new(toolgate_mcp_client::DeclineAll)
+        };
+        gateway.set_elicitor(elicitor);
+    }
+    let gate = &app.gate;
     let session = args
         .session
         .map(str::to_string)
         .unwrap_or_else(|| toolgate_core::id::ascending("ses"));
     let runtime = runtime()?;
-    let settled = runtime.block_on(async {
+    let (catalog, settled) = runtime.block_on(async {
+        gate.prepare(Some(args.tool)).await;
+        let catalog = gate.catalog(&setup.agent);
         let prompt =
             interactive.then(|| tokio::spawn(prompt_loop(setup.service.clone(), questions.clone(), session.clone())));
         let settled = gate.call(&catalog, Call::new(session.clone(), args.tool, input)).await;
         if let Some(prompt) = prompt {
             prompt.abort();
         }
-        settled
+        app.shutdown().await;
+        (catalog, settled)
     });
     let settled = match settled {
         Ok(settled) => settled.settlement,
         Err(SettleError::Unknown { name }) => {
+            app.report_mcp_errors(true);
             let names = catalog.names();
             return Err(Failure::usage(format!(
                 "unknown tool {name:?} for agent {}; available: {}",

@@ -13,7 +13,7 @@ pub(crate) fn serve(project: &Project, listen: Option<&str>) -> Result<(), Failu
         .unwrap_or("127.0.0.1:7777")
         .parse()
         .map_err(|e| Failure::usage(format!("--listen: not an address:port ({e})")))?;
-    let parts = server_parts(project, AskMode::Interactive, true)?;
+    let (parts, gateway) = server_parts(project, AskMode::Interactive, true)?;
     let runtime = server_runtime()?;
     runtime.block_on(async {
         let token = std::env::var("TOOLGATE_SERVER_TOKEN")
@@ -36,8 +36,12 @@ pub(crate) fn serve(project: &Project, listen: Option<&str>) -> Result<(), Failu
             let _ = writeln!(out, "toolgate: token {token}");
             let _ = out.flush();
         }
-        toolgate_server::http::serve(parts, listener, token)
+        let served = toolgate_server::http::serve(parts, listener, token)
             .await
-            .map_err(|e| Failure::runtime(e.to_string()))
+            .map_err(|e| Failure::runtime(e.to_string()));
+        if let Some(gateway) = &gateway {
+            gateway.shutdown().await;
+        }
+        served
     })
 }

@@ -1,0 +1,985 @@
+//! The gateway: configured servers, their connections, and their tools as toolgate tools.
+
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock, Weak};
+use std::time::Duration;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult,
+    ElicitationAction, ErrorData, Implementation, ProtocolVersion,
+};
+use rmcp::service::{NotificationContext, Peer, RequestContext, RoleClient, RunningService, ServiceError};
+use rmcp::{ClientHandler, ServiceExt};
+use serde::Serialize;
+use serde_json::{Value, json};
+use tokio::sync::watch;
+use toolgate_core::{Context, PermissionRequest, Permissions, Tool, ToolFailure, ToolOutput};
+
+use crate::config::{Launch, ServerConfig};
+use crate::elicitation::{DeclineAll, Elicitation, ElicitationAnswer, Elicitor, with_defaults};
+use crate::names::{MAX_NAME, sanitize, tool_name};
+use crate::{content, sse};
+
+/// Where the gateway registers tools: the binary's registry. Registering a name this
+/// sink already holds replaces it (the new registration first, so no call ever finds the
+/// name missing); the registry's stale rule then refuses calls captured before.
+pub trait ToolSink: Send + Sync {
+    /// Registers `tool` as `name`, replacing this sink's previous registration of it.
+    fn register(&self, name: &str, tool: Tool) -> Result<(), String>;
+    /// Removes this sink's registration of `name`.
+    fn unregister(&self, name: &str);
+}
+
+/// What the gateway needs besides the servers.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// The project directory: a local server's default working directory.
+    pub project: PathBuf,
+    /// Where each local server's stderr goes (`<log_dir>/<server>.log`).
+    pub log_dir: PathBuf,
+    /// Names already taken (the builtins): an MCP tool never shadows them.
+    pub reserved: Vec<String>,
+}
+
+/// A server's state, as `toolgate mcp list` shows it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum State {
+    /// Disabled in the config.
+    Disabled,
+    /// Not needed yet (servers start on first need).
+    NotStarted,
+    /// Up, its tools registered.
+    Connected,
+    /// Could not start, or crashed again after its one restart.
+    Failed,
+    /// Stopped unexpectedly; the next call restarts it once.
+    Crashed,
+}
+
+/// One registered tool of a server.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ToolReport {
+    /// The registered name (the permission action).
+    pub name: String,
+    /// The server's own name for it.
+    pub tool: String,
+    /// `readOnlyHint` / `destructiveHint`, when the server gives them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub hints: Vec<String>,
+}
+
+/// One server, as `toolgate mcp list` shows it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ServerReport {
+    /// The configured name.
+    pub name: String,
+    /// `stdio`, `streamable HTTP` or `HTTP+SSE` once connected; `stdio` or `http` before.
+    pub transport: String,
+    /// Where it stands.
+    pub state: State,
+    /// The server's own name and version, once connected.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server: Option<String>,
+    /// Its registered tools.
+    pub tools: Vec<ToolReport>,
+    /// Why it failed, and every tool that could not be registered, with the reason.
+    pub errors: Vec<String>,
+    /// How often it was restarted after a crash.
+    pub restarts: u32,
+    /// Its stderr (local servers).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub log: Option<PathBuf>,
+}
+
+/// A live connection to one server.
+struct Connection {
+    peer: Peer<RoleClient>,
+    service: Mutex<Option<RunningService<RoleClient, Handler>>>,
+    child: Mutex<Option<tokio::process::Child>>,
+    server_info: String,
+}
+
+impl Connection {
+    fn closed(&self) -> bool {
+        self.peer.is_transport_closed()
+            || lock(&self.service).as_ref().is_none_or(RunningService::is_closed)
+            || lock(&self.child)
+                .as_mut()
+                .is_some_and(|child| child.try_wait().ok().flatten().is_some())
+    }
+
+    /// How the child ended, when it has.
+    fn exit(&self) -> Option<String> {
+        let mut child = lock(&self.child);
+        let status = child.as_mut()?.try_wait().ok().flatten()?;
+        Some(match (status.code(), std::os::unix::process::ExitStatusExt::signal(&status)) {
+            (Some(code), _) => format!("exited with status {code}"),
+            (None, Some(signal)) => format!("killed by signal {signal}"),
+            _ => "exited".to_string(),
+        })
+    }
+
+    fn pgid(&self) -> Option<rustix::process::Pid> {
+        let child = lock(&self.child);
+        let id = child.as_ref()?.id()?;
+        rustix::process::Pid::from_raw(i32::try_from(id).ok()?)
+    }
+
+    /// Ends the session and the server's whole process group.
+    async fn end(&self) {
+        let service = lock(&self.service).take();
+        if let Some(mut service) = service {
+            let _ = service.close_with_timeout(Duration::from_millis(500)).await;
+        }
+        let Some(pgid) = self.pgid() else { return };
+        // Closing stdin asks politely; then SIGTERM, then SIGKILL for what is left.
+        if !self.wait_exit(Duration::from_millis(300)).await {
+            let _ = rustix::process::kill_process_group(pgid, rustix::process::Signal::TERM);
+            self.wait_exit(Duration::from_millis(1000)).await;
+        }
+        let _ = rustix::process::kill_process_group(pgid, rustix::process::Signal::KILL);
+    }
+
+    async fn wait_exit(&self, within: Duration) -> bool {
+        let deadline = tokio::time::Instant::now() + within;
+        loop {
+            let exited = lock(&self.child)
+                .as_mut()
+                .is_none_or(|child| child.try_wait().ok().flatten().is_some());
+            if exited {
+                return true;
+            }
+            if tokio::time::Instant::now() >= deadline {
+                return false;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+
+    /// At process exit without an async runtime: kill the group at once.
+    fn kill_now(&self) {
+        if let Some(pgid) = self.pgid() {
+            let _ = rustix::process::kill_process_group(pgid, rustix::process::Signal::KILL);
+        }
+    }
+}
+
+enum Slot {
+    Idle,
+    Up(Arc<Connection>),
+    Down(String),
+}
+
+/// What one server has registered: name → (upstream name, fingerprint of its definition).
+#[derive(Default)]
+struct View {
+    state: Option<State>,
+    transport: Option<&'static str>,
+    server_info: Option<String>,
+    tools: Vec<ToolReport>,
+    error: Option<String>,
+    problems: Vec<String>,
+    restarts: u32,
+    registered: HashMap<String, String>,
+    connection: Option<Arc<Connection>>,
+}
+
+struct Server {
+    config: ServerConfig,
+    slot: tokio::sync::Mutex<Slot>,
+    view: Mutex<View>,
+    /// The calls in flight, newest last: an elicitation is put to the newest one's session.
+    active: Mutex<Vec<(u64, Context)>>,
+    generation: AtomicU64,
+}
+
+struct Inner {
+    servers: Vec<Server>,
+    options: Options,
+    sink: Arc<dyn ToolSink>,
+    permissions: Arc<dyn Permissions>,
+    elicitor: RwLock<Arc<dyn Elicitor>>,
+    /// Registered name → the server holding it.
+    names: Mutex<HashMap<String, usize>>,
+    changes: watch::Sender<u64>,
+    next_call: AtomicU64,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        for server in &self.servers {
+            if let Some(connection) = lock(&server.view).connection.take() {
+                connection.kill_now();
+            }
+        }
+    }
+}
+
+/// A lock whose data stays usable after a panic elsewhere: every critical section here
+/// is a few assignments.
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|poison| poison.into_inner())
+}
+
+fn seconds(duration: Duration) -> String {
+    let ms = duration.as_millis();
+    if ms % 1000 == 0 {
+        format!("{} s", ms / 1000)
+    } else {
+        format!("{ms} ms")
+    }
+}
+
+/// External MCP servers and their tools. Cheap to clone.
+///
+/// Servers start lazily ([`Gateway::start_all`], [`Gateway::start_for`]), in parallel;
+/// each tool is registered through the [`ToolSink`] as `<server>_<tool>` and asks
+/// permission as that name (resource `*`) before anything is sent.
+#[derive(Clone)]
+pub struct Gateway {
+    inner: Arc<Inner>,
+}
+
+impl Gateway {
+    /// A gateway over `servers` (config order decides who keeps a contested name).
+    pub fn new(
+        servers: Vec<ServerConfig>,
+        options: Options,
+        permissions: Arc<dyn Permissions>,
+        sink: Arc<dyn ToolSink>,
+    ) -> Gateway {
+        let (changes, _) = watch::channel(0);
+        let servers = servers
+            .into_iter()
+            .map(|config| Server {
+                view: Mutex::new(View {
+                    state: Some(if config.enabled { State::NotStarted } else { State::Disabled }),
+                    ..View::default()
+                }),
+                config,
+                slot: tokio::sync::Mutex::new(Slot::Idle),
+                active: Mutex::new(Vec::new()),
+                generation: AtomicU64::new(0),
+            })
+            .collect();
+        Gateway {
+            inner: Arc::new(Inner {
+                servers,
+                options,
+                sink,
+                permissions,
+                elicitor: RwLock::new(Arc::new(DeclineAll)),
+                names: Mutex::new(HashMap::new()),
+                changes,
+                next_call: AtomicU64::new(1),
+            }),
+        }
+    }
+
+    /// True when no server is configured.
+    pub fn is_empty(&self) -> bool {
+        self.inner.servers.is_empty()
+    }
+
+    /// Who answers servers' elicitation requests from now on (default: declined).
+    pub fn set_elicitor(&self, elicitor: Arc<dyn Elicitor>) {
+        *self.inner.elicitor.write().unwrap_or_else(|p| p.into_inner()) = elicitor;
+    }
+
+    /// Ticks whenever the registered tools change (a server started, a `list_changed`).
+    pub fn changes(&self) -> watch::Receiver<u64> {
+        self.inner.changes.subscribe()
+    }
+
+    /// Starts every enabled server not started yet, in parallel, and registers their tools.
+    pub async fn start_all(&self) {
+        let wanted: Vec<usize> = (0..self.inner.servers.len()).collect();
+        self.inner.start(&wanted).await;
+    }
+
+    /// Starts only the servers that may own `name` (their sanitized name is its prefix):
+    /// what a call to one tool needs.
+    pub async fn start_for(&self, name: &str) {
+        let wanted: Vec<usize> = self
+            .inner
+            .servers
+            .iter()
+            .enumerate()
+            .filter(|(_, server)| {
+                let prefix = format!("{}_", sanitize(&server.config.name));
+                let cut = prefix.len().min(MAX_NAME - 9);
+                name.starts_with(&prefix[..cut])
+            })
+            .map(|(index, _)| index)
+            .collect();
+        self.inner.start(&wanted).await;
+    }
+
+    /// Every server with its state, tools and errors, in config order.
+    pub fn report(&self) -> Vec<ServerReport> {
+        self.inner
+            .servers
+            .iter()
+            .map(|server| {
+                let view = lock(&server.view);
+                let mut state = view.state.unwrap_or(State::NotStarted);
+                if state == State::Connected && view.connection.as_ref().is_some_and(|c| c.closed()) {
+                    state = State::Crashed;
+                }
+                let mut errors: Vec<String> = view.error.iter().cloned().collect();
+                errors.extend(view.problems.iter().cloned());
+                let kind = match server.config.launch {
+                    Launch::Local { .. } => "stdio",
+                    Launch::Remote { .. } => "http",
+                };
+                ServerReport {
+                    name: server.config.name.clone(),
+                    transport: view.transport.unwrap_or(kind).to_string(),
+                    state,
+                    server: view.server_info.clone(),
+                    tools: view.tools.clone(),
+                    errors,
+                    restarts: view.restarts,
+                    log: matches!(server.config.launch, Launch::Local { .. })
+                        .then(|| self.inner.log_path(&server.config.name)),
+                }
+            })
+            .collect()
+    }
+
+    /// Ends every server (stdio ones with their whole process group).
+    pub async fn shutdown(&self) {
+        let connections: Vec<Arc<Connection>> = self
+            .inner
+            .servers
+            .iter()
+            .filter_map(|server| lock(&server.view).connection.take())
+            .collect();
+        futures_util::future::join_all(connections.iter().map(|c| c.end())).await;
+    }
+}
+
+impl Inner {
+    fn log_path(&self, server: &str) -> PathBuf {
+        self.options.log_dir.join(format!("{}.log", sanitize(server)))
+    }
+
+    fn bump(&self) {
+        self.changes.send_modify(|tick| *tick += 1);
+    }
+
+    async fn start(self: &Arc<Self>, wanted: &[usize]) {
+        let started = futures_util::future::join_all(wanted.iter().map(|&index| self.start_one(index))).await;
+        // Registered in config order whatever order they came up in, so the same config
+        // always gives contested names to the same server.
+        let mut changed = false;
+        for (index, tools) in wanted.iter().zip(started) {
+            if let Some(tools) = tools {
+                changed |= self.apply(*index, tools);
+            }
+        }
+        if changed {
+            self.bump();
+        }
+    }
+
+    /// Connects server `index` if it is enabled and idle; its tools when it came up.
+    async fn start_one(self: &Arc<Self>, index: usize) -> Option<Vec<rmcp::model::Tool>> {
+        let server = &self.servers[index];
+        if !server.config.enabled {
+            return None;
+        }
+        let mut slot = server.slot.lock().await;
+        if !matches!(*slot, Slot::Idle) {
+            return None;
+        }
+        match self.connect(index).await {
+            Ok((connection, tools)) => {
+                *slot = Slot::Up(connection);
+                Some(tools)
+            }
+            Err(reason) => {
+                let mut view = lock(&server.view);
+                view.state = Some(State::Failed);
+                view.error = Some(reason.clone());
+                *slot = Slot::Down(reason);
+                None
+            }
+        }
+    }
+
+    /// Starts the server, initializes, lists its tools; all within the startup timeout.
+    async fn connect(self: &Arc<Self>, index: usize) -> Result<(Arc<Connection>, Vec<rmcp::model::Tool>), String> {
+        let server = &self.servers[index];
+        let config = &server.config;
+        let generation = server.generation.fetch_add(1, Ordering::SeqCst) + 1;
+        let handler = Handler {
+            inner: Arc::downgrade(self),
+            index,
+            generation,
+        };
+        let mut child_slot: Option<tokio::process::Child> = None;
+        let log = self.log_path(&config.name);
+        let log_start = std::fs::metadata(&log).map(|m| m.len()).unwrap_or(0);
+        let attempt = async {
+            let (service, transport) = match &config.launch {
+                Launch::Local {
+                    command,
+                    environment,
+                    cwd,
+                } => {
+                    let mut child = spawn(command, environment, cwd.as_ref().unwrap_or(&self.options.project), &log)?;
+                    let (Some(stdout), Some(stdin)) = (child.stdout.take(), child.stdin.take()) else {
+                        return Err("the server's stdio could not be opened".to_string());
+                    };
+                    child_slot = Some(child);
+                    let service = handler
+                        .serve((stdout, stdin))
+                        .await
+                        .map_err(|e| format!("initialize failed: {e}"))?;
+                    (service, "stdio")
+                }
+                Launch::Remote { url, headers } => connect_remote(handler, url, headers, config.startup_timeout).await?,
+            };
+            let tools = service
+                .peer()
+                .list_all_tools()
+                .await
+                .map_err(|e| format!("tools/list failed: {e}"))?;
+            Ok::<_, String>((service, transport, tools))
+        };
+        let outcome = tokio::time::timeout(config.startup_timeout, attempt).await;
+        let failed = |reason: String, child: Option<tokio::process::Child>| {
+            if let Some(pid) = child.as_ref().and_then(tokio::process::Child::id)
+                && let Some(pgid) = rustix::process::Pid::from_raw(i32::try_from(pid).unwrap_or(0))
+            {
+                let _ = rustix::process::kill_process_group(pgid, rustix::process::Signal::KILL);
+            }
+            let stderr = log_tail(&log, log_start);
+            if stderr.is_empty() {
+                reason
+            } else {
+                format!("{reason}; stderr: {stderr}")
+            }
+        };
+        let (service, transport, tools) = match outcome {
+            Err(_) => {
+                return Err(failed(
+                    format!("did not start within {} (startup timeout)", seconds(config.startup_timeout)),
+                    child_slot,
+                ));
+            }
+            Ok(Err(reason)) => return Err(failed(reason, child_slot)),
+            Ok(Ok(up)) => up,
+        };
+        let server_info = service
+            .peer_info()
+            .and_then(|info| info.server_info.as_ref().map(|i| format!("{} {}", i.name, i.version)))
+            .unwrap_or_default();
+        let connection = Arc::new(Connection {
+            peer: service.peer().clone(),
+            service: Mutex::new(Some(service)),
+            child: Mutex::new(child_slot),
+            server_info,
+        });
+        let mut view = lock(&server.view);
+        view.state = Some(State::Connected);
+        view.error = None;
+        view.transport = Some(transport);
+        view.server_info = Some(connection.server_info.clone()).filter(|s| !s.is_empty());
+        view.connection = Some(Arc::clone(&connection));
+        Ok((connection, tools))
+    }
+
+    /// Replaces server `index`'s registrations with `tools`; true when any changed.
+    fn apply(self: &Arc<Self>, index: usize, tools: Vec<rmcp::model::Tool>) -> bool {
+        let server = &self.servers[index];
+        let mut names = lock(&self.names);
+        let mut view = lock(&server.view);
+        let mut problems = Vec::new();
+        let mut wanted: Vec<(String, rmcp::model::Tool, String)> = Vec::new();
+        let mut seen: HashMap<String, String> = HashMap::new();
+        for tool in tools {
+            let upstream = tool.name.to_string();
+            let name = match tool_name(&server.config.name, &upstream) {
+                Ok(name) => name,
+                Err(error) => {
+                    problems.push(format!("tool `{upstream}` not registered: {error}"));
+                    continue;
+                }
+            };
+            if self.options.reserved.contains(&name) {
+                problems.push(format!(
+                    "tool `{upstream}` not registered: its name `{name}` is a builtin tool's"
+                ));
+                continue;
+            }
+            if let Some(holder) = names.get(&name).filter(|&&holder| holder != index) {
+                problems.push(format!(
+                    "tool `{upstream}` not registered: its name `{name}` is taken by server `{}`",
+                    self.servers[*holder].config.name
+                ));
+                continue;
+            }
+            if let Some(first) = seen.get(&name) {
+                problems.push(format!(
+                    "tool `{upstream}` not registered: its name `{name}` is taken by this server's `{first}`"
+                ));
+                continue;
+            }
+            let fingerprint = serde_json::to_string(&tool).unwrap_or_default();
+            seen.insert(name.clone(), upstream);
+            wanted.push((name, tool, fingerprint));
+        }
+        let mut changed = false;
+        let keep: HashSet<&String> = wanted.iter().map(|(name, _, _)| name).collect();
+        let gone: Vec<String> = view.registered.keys().filter(|n| !keep.contains(n)).cloned().collect();
+        for name in gone {
+            self.sink.unregister(&name);
+            names.remove(&name);
+            view.registered.remove(&name);
+            changed = true;
+        }
+        let mut reports = Vec::new();
+        for (name, tool, fingerprint) in wanted {
+            let upstream = tool.name.to_string();
+            if view.registered.get(&name) != Some(&fingerprint) {
+                let built = match build_tool(Arc::downgrade(self), index, &name, &tool) {
+                    Ok(built) => built,
+                    Err(reason) => {
+                        problems.push(format!("tool `{upstream}` not registered: {reason}"));
+                        if view.registered.remove(&name).is_some() {
+                            self.sink.unregister(&name);
+                            names.remove(&name);
+                            changed = true;
+                        }
+                        continue;
+                    }
+                };
+                if let Err(reason) = self.sink.register(&name, built) {
+                    problems.push(format!("tool `{upstream}` not registered: {reason}"));
+                    continue;
+                }
+                names.insert(name.clone(), index);
+                view.registered.insert(name.clone(), fingerprint);
+                changed = true;
+            }
+            reports.push(ToolReport {
+                name,
+                tool: upstream,
+                hints: hints(&tool),
+            });
+        }
+        view.tools = reports;
+        view.problems = problems;
+        changed
+    }
+
+    /// The connection a call uses: the live one, else (once per server) a restart.
+    async fn connection_for_call(self: &Arc<Self>, index: usize) -> Result<Arc<Connection>, String> {
+        let server = &self.servers[index];
+        let name = &server.config.name;
+        let mut slot = server.slot.lock().await;
+        let crashed = match &*slot {
+            Slot::Up(connection) if !connection.closed() => return Ok(Arc::clone(connection)),
+            Slot::Up(connection) => Some(connection.exit().unwrap_or_else(|| "closed the connection".into())),
+            Slot::Down(reason) => return Err(format!("MCP server `{name}` is not available: {reason}")),
+            Slot::Idle => None,
+        };
+        if let Some(how) = &crashed {
+            let restarts = lock(&server.view).restarts;
+            if restarts >= 1 {
+                let reason = format!("it {how} again after a restart; not restarting (see `toolgate mcp list`)");
+                let mut view = lock(&server.view);
+                view.state = Some(State::Failed);
+                view.error = Some(reason.clone());
+                *slot = Slot::Down(reason.clone());
+                return Err(format!("MCP server `{name}` is not available: {reason}"));
+            }
+            lock(&server.view).restarts += 1;
+        }
+        match self.connect(index).await {
+            Ok((connection, tools)) => {
+                *slot = Slot::Up(Arc::clone(&connection));
+                drop(slot);
+                if self.apply(index, tools) {
+                    self.bump();
+                }
+                Ok(connection)
+            }
+            Err(reason) => {
+                let mut view = lock(&server.view);
+                view.state = Some(State::Failed);
+                let reason = match &crashed {
+                    Some(how) => format!("it {how}, and the restart failed: {reason}"),
+                    None => reason,
+                };
+                view.error = Some(reason.clone());
+                *slot = Slot::Down(reason.clone());
+                Err(format!("MCP server `{name}` is not available: {reason}"))
+            }
+        }
+    }
+
+    /// Re-lists server `index`'s tools after `notifications/tools/list_changed`.
+    async fn relist(self: Arc<Self>, index: usize, generation: u64) {
+        let server = &self.servers[index];
+        if server.generation.load(Ordering::SeqCst) != generation {
+            return;
+        }
+        let peer = match &*server.slot.lock().await {
+            Slot::Up(connection) => connection.peer.clone(),
+            _ => return,
+        };
+        match tokio::time::timeout(server.config.request_timeout, peer.list_all_tools()).await {
+            Ok(Ok(tools)) => {
+                if server.generation.load(Ordering::SeqCst) == generation && self.apply(index, tools) {
+                    self.bump();
+                }
+            }
+            Ok(Err(error)) => lock(&server.view).error = Some(format!("tools/list after list_changed failed: {error}")),
+            Err(_) => lock(&server.view).error = Some("tools/list after list_changed timed out".to_string()),
+        }
+    }
+}
+
+/// Human-readable hints for the ask; they inform and never decide.
+fn hints(tool: &rmcp::model::Tool) -> Vec<String> {
+    let Some(annotations) = &tool.annotations else {
+        return Vec::new();
+    };
+    let mut hints = Vec::new();
+    match annotations.read_only_hint {
+        Some(true) => hints.push("read-only".to_string()),
+        Some(false) => hints.push("may modify".to_string()),
+        None => {}
+    }
+    match annotations.destructive_hint {
+        Some(true) => hints.push("destructive".to_string()),
+        Some(false) => hints.push("not destructive".to_string()),
+        None => {}
+    }
+    hints
+}
+
+/// Compiles a JSON Schema into a validator whose errors read like `/a: "x" is not of type "integer"`.
+fn validator(schema: &Value) -> Result<impl Fn(&Value) -> Result<(), String> + Send + Sync + 'static, String> {
+    let compiled = jsonschema::validator_for(schema).map_err(|e| format!("its schema is not valid JSON Schema: {e}"))?;
+    Ok(move |value: &Value| {
+        let errors: Vec<String> = compiled
+            .iter_errors(value)
+            .take(3)
+            .map(|error| {
+                let at = error.instance_path().to_string();
+                if at.is_empty() {
+                    error.to_string()
+                } else {
+                    format!("{at}: {error}")
+                }
+            })
+            .collect();
+        if errors.is_empty() { Ok(()) } else { Err(errors.join("; ")) }
+    })
+}
+
+/// The toolgate tool for one server tool.
+fn build_tool(inner: Weak<Inner>, index: usize, name: &str, tool: &rmcp::model::Tool) -> Result<Tool, String> {
+    let input_schema = Value::Object(tool.input_schema.as_ref().clone());
+    let check_input = validator(&input_schema)?;
+    let description = tool
+        .description
+        .as_deref()
+        .or(tool.title.as_deref())
+        .unwrap_or("An MCP tool without a description.")
+        .to_string();
+    let call = Arc::new(Call {
+        inner,
+        index,
+        name: name.to_string(),
+        upstream: tool.name.to_string(),
+        hints: hints(tool),
+    });
+    let builder = Tool::from_schema(
+        description,
+        input_schema,
+        move |input| {
+            if !input.is_object() {
+                return Err("expected an object of arguments".to_string());
+            }
+            check_input(input)
+        },
+        move |input, ctx| Arc::clone(&call).run(input, ctx),
+    );
+    Ok(match &tool.output_schema {
+        Some(schema) => {
+            let schema = Value::Object(schema.as_ref().clone());
+            let check = validator(&schema).map_err(|e| format!("output {e}"))?;
+            builder.output_schema(schema, check)
+        }
+        None => builder,
+    }
+    .build())
+}
+
+/// One server tool's executor.
+struct Call {
+    inner: Weak<Inner>,
+    index: usize,
+    name: String,
+    upstream: String,
+    hints: Vec<String>,
+}
+
+/// Removes a call from its server's in-flight list when it ends or is dropped.
+struct Active<'a> {
+    server: &'a Server,
+    id: u64,
+}
+
+impl Drop for Active<'_> {
+    fn drop(&mut self) {
+        lock(&self.server.active).retain(|(id, _)| *id != self.id);
+    }
+}
+
+impl Call {
+    async fn run(self: Arc<Self>, input: Value, ctx: Context) -> Result<ToolOutput, ToolFailure> {
+        let inner = self
+            .inner
+            .upgrade()
+            .ok_or_else(|| ToolFailure::new("toolgate is shutting down; the MCP server is gone"))?;
+        let server = &inner.servers[self.index];
+        let server_name = &server.config.name;
+        let mut description = format!("MCP tool `{}` of server `{server_name}`", self.upstream);
+        if !self.hints.is_empty() {
+            description.push_str(&format!(" (server says: {})", self.hints.join(", ")));
+        }
+        let arguments = input.to_string();
+        let shown: String = arguments.chars().take(2000).collect();
+        description.push_str(&format!("\narguments: {shown}"));
+        if shown.len() < arguments.len() {
+            description.push('…');
+        }
+        let request = PermissionRequest::new(self.name.clone())
+            .resources(["*"])
+            .save(["*"])
+            .metadata("description", description)
+            .metadata(
+                "mcp",
+                json!({"server": server_name, "tool": self.upstream, "hints": self.hints, "arguments": input}),
+            );
+        inner.permissions.assert(&ctx, request).await.map_err(ToolFailure::from)?;
+        let connection = inner.connection_for_call(self.index).await.map_err(ToolFailure::new)?;
+        let id = inner.next_call.fetch_add(1, Ordering::Relaxed);
+        lock(&server.active).push((id, ctx.clone()));
+        let _active = Active { server, id };
+        let Value::Object(arguments) = input else {
+            return Err(ToolFailure::new("Invalid tool input: expected an object of arguments"));
+        };
+        let params = CallToolRequestParams::new(self.upstream.clone()).with_arguments(arguments);
+        let timeout = server.config.request_timeout;
+        // Dropping the request future (timeout, or the caller cancelling) makes rmcp send
+        // `notifications/cancelled` upstream.
+        let answer = tokio::time::timeout(timeout, connection.peer.call_tool_once(params)).await;
+        let result = match answer {
+            Err(_) => {
+                return Err(ToolFailure::new(format!(
+                    "MCP server `{server_name}` did not answer `{}` within {} (its request timeout); the call was cancelled",
+                    self.upstream,
+                    seconds(timeout)
+                )));
+            }
+            Ok(Err(ServiceError::McpError(error))) => {
+                return Err(ToolFailure::new(format!(
+                    "MCP server `{server_name}` refused `{}`: {}",
+                    self.upstream, error.message
+                )));
+            }
+            Ok(Err(error)) => {
+                let how = if connection.closed() {
+                    // Give a child that is dying a moment to be reaped, for the message.
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                    connection.exit().unwrap_or_else(|| "closed the connection".into())
+                } else {
+                    error.to_string()
+                };
+                return Err(ToolFailure::new(format!(
+                    "MCP server `{server_name}` failed during `{}`: {how}",
+                    self.upstream
+                )));
+            }
+            Ok(Ok(CallToolResponse::Complete(result))) => result,
+            Ok(Ok(_)) => {
+                return Err(ToolFailure::new(format!(
+                    "MCP server `{server_name}` answered `{}` with a task or an input round, which toolgate does not support",
+                    self.upstream
+                )));
+            }
+        };
+        let result = serde_json::to_value(&result).unwrap_or(Value::Null);
+        content::tool_result(&result, server_name, &self.upstream)
+    }
+}
+
+/// Starts a local server in its own process group, without toolgate's own variables,
+/// its stderr appended to `log`.
+fn spawn(
+    command: &[String],
+    environment: &[(String, String)],
+    cwd: &PathBuf,
+    log: &PathBuf,
+) -> Result<tokio::process::Child, String> {
+    let (program, args) = command.split_first().ok_or("the command is empty")?;
+    let stderr = log
+        .parent()
+        .map(std::fs::create_dir_all)
+        .transpose()
+        .ok()
+        .and_then(|_| std::fs::OpenOptions::new().create(true).append(true).open(log).ok())
+        .map_or_else(std::process::Stdio::null, std::process::Stdio::from);
+    let mut child = tokio::process::Command::new(program);
+    child
+        .args(args)
+        .current_dir(cwd)
+        .env_clear()
+        .envs(std::env::vars_os().filter(|(key, _)| !key.to_string_lossy().starts_with("TOOLGATE_")))
+        .envs(environment.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(stderr)
+        .process_group(0)
+        .kill_on_drop(true);
+    child.spawn().map_err(|e| format!("could not start `{program}`: {e}"))
+}
+
+/// The last lines a local server wrote to its log since `from`, on one line.
+fn log_tail(log: &PathBuf, from: u64) -> String {
+    let Ok(text) = std::fs::read(log) else {
+        return String::new();
+    };
+    let start = usize::try_from(from).unwrap_or(0).min(text.len());
+    let text = String::from_utf8_lossy(&text[start..]);
+    let lines: Vec<&str> = text.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+    let tail = lines[lines.len().saturating_sub(3)..].join(" | ");
+    tail.chars().take(500).collect()
+}
+
+/// Installs the ring crypto provider for rustls once (reqwest is built without one).
+fn tls_provider() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    });
+}
+
+type Started = (RunningService<RoleClient, Handler>, &'static str);
+
+/// Streamable HTTP first; when that fails, the older HTTP+SSE transport (the MCP spec's
+/// backwards-compatibility procedure).
+async fn connect_remote(
+    handler: Handler,
+    url: &str,
+    headers: &[(String, String)],
+    startup: Duration,
+) -> Result<Started, String> {
+    use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+    if !(url.starts_with("http://") || url.starts_with("https://")) {
+        return Err(format!("{url:?} is not an http:// or https:// URL"));
+    }
+    tls_provider();
+    let mut map = HeaderMap::new();
+    for (key, value) in headers {
+        let name = HeaderName::from_bytes(key.as_bytes()).map_err(|e| format!("header {key:?}: {e}"))?;
+        let value = HeaderValue::from_str(value).map_err(|e| format!("header {key:?}: {e}"))?;
+        map.insert(name, value);
+    }
+    let client = reqwest::Client::builder()
+        .connect_timeout(startup)
+        .build()
+        .map_err(|e| format!("HTTP client: {e}"))?;
+    let config = rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(url)
+        .custom_headers(map.iter().map(|(k, v)| (k.clone(), v.clone())).collect());
+    let transport = rmcp::transport::StreamableHttpClientTransport::with_client(client.clone(), config);
+    let streamable = match handler.clone().serve(transport).await {
+        Ok(service) => return Ok((service, "streamable HTTP")),
+        Err(error) => error.to_string(),
+    };
+    match sse::connect(client, url, map, startup).await {
+        Ok(transport) => match handler.serve(transport).await {
+            Ok(service) => Ok((service, "HTTP+SSE")),
+            Err(error) => Err(format!("streamable HTTP: {streamable}; HTTP+SSE: {error}")),
+        },
+        Err(error) => Err(format!("streamable HTTP: {streamable}; HTTP+SSE: {error}")),
+    }
+}
+
+/// The client side of one connection: elicitation and `list_changed`.
+#[derive(Clone)]
+struct Handler {
+    inner: Weak<Inner>,
+    index: usize,
+    generation: u64,
+}
+
+impl ClientHandler for Handler {
+    fn get_info(&self) -> ClientConfig {
+        // Elicitation is passed through to the person; sampling is not offered (toolgate
+        // has no model) and so not declared.
+        let capabilities = ClientCapabilities::builder().enable_elicitation().build();
+        ClientConfig::new(capabilities, Implementation::new("toolgate", env!("CARGO_PKG_VERSION")))
+            .with_protocol_version(ProtocolVersion::V_2025_11_25)
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        let decline = || ElicitResult::new(ElicitationAction::Decline);
+        let Some(inner) = self.inner.upgrade() else {
+            return Ok(decline());
+        };
+        let ElicitRequestParams::FormElicitationParams {
+            message,
+            requested_schema,
+            ..
+        } = request
+        else {
+            // URL elicitation (open a page) is not something toolgate does on anyone's behalf.
+            return Ok(decline());
+        };
+        let server = &inner.servers[self.index];
+        let schema = serde_json::to_value(&requested_schema).unwrap_or(Value::Null);
+        let context = lock(&server.active).last().map(|(_, ctx)| ctx.clone());
+        let elicitor = Arc::clone(&inner.elicitor.read().unwrap_or_else(|p| p.into_inner()));
+        let asked = Elicitation {
+            server: server.config.name.clone(),
+            message,
+            schema: schema.clone(),
+            context,
+        };
+        Ok(match elicitor.elicit(asked).await {
+            ElicitationAnswer::Accept(values) => {
+                let values = Value::Object(with_defaults(&schema, values));
+                match jsonschema::validator_for(&schema) {
+                    Ok(check) if check.is_valid(&values) => {
+                        ElicitResult::new(ElicitationAction::Accept).with_content(values)
+                    }
+                    // Never hand a server an answer its own schema rejects.
+                    _ => ElicitResult::new(ElicitationAction::Decline),
+                }
+            }
+            ElicitationAnswer::Decline => decline(),
+            ElicitationAnswer::Cancel => ElicitResult::new(ElicitationAction::Cancel),
+        })
+    }
+
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        if let Some(inner) = self.inner.upgrade() {
+            tokio::spawn(inner.relist(self.index, self.generation));
+        }
+    }
+}
