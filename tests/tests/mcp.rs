@@ -18,38 +18,12 @@ fn project(sandbox: &Sandbox) {
     );
 }
 
-/// A virtualenv with the MCP SDK, made once per target directory.
-fn python_with_mcp() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let target = exe.ancestors().nth(3).unwrap().to_path_buf();
-    let venv = target.join("mcp-venv");
-    let python = venv.join("bin/python");
-    let ready = Command::new(&python)
-        .args(["-c", "import mcp"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ready {
-        let status = Command::new("python3")
-            .args(["-m", "venv"])
-            .arg(&venv)
-            .status()
-            .unwrap();
-        assert!(status.success(), "python3 -m venv failed");
-        let status = Command::new(venv.join("bin/pip"))
-            .args(["install", "--quiet", "mcp==2.3.0"])
-            .status()
-            .unwrap();
-        assert!(status.success(), "pip install mcp failed (PyPI must be reachable)");
-    }
-    python
-}
-
 #[test]
 fn the_official_python_sdk_lists_reads_edits_with_elicitation_and_is_refused() {
     let sandbox = Sandbox::new();
     project(&sandbox);
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("python/mcp_client.py");
-    let output = Command::new(python_with_mcp())
+    let output = Command::new(e2e::python_with_mcp())
         .arg(script)
         .arg(e2e::toolgate_binary())
         .arg(sandbox.project())

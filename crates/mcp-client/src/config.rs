@@ -195,17 +195,17 @@ fn string_map(
 
 /// Parses one entry. `env` looks variables up for `{env:…}`; `project` anchors a
 /// relative `cwd`.
-pub fn parse(
-    entry: &Entry,
-    env: impl Fn(&str) -> Option<String>,
-    project: &Path,
-) -> Result<ServerConfig, ConfigError> {
+pub fn parse(entry: &Entry, env: impl Fn(&str) -> Option<String>, project: &Path) -> Result<ServerConfig, ConfigError> {
     let path = entry.path.as_str();
     let Value::Object(map) = &entry.value else {
         return Err(ConfigError::new(path, "an MCP server object", &entry.value));
     };
     if entry.name.is_empty() {
-        return Err(ConfigError::new(path, "a non-empty server name", &Value::String(String::new())));
+        return Err(ConfigError::new(
+            path,
+            "a non-empty server name",
+            &Value::String(String::new()),
+        ));
     }
     let field = |key: &str| map.get(key).map(|value| (value, format!("{path}.{key}")));
     let kind = match field("type") {
@@ -233,9 +233,19 @@ pub fn parse(
                 })
                 .collect::<Result<Vec<_>, _>>()?,
             Some((other, at)) => {
-                return Err(ConfigError::new(&at, "a non-empty list: the program and its arguments", other));
+                return Err(ConfigError::new(
+                    &at,
+                    "a non-empty list: the program and its arguments",
+                    other,
+                ));
             }
-            None => return Err(ConfigError::new(&format!("{path}.command"), "the command to start", &Value::Null)),
+            None => {
+                return Err(ConfigError::new(
+                    &format!("{path}.command"),
+                    "the command to start",
+                    &Value::Null,
+                ));
+            }
         };
         let mut environment = Vec::new();
         for key in ["environment", "env"] {
@@ -261,13 +271,19 @@ pub fn parse(
             Some((Value::String(raw), at)) => {
                 let url = substitute(raw, &env);
                 // A URL held in a variable is checked when the server starts.
-                if !(url.starts_with("http://") || url.starts_with("https://")) && !raw.contains("{env:") {
+                if !(url.starts_with("http://") || url.starts_with("https://") || raw.contains("{env:")) {
                     return Err(ConfigError::new(&at, "an http:// or https:// URL", &Value::String(url)));
                 }
                 url
             }
             Some((other, at)) => return Err(ConfigError::new(&at, "an http:// or https:// URL", other)),
-            None => return Err(ConfigError::new(&format!("{path}.url"), "the server's URL", &Value::Null)),
+            None => {
+                return Err(ConfigError::new(
+                    &format!("{path}.url"),
+                    "the server's URL",
+                    &Value::Null,
+                ));
+            }
         };
         let headers = match field("headers") {
             Some((value, at)) => string_map(value, &at, &env)?,
@@ -277,10 +293,14 @@ pub fn parse(
     };
     let mut enabled = true;
     if let Some((value, at)) = field("enabled") {
-        enabled = value.as_bool().ok_or_else(|| ConfigError::new(&at, "true or false", value))?;
+        enabled = value
+            .as_bool()
+            .ok_or_else(|| ConfigError::new(&at, "true or false", value))?;
     }
     if let Some((value, at)) = field("disabled") {
-        let disabled = value.as_bool().ok_or_else(|| ConfigError::new(&at, "true or false", value))?;
+        let disabled = value
+            .as_bool()
+            .ok_or_else(|| ConfigError::new(&at, "true or false", value))?;
         enabled = enabled && !disabled;
     }
     let mut startup_timeout = DEFAULT_STARTUP_TIMEOUT;
@@ -293,7 +313,13 @@ pub fn parse(
                 match key.as_str() {
                     "startup" => startup_timeout = milliseconds(value, &here)?,
                     "request" => request_timeout = milliseconds(value, &here)?,
-                    _ => return Err(ConfigError::new(&here, "`startup` or `request`", &Value::String(key.clone()))),
+                    _ => {
+                        return Err(ConfigError::new(
+                            &here,
+                            "`startup` or `request`",
+                            &Value::String(key.clone()),
+                        ));
+                    }
                 }
             }
         }
@@ -369,8 +395,10 @@ mod tests {
 
     #[test]
     fn v2_servers_with_cwd_disabled_and_both_timeouts() {
-        let server = one(json!({"servers": {"calc": {"type": "local", "command": ["calc"], "cwd": "tools",
-            "disabled": true, "timeout": {"startup": 100, "request": 200}}}}))
+        let server = one(
+            json!({"servers": {"calc": {"type": "local", "command": ["calc"], "cwd": "tools",
+            "disabled": true, "timeout": {"startup": 100, "request": 200}}}}),
+        )
         .unwrap();
         assert_eq!(
             server.launch,
@@ -404,21 +432,77 @@ mod tests {
         let cases = [
             (json!([]), "mcp", "an object of MCP servers"),
             (json!({"a": 1}), "mcp.a", "an MCP server object"),
-            (json!({"a": {"type": "stdio", "command": ["x"]}}), "mcp.a.type", "\"local\" or \"remote\""),
+            (
+                json!({"a": {"type": "stdio", "command": ["x"]}}),
+                "mcp.a.type",
+                "\"local\" or \"remote\"",
+            ),
             (json!({"a": {"type": "local"}}), "mcp.a.command", "the command to start"),
-            (json!({"a": {"type": "local", "command": []}}), "mcp.a.command", "a non-empty list"),
-            (json!({"a": {"type": "local", "command": "npx server"}}), "mcp.a.command", "a non-empty list"),
-            (json!({"a": {"type": "local", "command": ["x", 1]}}), "mcp.a.command[1]", "a non-empty string"),
-            (json!({"a": {"type": "local", "command": ["x"], "environment": {"K": 1}}}), "mcp.a.environment.K", "a string"),
-            (json!({"a": {"type": "local", "command": ["x"], "enabled": "yes"}}), "mcp.a.enabled", "true or false"),
-            (json!({"a": {"type": "local", "command": ["x"], "timeout": 0}}), "mcp.a.timeout", "a positive number"),
-            (json!({"a": {"type": "remote", "url": "ftp://x"}}), "mcp.a.url", "an http:// or https:// URL"),
-            (json!({"a": {"type": "remote", "url": "https://x", "headers": []}}), "mcp.a.headers", "an object"),
-            (json!({"my server": {"type": "remote"}}), "mcp[\"my server\"].url", "the server's URL"),
-            (json!({"servers": {"a": {"command": ["x"], "timeout": {"request": -1}}}}), "mcp.servers.a.timeout.request", "a positive number"),
-            (json!({"servers": {"a": {"command": ["x"], "timeout": {"startp": 1}}}}), "mcp.servers.a.timeout.startp", "`startup` or `request`"),
-            (json!({"servers": {"a": {"command": ["x"], "disabled": 0}}}), "mcp.servers.a.disabled", "true or false"),
-            (json!({"a": {"headers": {}}}), "mcp.a.type", "\"local\" (with `command`)"),
+            (
+                json!({"a": {"type": "local", "command": []}}),
+                "mcp.a.command",
+                "a non-empty list",
+            ),
+            (
+                json!({"a": {"type": "local", "command": "npx server"}}),
+                "mcp.a.command",
+                "a non-empty list",
+            ),
+            (
+                json!({"a": {"type": "local", "command": ["x", 1]}}),
+                "mcp.a.command[1]",
+                "a non-empty string",
+            ),
+            (
+                json!({"a": {"type": "local", "command": ["x"], "environment": {"K": 1}}}),
+                "mcp.a.environment.K",
+                "a string",
+            ),
+            (
+                json!({"a": {"type": "local", "command": ["x"], "enabled": "yes"}}),
+                "mcp.a.enabled",
+                "true or false",
+            ),
+            (
+                json!({"a": {"type": "local", "command": ["x"], "timeout": 0}}),
+                "mcp.a.timeout",
+                "a positive number",
+            ),
+            (
+                json!({"a": {"type": "remote", "url": "ftp://x"}}),
+                "mcp.a.url",
+                "an http:// or https:// URL",
+            ),
+            (
+                json!({"a": {"type": "remote", "url": "https://x", "headers": []}}),
+                "mcp.a.headers",
+                "an object",
+            ),
+            (
+                json!({"my server": {"type": "remote"}}),
+                "mcp[\"my server\"].url",
+                "the server's URL",
+            ),
+            (
+                json!({"servers": {"a": {"command": ["x"], "timeout": {"request": -1}}}}),
+                "mcp.servers.a.timeout.request",
+                "a positive number",
+            ),
+            (
+                json!({"servers": {"a": {"command": ["x"], "timeout": {"startp": 1}}}}),
+                "mcp.servers.a.timeout.startp",
+                "`startup` or `request`",
+            ),
+            (
+                json!({"servers": {"a": {"command": ["x"], "disabled": 0}}}),
+                "mcp.servers.a.disabled",
+                "true or false",
+            ),
+            (
+                json!({"a": {"headers": {}}}),
+                "mcp.a.type",
+                "\"local\" (with `command`)",
+            ),
         ];
         for (mcp, path, expected) in cases {
             let error = validate(&mcp).unwrap_err();

@@ -62,7 +62,10 @@ pub fn content_part(block: &Value) -> Content {
 /// content, one text block is the structured value too (as a builtin's string output
 /// is), and anything else is the list of parts.
 pub fn tool_result(result: &Value, server: &str, tool: &str) -> Result<ToolOutput, ToolFailure> {
-    let blocks: &[Value] = result.get("content").and_then(Value::as_array).map_or(&[], Vec::as_slice);
+    let blocks: &[Value] = result
+        .get("content")
+        .and_then(Value::as_array)
+        .map_or(&[], Vec::as_slice);
     let content: Vec<Content> = blocks.iter().map(content_part).collect();
     if result.get("isError").and_then(Value::as_bool) == Some(true) {
         let texts: Vec<&str> = content.iter().filter_map(Content::as_text).collect();
@@ -122,7 +125,11 @@ mod tests {
 
     #[test]
     fn errors_carry_the_server_text_and_structured_content_wins() {
-        let failed = tool_result(&json!({"isError": true, "content": [{"type": "text", "text": "boom"}, {"type": "text", "text": "again"}]}), "s", "t");
+        let failed = tool_result(
+            &json!({"isError": true, "content": [{"type": "text", "text": "boom"}, {"type": "text", "text": "again"}]}),
+            "s",
+            "t",
+        );
         assert_eq!(failed.unwrap_err().message(), "boom\nagain");
         let silent = tool_result(&json!({"isError": true, "content": []}), "calc", "div");
         assert_eq!(

@@ -252,9 +252,21 @@ mod tests {
         let fields = fields(&schema());
         let kinds: Vec<&FieldKind> = fields.iter().map(|f| &f.kind).collect();
         assert_eq!(kinds[0], &FieldKind::Text);
-        assert_eq!(kinds[3], &FieldKind::Choice(vec![("active".into(), "Active".into()), ("inactive".into(), "Inactive".into())]));
-        assert_eq!(kinds[4], &FieldKind::Choice(vec![("r".into(), "Red".into()), ("g".into(), "Green".into())]));
-        assert_eq!(kinds[5], &FieldKind::MultiChoice(vec![("a".into(), "a".into()), ("b".into(), "b".into())]));
+        assert_eq!(
+            kinds[3],
+            &FieldKind::Choice(vec![
+                ("active".into(), "Active".into()),
+                ("inactive".into(), "Inactive".into())
+            ])
+        );
+        assert_eq!(
+            kinds[4],
+            &FieldKind::Choice(vec![("r".into(), "Red".into()), ("g".into(), "Green".into())])
+        );
+        assert_eq!(
+            kinds[5],
+            &FieldKind::MultiChoice(vec![("a".into(), "a".into()), ("b".into(), "b".into())])
+        );
         assert_eq!(fields[0].title, "Your name");
         assert!(fields[0].required && !fields[2].required);
         let answer = |index: usize, text: &[&str]| {
@@ -276,7 +288,10 @@ mod tests {
         let mut given = Map::new();
         given.insert("age".into(), json!(7));
         let filled = with_defaults(&schema(), given);
-        assert_eq!(Value::Object(filled), json!({"age": 7, "name": "John Doe", "status": "active", "verified": true}));
+        assert_eq!(
+            Value::Object(filled),
+            json!({"age": 7, "name": "John Doe", "status": "active", "verified": true})
+        );
         assert_eq!(
             defaults_answer(&schema()).map(Value::Object),
             Some(json!({"name": "John Doe", "age": 30, "status": "active", "verified": true}))

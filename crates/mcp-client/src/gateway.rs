@@ -115,11 +115,13 @@ impl Connection {
     fn exit(&self) -> Option<String> {
         let mut child = lock(&self.child);
         let status = child.as_mut()?.try_wait().ok().flatten()?;
-        Some(match (status.code(), std::os::unix::process::ExitStatusExt::signal(&status)) {
-            (Some(code), _) => format!("exited with status {code}"),
-            (None, Some(signal)) => format!("killed by signal {signal}"),
-            _ => "exited".to_string(),
-        })
+        Some(
+            match (status.code(), std::os::unix::process::ExitStatusExt::signal(&status)) {
+                (Some(code), _) => format!("exited with status {code}"),
+                (None, Some(signal)) => format!("killed by signal {signal}"),
+                _ => "exited".to_string(),
+            },
+        )
     }
 
     fn pgid(&self) -> Option<rustix::process::Pid> {
@@ -226,7 +228,7 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 
 fn seconds(duration: Duration) -> String {
     let ms = duration.as_millis();
-    if ms % 1000 == 0 {
+    if ms.is_multiple_of(1000) {
         format!("{} s", ms / 1000)
     } else {
         format!("{ms} ms")
@@ -256,7 +258,11 @@ impl Gateway {
             .into_iter()
             .map(|config| Server {
                 view: Mutex::new(View {
-                    state: Some(if config.enabled { State::NotStarted } else { State::Disabled }),
+                    state: Some(if config.enabled {
+                        State::NotStarted
+                    } else {
+                        State::Disabled
+                    }),
                     ..View::default()
                 }),
                 config,
@@ -431,7 +437,12 @@ impl Inner {
                     environment,
                     cwd,
                 } => {
-                    let mut child = spawn(command, environment, cwd.as_ref().unwrap_or(&self.options.project), &log)?;
+                    let mut child = spawn(
+                        command,
+                        environment,
+                        cwd.as_ref().unwrap_or(&self.options.project),
+                        &log,
+                    )?;
                     let (Some(stdout), Some(stdin)) = (child.stdout.take(), child.stdin.take()) else {
                         return Err("the server's stdio could not be opened".to_string());
                     };
@@ -442,7 +453,9 @@ impl Inner {
                         .map_err(|e| format!("initialize failed: {e}"))?;
                     (service, "stdio")
                 }
-                Launch::Remote { url, headers } => connect_remote(handler, url, headers, config.startup_timeout).await?,
+                Launch::Remote { url, headers } => {
+                    connect_remote(handler, url, headers, config.startup_timeout).await?
+                }
             };
             let tools = service
                 .peer()
@@ -468,7 +481,10 @@ impl Inner {
         let (service, transport, tools) = match outcome {
             Err(_) => {
                 return Err(failed(
-                    format!("did not start within {} (startup timeout)", seconds(config.startup_timeout)),
+                    format!(
+                        "did not start within {} (startup timeout)",
+                        seconds(config.startup_timeout)
+                    ),
                     child_slot,
                 ));
             }
@@ -667,7 +683,8 @@ fn hints(tool: &rmcp::model::Tool) -> Vec<String> {
 
 /// Compiles a JSON Schema into a validator whose errors read like `/a: "x" is not of type "integer"`.
 fn validator(schema: &Value) -> Result<impl Fn(&Value) -> Result<(), String> + Send + Sync + 'static, String> {
-    let compiled = jsonschema::validator_for(schema).map_err(|e| format!("its schema is not valid JSON Schema: {e}"))?;
+    let compiled =
+        jsonschema::validator_for(schema).map_err(|e| format!("its schema is not valid JSON Schema: {e}"))?;
     Ok(move |value: &Value| {
         let errors: Vec<String> = compiled
             .iter_errors(value)
@@ -681,7 +698,11 @@ fn validator(schema: &Value) -> Result<impl Fn(&Value) -> Result<(), String> + S
                 }
             })
             .collect();
-        if errors.is_empty() { Ok(()) } else { Err(errors.join("; ")) }
+        if errors.is_empty() {
+            Ok(())
+        } else {
+            Err(errors.join("; "))
+        }
     })
 }
 
@@ -771,7 +792,11 @@ impl Call {
                 "mcp",
                 json!({"server": server_name, "tool": self.upstream, "hints": self.hints, "arguments": input}),
             );
-        inner.permissions.assert(&ctx, request).await.map_err(ToolFailure::from)?;
+        inner
+            .permissions
+            .assert(&ctx, request)
+            .await
+            .map_err(ToolFailure::from)?;
         let connection = inner.connection_for_call(self.index).await.map_err(ToolFailure::new)?;
         let id = inner.next_call.fetch_add(1, Ordering::Relaxed);
         lock(&server.active).push((id, ctx.clone()));

@@ -6,7 +6,13 @@ pub const MAX_NAME: usize = 64;
 /// `text` with every character outside `[A-Za-z0-9_-]` replaced by `_` (OpenCode's rule).
 pub fn sanitize(text: &str) -> String {
     text.chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect()
 }
 

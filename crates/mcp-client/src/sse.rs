@@ -68,7 +68,9 @@ pub(crate) async fn connect(
                     .map_err(|e| SseError::Http(format!("bad endpoint {data:?}: {e}")));
             }
         }
-        Err(SseError::Http("the event stream ended before its endpoint event".into()))
+        Err(SseError::Http(
+            "the event stream ended before its endpoint event".into(),
+        ))
     })
     .await
     .map_err(|_| SseError::Http("no endpoint event in time".into()))??;

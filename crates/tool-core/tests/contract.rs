@@ -355,7 +355,11 @@ async fn spec_1_4_schema_tools_keep_the_settle_order() {
     assert_eq!(ModelResult::from_output(&output), ModelResult::Text("4".into()));
 
     let liar = schema_tool(Arc::clone(&calls), json!("four"));
-    let failed = liar.settle(json!({"a": 2}), Context::default()).await.unwrap().unwrap_err();
+    let failed = liar
+        .settle(json!({"a": 2}), Context::default())
+        .await
+        .unwrap()
+        .unwrap_err();
     assert_eq!(
         failed.message(),
         "Tool returned an invalid value for its output schema: \"four\" is not of type \"object\""

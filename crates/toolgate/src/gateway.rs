@@ -181,4 +181,3 @@ impl Elicitor for ClientElicitor {
         })
     }
 }
-

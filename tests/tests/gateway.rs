@@ -1,0 +1,476 @@
+//! toolgate as an MCP gateway: real MCP servers (the official Python SDK, the reference
+//! `server-everything`) configured under `mcp`, their tools called through `call`,
+//! `tools`, `mcp list` and `toolgate mcp`.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use e2e::Sandbox;
+use serde_json::{Value, json};
+
+fn server_script() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("python/mcp_server.py")
+}
+
+fn marks(sandbox: &Sandbox) -> PathBuf {
+    let dir = sandbox.root.path().join("marks");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// The test server over stdio as V1 config, with `extra` merged into the config's top level.
+fn stdio_config(sandbox: &Sandbox, extra: Value) -> Value {
+    let mut config = json!({"mcp": {"py": {
+        "type": "local",
+        "command": [e2e::python_with_mcp(), server_script(), "stdio"],
+        "environment": {"MARKS": marks(sandbox)},
+        "timeout": 30000,
+    }}});
+    if let (Some(map), Value::Object(extra)) = (config.as_object_mut(), extra) {
+        map.extend(extra);
+    }
+    config
+}
+
+fn write_config(sandbox: &Sandbox, config: &Value) {
+    sandbox.write("project/toolgate.json", &config.to_string());
+}
+
+fn json_out(sandbox: &Sandbox, args: &[&str]) -> Value {
+    let (code, out, err) = sandbox.run(args);
+    assert_eq!(code, 0, "toolgate {args:?}: {err}");
+    serde_json::from_str(&out).unwrap_or_else(|e| panic!("not JSON ({e}): {out}"))
+}
+
+/// Polls until `path` exists (or fails after `within`).
+fn wait_for_file(path: &Path, within: Duration) -> String {
+    let deadline = Instant::now() + within;
+    loop {
+        if let Ok(text) = std::fs::read_to_string(path)
+            && !text.is_empty()
+        {
+            return text;
+        }
+        assert!(Instant::now() < deadline, "{} never appeared", path.display());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// A Python SDK server on loopback (`http` = streamable HTTP, `sse` = HTTP+SSE), ended on drop.
+struct HttpServer {
+    child: Child,
+    port: u16,
+}
+
+impl HttpServer {
+    fn start(sandbox: &Sandbox, mode: &str) -> HttpServer {
+        let port_file = sandbox.root.path().join(format!("{mode}.port"));
+        let child = Command::new(e2e::python_with_mcp())
+            .arg(server_script())
+            .arg(mode)
+            .arg(&port_file)
+            .env("MARKS", marks(sandbox))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let port = wait_for_file(&port_file, Duration::from_secs(60))
+            .trim()
+            .parse()
+            .unwrap();
+        HttpServer { child, port }
+    }
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn stdio_tools_are_listed_called_validated_and_bounded() {
+    let sandbox = Sandbox::new();
+    write_config(&sandbox, &stdio_config(&sandbox, json!({})));
+    let tools = json_out(&sandbox, &["tools", "--json"]);
+    let names: Vec<&str> = tools
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    for name in [
+        "read",
+        "bash",
+        "py_add",
+        "py_echo",
+        "py_fail",
+        "py_long",
+        "py_ask_name",
+        "py_crash",
+    ] {
+        assert!(names.contains(&name), "{name} missing from {names:?}");
+    }
+    let add = tools
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "py_add")
+        .unwrap();
+    assert_eq!(add["description"], "Add two integers.");
+    assert_eq!(add["inputSchema"]["required"], json!(["a", "b"]));
+
+    // A call: structuredContent is the structured output.
+    let called = json_out(&sandbox, &["call", "py_add", r#"{"a": 2, "b": 3}"#, "--json"]);
+    assert_eq!(called["output"]["structured"], json!({"sum": 5}), "{called}");
+
+    // isError: a tool failure with the server's text.
+    let (code, _, err) = sandbox.run(&["call", "py_fail", r#"{"message": "the disk is full"}"#]);
+    assert_eq!(code, 1);
+    assert!(err.contains("the disk is full"), "{err}");
+
+    // Invalid input never reaches the server.
+    let (code, _, err) = sandbox.run(&["call", "py_echo", r#"{"text": 42}"#]);
+    assert_eq!(code, 1);
+    assert!(
+        err.starts_with("Invalid tool input: /text: 42 is not of type \"string\""),
+        "{err}"
+    );
+    let (code, _, err) = sandbox.run(&["call", "py_echo", r#"{"txt": "x"}"#]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("Invalid tool input: \"text\" is a required property"),
+        "{err}"
+    );
+    assert!(!marks(&sandbox).join("echo").exists(), "the server saw an invalid call");
+    let (code, _, _) = sandbox.run(&["call", "py_echo", r#"{"text": "ok"}"#]);
+    assert_eq!(code, 0);
+    assert_eq!(std::fs::read_to_string(marks(&sandbox).join("echo")).unwrap(), "ok");
+
+    // The one output bound: a long answer is cut to a preview and spilled whole.
+    let long = json_out(&sandbox, &["call", "py_long", r#"{"lines": 5000}"#, "--json"]);
+    let spilled = long["outputPaths"][0].as_str().unwrap();
+    let full = std::fs::read_to_string(spilled).unwrap();
+    assert_eq!(full.lines().count(), 5000);
+    assert!(full.ends_with("line 5000"));
+    let preview = long["result"]["value"].as_str().unwrap();
+    assert!(preview.lines().count() <= 2000, "preview not bounded");
+
+    // An image stays media.
+    let picture = json_out(&sandbox, &["call", "py_picture", "--json"]);
+    assert_eq!(picture["result"]["type"], "content", "{picture}");
+    assert_eq!(picture["result"]["value"][0]["mime"], "image/png");
+}
+
+#[test]
+fn denied_tools_are_hidden_and_asked_tools_wait_for_a_person() {
+    let sandbox = Sandbox::new();
+    write_config(
+        &sandbox,
+        &stdio_config(
+            &sandbox,
+            json!({"permission": {"py_*": "ask", "py_crash": "deny", "py_add": "allow"}}),
+        ),
+    );
+    let tools = json_out(&sandbox, &["tools", "--json"]);
+    let names: Vec<&str> = tools
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert!(names.contains(&"py_wipe") && names.contains(&"py_add"), "{names:?}");
+    assert!(
+        !names.contains(&"py_crash"),
+        "a wholly denied tool is offered: {names:?}"
+    );
+    let (code, _, err) = sandbox.run(&["call", "py_crash"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("unknown tool \"py_crash\""), "{err}");
+    assert!(!marks(&sandbox).join("crashed").exists());
+
+    // An allowed tool runs without asking.
+    let (code, out, err) = sandbox.run(&["call", "py_add", r#"{"a": 1, "b": 1}"#]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("\"sum\": 2"), "{out}");
+
+    // An asked tool without anyone to ask: declined, nothing sent.
+    let (code, _, err) = sandbox.run(&["call", "py_wipe", r#"{"target": "prod"}"#]);
+    assert_eq!(code, 3, "{err}");
+    assert!(err.contains("py_wipe"), "{err}");
+    assert!(
+        !marks(&sandbox).join("wiped").exists(),
+        "a declined call reached the server"
+    );
+
+    // At a terminal: the ask names the server, its hints and the arguments; "always" saves `*`.
+    let mut command = sandbox.command(&["call", "py_wipe", r#"{"target": "staging"}"#]);
+    command.env("NO_COLOR", "1");
+    let mut session = e2e::pty::Session::spawn(command).unwrap();
+    let asked = session.expect("answer [o/a/r]:", Duration::from_secs(60)).unwrap();
+    assert!(asked.contains("permission: py_wipe"), "{asked}");
+    assert!(asked.contains("MCP tool `wipe` of server `py`"), "{asked}");
+    assert!(asked.contains("may modify, destructive"), "{asked}");
+    assert!(asked.contains(r#"arguments: {"target":"staging"}"#), "{asked}");
+    assert!(asked.contains("saving: *"), "{asked}");
+    session.send("a\n").unwrap();
+    let (code, seen) = session.finish(Duration::from_secs(60)).unwrap();
+    assert_eq!(code, 0, "{seen}");
+    assert_eq!(
+        std::fs::read_to_string(marks(&sandbox).join("wiped")).unwrap(),
+        "staging"
+    );
+    let approvals = json_out(&sandbox, &["approvals", "list", "--json"]);
+    let saved: Vec<(&str, &str)> = approvals
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| (a["action"].as_str().unwrap(), a["resource"].as_str().unwrap()))
+        .collect();
+    assert_eq!(saved, [("py_wipe", "*")]);
+    // Saved: the next call needs no one.
+    let (code, _, err) = sandbox.run(&["call", "py_wipe", r#"{"target": "dev"}"#]);
+    assert_eq!(code, 0, "{err}");
+}
+
+#[test]
+fn a_request_timeout_names_the_server_and_the_timeout() {
+    let sandbox = Sandbox::new();
+    let config = json!({"mcp": {"servers": {"py": {
+        "command": [e2e::python_with_mcp(), server_script(), "stdio"],
+        "environment": {"MARKS": marks(&sandbox)},
+        "timeout": {"startup": 30000, "request": 1000},
+    }}}});
+    write_config(&sandbox, &config);
+    let started = Instant::now();
+    let (code, _, err) = sandbox.run(&["call", "py_sleep", r#"{"seconds": 30, "tag": "slow"}"#]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("MCP server `py` did not answer `sleep` within 1 s (its request timeout)"),
+        "{err}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(25),
+        "the call waited for the tool"
+    );
+}
+
+#[test]
+fn streamable_http_and_the_older_sse_transport_on_loopback() {
+    let sandbox = Sandbox::new();
+    let http = HttpServer::start(&sandbox, "http");
+    let sse = HttpServer::start(&sandbox, "sse");
+    let config = json!({"mcp": {
+        "web": {"type": "remote", "url": format!("http://127.0.0.1:{}/mcp", http.port), "timeout": 30000,
+                "headers": {"X-Test": "{env:E2E_HEADER}"}},
+        "old": {"type": "remote", "url": format!("http://127.0.0.1:{}/sse", sse.port), "timeout": 30000},
+    }});
+    write_config(&sandbox, &config);
+    let listed = json_out(&sandbox, &["mcp", "list", "--json"]);
+    assert_eq!(listed[0]["name"], "web");
+    assert_eq!(listed[0]["state"], "connected", "{listed}");
+    assert_eq!(listed[0]["transport"], "streamable HTTP");
+    assert_eq!(listed[1]["state"], "connected", "{listed}");
+    assert_eq!(listed[1]["transport"], "HTTP+SSE");
+    assert!(
+        listed[1]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["name"] == "old_add")
+    );
+
+    for tool in ["web_add", "old_add"] {
+        let called = json_out(&sandbox, &["call", tool, r#"{"a": 20, "b": 22}"#, "--json"]);
+        assert_eq!(called["output"]["structured"], json!({"sum": 42}), "{tool}: {called}");
+    }
+    let (code, _, err) = sandbox.run(&["call", "web_fail", r#"{"message": "remote says no"}"#]);
+    assert_eq!((code, err.trim()), (1, "Error executing tool fail: remote says no"));
+    let (code, _, err) = sandbox.run(&["call", "web_add", r#"{"a": 1}"#]);
+    assert_eq!(code, 1);
+    assert!(err.contains("Invalid tool input"), "{err}");
+}
+
+#[test]
+fn a_server_that_fails_to_start_is_reported_and_the_others_still_work() {
+    let sandbox = Sandbox::new();
+    let mut config = stdio_config(&sandbox, json!({}));
+    config["mcp"]["broken"] =
+        json!({"type": "local", "command": ["sh", "-c", "echo 'no such module: frobnicate' >&2; exit 7"]});
+    config["mcp"]["missing"] = json!({"type": "local", "command": ["/nonexistent/mcp-server"]});
+    config["mcp"]["off"] = json!({"type": "local", "command": ["/nonexistent/never-started"], "enabled": false});
+    write_config(&sandbox, &config);
+    let listed = json_out(&sandbox, &["mcp", "list", "--json"]);
+    let by_name = |name: &str| {
+        listed
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["name"] == name)
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(by_name("py")["state"], "connected");
+    let broken = by_name("broken");
+    assert_eq!(broken["state"], "failed");
+    let reason = broken["errors"][0].as_str().unwrap();
+    assert!(
+        reason.contains("initialize failed") && reason.contains("no such module: frobnicate"),
+        "{reason}"
+    );
+    assert!(
+        by_name("missing")["errors"][0]
+            .as_str()
+            .unwrap()
+            .contains("could not start `/nonexistent/mcp-server`")
+    );
+    assert_eq!(by_name("off")["state"], "disabled");
+
+    let (code, out, err) = sandbox.run(&["mcp", "list"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("broken (stdio, failed)") && out.contains("log: "), "{out}");
+    let (code, _, err2) = sandbox.run(&["tools"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err2.contains("toolgate: MCP server broken:"), "{err2}");
+    let (code, _, _) = sandbox.run(&["call", "py_echo", r#"{"text": "still here"}"#]);
+    assert_eq!(code, 0);
+}
+
+#[test]
+fn malformed_mcp_config_is_one_line_with_file_and_key_path() {
+    let sandbox = Sandbox::new();
+    for (config, expected) in [
+        (
+            json!({"mcp": {"py": {"type": "local", "command": "python server.py"}}}),
+            "mcp.py.command: expected a non-empty list",
+        ),
+        (
+            json!({"mcp": {"servers": {"py": {"command": ["x"], "timeout": {"request": "soon"}}}}}),
+            "mcp.servers.py.timeout.request: expected a positive number of milliseconds",
+        ),
+        (
+            json!({"mcp": {"gh": {"type": "remote", "url": "file:///etc/passwd"}}}),
+            "mcp.gh.url: expected an http://",
+        ),
+    ] {
+        write_config(&sandbox, &config);
+        let (code, _, err) = sandbox.run(&["tools"]);
+        assert_eq!(code, 2, "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains("toolgate.json: ") && err.contains(expected), "{err}");
+    }
+}
+
+#[test]
+fn layers_merge_by_server_name_and_toolgate_variables_never_reach_a_server() {
+    let sandbox = Sandbox::new();
+    // The global layer names a server the project replaces whole: the project's command wins,
+    // and the global `environment` does not leak into it.
+    sandbox.write(
+        "config/toolgate.json",
+        &json!({"mcp": {"py": {"type": "local", "command": ["/nonexistent/global"], "environment": {"FROM_GLOBAL": "1"}}}})
+            .to_string(),
+    );
+    let env_dump = sandbox.root.path().join("env.txt");
+    let script = format!(
+        "env > {}; exec {} {} stdio",
+        env_dump.display(),
+        e2e::python_with_mcp().display(),
+        server_script().display()
+    );
+    write_config(
+        &sandbox,
+        &json!({"mcp": {"py": {"type": "local", "command": ["sh", "-c", script], "timeout": 30000,
+            "environment": {"SERVER_TOKEN": "{env:E2E_SECRET}", "STOLEN": "{env:TOOLGATE_SERVER_TOKEN}"}}}}),
+    );
+    let mut command = sandbox.command(&["call", "py_echo", r#"{"text": "hi"}"#]);
+    command
+        .env("E2E_SECRET", "s3cret")
+        .env("TOOLGATE_SERVER_TOKEN", "toolgate-only");
+    let output = command.output().unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let env = std::fs::read_to_string(&env_dump).unwrap();
+    assert!(env.lines().any(|l| l == "SERVER_TOKEN=s3cret"), "{env}");
+    assert!(env.lines().any(|l| l == "STOLEN="), "{env}");
+    assert!(!env.contains("toolgate-only"), "toolgate's secret reached the server");
+    assert!(!env.lines().any(|l| l.starts_with("TOOLGATE_")), "{env}");
+    assert!(!env.contains("FROM_GLOBAL"), "layers were deep-merged: {env}");
+}
+
+#[test]
+fn toolgate_mcp_as_a_gateway_list_changed_elicitation_cancellation_and_a_crash() {
+    let sandbox = Sandbox::new();
+    let config = json!({"mcp": {"servers": {"py": {
+        "command": [e2e::python_with_mcp(), server_script(), "stdio"],
+        "environment": {"MARKS": marks(&sandbox)},
+        "timeout": {"startup": 30000, "request": 5000},
+    }}}});
+    write_config(&sandbox, &config);
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("python/gateway_client.py");
+    let output = Command::new(e2e::python_with_mcp())
+        .arg(script)
+        .arg(e2e::toolgate_binary())
+        .arg(sandbox.project())
+        .arg(marks(&sandbox))
+        .env("TOOLGATE_DATA_DIR", sandbox.data_dir())
+        .env("TOOLGATE_CONFIG_DIR", sandbox.config_dir())
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let seen: Value = serde_json::from_slice(&output.stdout).unwrap();
+    // A request timeout names the server; the upstream tool was cancelled while both stayed up.
+    assert_eq!(seen["timeout"][0], true);
+    assert!(
+        seen["timeout"][1]
+            .as_str()
+            .unwrap()
+            .contains("did not answer `sleep` within 5 s"),
+        "{seen}"
+    );
+    assert_eq!(seen["timeout_cancelled_upstream"], true, "{seen}");
+    // The client of `toolgate mcp` cancelling its call cancels the upstream call too.
+    assert_eq!(seen["client_cancel_reached_upstream"], true, "{seen}");
+    let before: Vec<&str> = seen["before"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_str().unwrap())
+        .collect();
+    assert!(before.contains(&"read") && before.contains(&"py_add"), "{before:?}");
+    assert!(!before.contains(&"py_added_later"));
+    assert_eq!(seen["add"][0], "{\n  \"sum\": 42\n}");
+    // The upstream list_changed reached toolgate's own client, and the new tool is offered.
+    assert!(seen["list_changed"].as_u64().unwrap() >= 1, "{seen}");
+    assert!(
+        seen["after"].as_array().unwrap().iter().any(|t| t == "py_added_later"),
+        "{seen}"
+    );
+    assert_eq!(seen["later"][0], "later: hi");
+    // The server's elicitation went to the client of `toolgate mcp`, schema and all.
+    let elicited = &seen["elicited"][0];
+    assert_eq!(elicited["message"], "[MCP server py] What is your name?");
+    assert_eq!(elicited["schema"]["required"], json!(["name"]), "{elicited}");
+    assert_eq!(seen["ask"][0], "hello Ada (30)");
+    // A crash mid-call fails that call, the next call restarts the server once...
+    assert_eq!(seen["crash1"][0], true);
+    assert!(
+        seen["crash1"][1]
+            .as_str()
+            .unwrap()
+            .contains("MCP server `py` failed during `crash`: exited with status 3"),
+        "{seen}"
+    );
+    assert_eq!(seen["after_crash"][0], "back");
+    // ...and a second crash is reported, not restarted again.
+    assert_eq!(seen["crash2"][0], true);
+    assert_eq!(seen["after_crash2"][0], true, "{seen}");
+    assert!(
+        seen["after_crash2"][1].as_str().unwrap().contains("not restarting"),
+        "{seen}"
+    );
+}
