@@ -99,8 +99,11 @@ fn textual(mime: &str) -> bool {
         || mime == "application/x-javascript"
 }
 
-/// Installs the ring crypto provider for rustls once per process (reqwest is built
-/// without one to avoid aws-lc's C build).
+/// Installs the ring crypto provider as the process default for rustls, once.
+///
+/// The tools never need it: each client carries its own provider. It is for a program
+/// that builds its own reqwest clients next to them (the binary's tests do). Process-wide
+/// setup belongs to the program, so nothing in this crate calls it.
 pub fn install_crypto_provider() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
@@ -108,10 +111,23 @@ pub fn install_crypto_provider() {
     });
 }
 
+/// TLS for one client: the ring provider and the platform's certificate verifier, set on
+/// the client itself, so no process-wide default is needed or touched.
+pub(crate) fn tls() -> Result<rustls::ClientConfig, String> {
+    use rustls_platform_verifier::BuilderVerifierExt;
+    Ok(
+        rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+            .with_safe_default_protocol_versions()
+            .map_err(|error| error.to_string())?
+            .with_platform_verifier()
+            .map_err(|error| error.to_string())?
+            .with_no_client_auth(),
+    )
+}
+
 /// A client whose every connection goes through the guard and whose redirects are
 /// re-checked hop by hop.
-fn client(config: &FetchConfig, timeout: Duration) -> Result<reqwest::Client, String> {
-    install_crypto_provider();
+fn client(config: &FetchConfig) -> Result<reqwest::Client, String> {
     let allow = config.allow_private_network;
     let allowed_hosts = Arc::new(config.allowed_hosts.clone());
     let resolver = GuardedResolver {
@@ -137,10 +153,10 @@ fn client(config: &FetchConfig, timeout: Duration) -> Result<reqwest::Client, St
         attempt.follow()
     });
     reqwest::Client::builder()
+        .tls_backend_preconfigured(tls()?)
         .dns_resolver(Arc::new(resolver))
         .redirect(policy)
         .no_proxy()
-        .timeout(timeout)
         .build()
         .map_err(|error| error.to_string())
 }
@@ -171,26 +187,33 @@ fn reason(error: &reqwest::Error) -> String {
     last
 }
 
+/// What one `webfetch` instance keeps between calls.
+struct Fetcher {
+    config: FetchConfig,
+    permissions: Arc<dyn Permissions>,
+    /// One HTTP client (connection pool, resolver, TLS) per tool instance, built on the
+    /// first call.
+    client: std::sync::OnceLock<Result<reqwest::Client, String>>,
+}
+
 /// Builds `webfetch`, asking `permissions` (`webfetch` on the URL) before any request.
 pub fn webfetch_tool(config: FetchConfig, permissions: Arc<dyn Permissions>) -> Tool {
-    let shared = Arc::new((config, permissions));
+    let shared = Arc::new(Fetcher {
+        config,
+        permissions,
+        client: std::sync::OnceLock::new(),
+    });
     Tool::builder(DESCRIPTION, move |input: FetchInput, ctx: Context| {
         let shared = Arc::clone(&shared);
-        async move {
-            let (config, permissions) = &*shared;
-            fetch(config, permissions.as_ref(), input, &ctx).await
-        }
+        async move { fetch(&shared, input, &ctx).await }
     })
     .project(|output: &FetchOutput| vec![Content::text(output.output.clone())])
     .build()
 }
 
-async fn fetch(
-    config: &FetchConfig,
-    permissions: &dyn Permissions,
-    input: FetchInput,
-    ctx: &Context,
-) -> Result<FetchOutput, ToolFailure> {
+async fn fetch(fetcher: &Fetcher, input: FetchInput, ctx: &Context) -> Result<FetchOutput, ToolFailure> {
+    let config = &fetcher.config;
+    let permissions = fetcher.permissions.as_ref();
     let fail = |message: String| ToolFailure::new(format!("Unable to fetch {}: {message}", input.url));
     let url = match reqwest::Url::parse(&input.url) {
         Ok(url) if matches!(url.scheme(), "http" | "https") => url,
@@ -214,10 +237,15 @@ async fn fetch(
     if let (Some(ip), false) = (literal_ip(&url), exempt) {
         check(&ip.to_string(), ip, config.allow_private_network).map_err(|refused| fail(refused.to_string()))?;
     }
-    let client = client(config, Duration::from_secs(timeout)).map_err(fail)?;
+    let client = fetcher
+        .client
+        .get_or_init(|| client(config))
+        .as_ref()
+        .map_err(|e| fail(e.clone()))?;
     let send = |agent: &'static str| {
         client
             .get(url.clone())
+            .timeout(Duration::from_secs(timeout))
             .header("User-Agent", agent)
             .header("Accept", accept(input.format))
             .header("Accept-Language", "en-US,en;q=0.9")

@@ -25,21 +25,36 @@ pub enum Provider {
     Parallel,
 }
 
-/// How `websearch` is set up.
-#[derive(Clone, Debug)]
+/// How `websearch` is set up. The program fills it (the binary reads the keys from
+/// `EXA_API_KEY` / `PARALLEL_API_KEY`); this crate reads no environment.
+#[derive(Clone)]
 pub struct SearchConfig {
-    /// A fixed provider (env `TOOLGATE_WEBSEARCH_PROVIDER` or config); else chosen per session.
+    /// A fixed provider; else one is chosen per session.
     pub provider: Option<Provider>,
     /// Exa's endpoint.
     pub exa_url: String,
     /// Parallel's endpoint.
     pub parallel_url: String,
-    /// `EXA_API_KEY`.
+    /// Exa's API key (a secret: `Debug` does not show it).
     pub exa_key: Option<String>,
-    /// `PARALLEL_API_KEY`.
+    /// Parallel's API key (a secret: `Debug` does not show it).
     pub parallel_key: Option<String>,
     /// How long a search may take (default 25 s).
     pub timeout: Duration,
+}
+
+impl std::fmt::Debug for SearchConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let secret = |key: &Option<String>| key.as_ref().map(|_| "<redacted>");
+        f.debug_struct("SearchConfig")
+            .field("provider", &self.provider)
+            .field("exa_url", &self.exa_url)
+            .field("parallel_url", &self.parallel_url)
+            .field("exa_key", &secret(&self.exa_key))
+            .field("parallel_key", &secret(&self.parallel_key))
+            .field("timeout", &self.timeout)
+            .finish()
+    }
 }
 
 impl Default for SearchConfig {
@@ -56,21 +71,6 @@ impl Default for SearchConfig {
 }
 
 impl SearchConfig {
-    /// The defaults, with provider and keys from the environment.
-    pub fn from_env() -> SearchConfig {
-        let provider = match std::env::var("TOOLGATE_WEBSEARCH_PROVIDER").ok().as_deref() {
-            Some("exa") => Some(Provider::Exa),
-            Some("parallel") => Some(Provider::Parallel),
-            _ => None,
-        };
-        SearchConfig {
-            provider,
-            exa_key: std::env::var("EXA_API_KEY").ok().filter(|k| !k.is_empty()),
-            parallel_key: std::env::var("PARALLEL_API_KEY").ok().filter(|k| !k.is_empty()),
-            ..SearchConfig::default()
-        }
-    }
-
     /// The provider for `session`: the fixed one, else a stable choice per session.
     pub fn provider_for(&self, session: &str) -> Provider {
         if let Some(provider) = self.provider {
@@ -141,26 +141,32 @@ pub fn parse_answer(body: &str) -> Option<String> {
         .find_map(|value| text_of(&value))
 }
 
+/// What one `websearch` instance keeps between calls.
+struct Searcher {
+    config: SearchConfig,
+    permissions: Arc<dyn Permissions>,
+    /// One HTTP client per tool instance, built on the first call.
+    client: std::sync::OnceLock<Result<reqwest::Client, String>>,
+}
+
 /// Builds `websearch`, asking `permissions` (`websearch` on the query) first.
 pub fn websearch_tool(config: SearchConfig, permissions: Arc<dyn Permissions>) -> Tool {
-    let shared = Arc::new((config, permissions));
+    let shared = Arc::new(Searcher {
+        config,
+        permissions,
+        client: std::sync::OnceLock::new(),
+    });
     Tool::builder(DESCRIPTION, move |input: SearchInput, ctx: Context| {
         let shared = Arc::clone(&shared);
-        async move {
-            let (config, permissions) = &*shared;
-            search(config, permissions.as_ref(), input, &ctx).await
-        }
+        async move { search(&shared, input, &ctx).await }
     })
     .project(|output: &SearchOutput| vec![Content::text(output.text.clone())])
     .build()
 }
 
-async fn search(
-    config: &SearchConfig,
-    permissions: &dyn Permissions,
-    input: SearchInput,
-    ctx: &Context,
-) -> Result<SearchOutput, ToolFailure> {
+async fn search(searcher: &Searcher, input: SearchInput, ctx: &Context) -> Result<SearchOutput, ToolFailure> {
+    let config = &searcher.config;
+    let permissions = searcher.permissions.as_ref();
     let provider = config.provider_for(&ctx.session_id);
     let fail = |reason: String| ToolFailure::new(format!("Unable to search the web for {}: {reason}", input.query));
     if let Some(n) = input.num_results
@@ -176,12 +182,18 @@ async fn search(
         .metadata("query", input.query.clone())
         .metadata("provider", serde_json::to_value(provider).unwrap_or_default());
     permissions.assert(ctx, request).await?;
-    crate::fetch::install_crypto_provider();
-    let client = reqwest::Client::builder()
-        .timeout(config.timeout)
-        .no_proxy()
-        .build()
-        .map_err(|e| fail(e.to_string()))?;
+    let client = searcher
+        .client
+        .get_or_init(|| {
+            reqwest::Client::builder()
+                .tls_backend_preconfigured(crate::fetch::tls()?)
+                .timeout(config.timeout)
+                .no_proxy()
+                .build()
+                .map_err(|e| e.to_string())
+        })
+        .as_ref()
+        .map_err(|e| fail(e.clone()))?;
     let (url, tool, arguments) = match provider {
         Provider::Exa => {
             let mut url = config.exa_url.clone();

@@ -439,3 +439,17 @@ fn providers_are_stable_per_session() {
         .collect();
     assert_eq!(both.len(), 2);
 }
+
+#[test]
+fn search_keys_never_show_in_debug() {
+    let config = SearchConfig {
+        exa_key: Some("exa-secret-123".into()),
+        parallel_key: Some("par-secret-456".into()),
+        ..SearchConfig::default()
+    };
+    let shown = format!("{config:?}");
+    assert!(!shown.contains("secret"), "{shown}");
+    assert!(shown.contains("exa_key: Some(\"<redacted>\")"), "{shown}");
+    let none = format!("{:?}", SearchConfig::default());
+    assert!(none.contains("exa_key: None"), "{none}");
+}

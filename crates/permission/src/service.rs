@@ -3,7 +3,6 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use serde::Serialize;
 use serde_json::{Map, Value};
 use tokio::sync::{broadcast, oneshot};
 use toolgate_core::{BoxFuture, Context, PermissionRequest, Permissions, Refusal};
@@ -25,7 +24,7 @@ pub enum AskMode {
 }
 
 /// A reply to a pending request.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Reply {
     /// Allow this request only.
@@ -37,26 +36,22 @@ pub enum Reply {
 }
 
 /// Where a request comes from: the tool call that asked.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Source {
     /// Always `tool`.
-    #[serde(rename = "type")]
     pub kind: &'static str,
     /// The assistant message.
-    #[serde(rename = "messageID")]
     pub message_id: String,
     /// The tool call.
-    #[serde(rename = "callID")]
     pub call_id: String,
 }
 
-/// A pending request, as events and the HTTP API show it.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+/// A pending request. Its wire form (HTTP, events) belongs to the servers.
+#[derive(Clone, Debug, PartialEq)]
 pub struct Request {
     /// `per_…`, ascending.
     pub id: String,
     /// The asking session.
-    #[serde(rename = "sessionID")]
     pub session_id: String,
     /// The action.
     pub action: String,
@@ -67,30 +62,24 @@ pub struct Request {
     /// Details for the prompt.
     pub metadata: Map<String, Value>,
     /// Resources no saved approval may satisfy.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub unsaveable: Vec<String>,
     /// The asking tool call.
     pub source: Source,
-    /// The asking agent (not part of the public shape; used to re-evaluate).
-    #[serde(skip)]
+    /// The asking agent (used to re-evaluate).
     agent: String,
 }
 
-/// What the service publishes.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[serde(tag = "type", content = "properties")]
+/// What the service publishes. Its wire form (event names, field spellings) belongs to
+/// the servers.
+#[derive(Clone, Debug, PartialEq)]
 pub enum Event {
     /// A request is waiting for a reply.
-    #[serde(rename = "permission.asked")]
     Asked(Box<Request>),
     /// A request was answered.
-    #[serde(rename = "permission.replied")]
     Replied {
         /// Its session.
-        #[serde(rename = "sessionID")]
         session_id: String,
         /// Its id.
-        #[serde(rename = "requestID")]
         request_id: String,
         /// The answer.
         reply: Reply,
@@ -196,8 +185,10 @@ impl PermissionService {
         }
     }
 
-    /// The same service saying `note` (e.g. "no terminal") when it declines headlessly.
-    /// Call before cloning: clones made earlier keep the old note.
+    /// The same service saying `note` when it declines headlessly: the reason and what the
+    /// user can do, in the program's words (the binary says "no terminal; use --auto to
+    /// approve"). Default: "no one can answer". Call before cloning: clones made earlier
+    /// keep the old note.
     pub fn with_headless_note(mut self, note: impl Into<String>) -> Self {
         if let Some(inner) = Arc::get_mut(&mut self.inner) {
             inner.headless_note = note.into();
@@ -502,7 +493,7 @@ impl PermissionService {
                 AskMode::Headless => {
                     return Err(Refusal::Declined {
                         reason: Some(format!(
-                            "permission requested: {} ({}); declined ({}; use --auto to approve)",
+                            "permission requested: {} ({}); declined ({})",
                             request.action,
                             request.resources.join(", "),
                             self.inner.headless_note

@@ -180,7 +180,8 @@ async fn call(State(server): State<Shared>, Path(session): Path<String>, body: B
 }
 
 async fn permissions(State(server): State<Shared>) -> Response {
-    axum::Json(server.service().pending()).into_response()
+    let pending: Vec<Value> = server.service().pending().iter().map(crate::wire::request).collect();
+    axum::Json(pending).into_response()
 }
 
 #[derive(Deserialize)]
@@ -339,10 +340,16 @@ pub fn router(parts: Parts, token: String) -> (Router, Arc<Server>) {
     let mut permission_events = server.service().subscribe();
     let forward = Arc::clone(&server);
     tokio::spawn(async move {
-        while let Ok(event) = permission_events.recv().await {
-            if let Ok(value) = serde_json::to_value(&event) {
-                let kind = value["type"].as_str().unwrap_or("permission").to_string();
-                let _ = forward.events.send((kind, value.to_string()));
+        loop {
+            match permission_events.recv().await {
+                Ok(event) => {
+                    if let Some((kind, value)) = crate::wire::permission_event(&event) {
+                        let _ = forward.events.send((kind.to_string(), value.to_string()));
+                    }
+                }
+                // A lag here would be a lost event for every client: keep forwarding.
+                Err(broadcast::error::RecvError::Lagged(_)) => {}
+                Err(broadcast::error::RecvError::Closed) => break,
             }
         }
     });

@@ -13,6 +13,7 @@
 
 pub mod http;
 pub mod mcp;
+mod wire;
 
 /// What both servers serve.
 #[derive(Clone)]

@@ -48,7 +48,7 @@ impl Setup {
         let project_id = toolgate_permission::project_id(&dir);
         let audit = std::sync::Arc::new(toolgate_permission::AuditLog::new(dirs.data.join("audit.jsonl")));
         let service = PermissionService::new(agents, project_id, Some(store), mode)
-            .with_headless_note("no terminal")
+            .with_headless_note("no terminal; use --auto to approve")
             .with_audit(audit);
         Ok(Setup {
             dir,

@@ -168,7 +168,17 @@ impl Config {
     /// The websearch settings: provider and keys from the environment, endpoints and a
     /// fixed provider from `websearch.{provider, exa_url, parallel_url}`.
     pub(crate) fn search_config(&self) -> toolgate_builtins_net::SearchConfig {
-        let mut config = toolgate_builtins_net::SearchConfig::from_env();
+        let key = |name: &str| std::env::var(name).ok().filter(|k| !k.is_empty());
+        let mut config = toolgate_builtins_net::SearchConfig {
+            provider: match std::env::var("TOOLGATE_WEBSEARCH_PROVIDER").ok().as_deref() {
+                Some("exa") => Some(toolgate_builtins_net::search::Provider::Exa),
+                Some("parallel") => Some(toolgate_builtins_net::search::Provider::Parallel),
+                _ => None,
+            },
+            exa_key: key("EXA_API_KEY"),
+            parallel_key: key("PARALLEL_API_KEY"),
+            ..toolgate_builtins_net::SearchConfig::default()
+        };
         let section = self.merged.get("websearch");
         let text = |key: &str| {
             section

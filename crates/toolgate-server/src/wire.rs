@@ -1,0 +1,96 @@
+//! The wire form of what the libraries hand over as types: the names of events and the
+//! spellings of their fields, as the HTTP API and its event stream show them
+//! (OpenCode's shapes: `sessionID`, `permission.asked`).
+
+use serde_json::{Value, json};
+use toolgate_permission::{Event, Request};
+
+/// A pending permission request: `{id, sessionID, action, resources, save, metadata,
+/// unsaveable?, source: {type, messageID, callID}}`.
+pub(crate) fn request(request: &Request) -> Value {
+    let mut value = json!({
+        "id": request.id,
+        "sessionID": request.session_id,
+        "action": request.action,
+        "resources": request.resources,
+        "save": request.save,
+        "metadata": request.metadata,
+        "source": {"type": request.source.kind, "messageID": request.source.message_id, "callID": request.source.call_id},
+    });
+    if !request.unsaveable.is_empty()
+        && let Some(map) = value.as_object_mut()
+    {
+        map.insert("unsaveable".into(), json!(request.unsaveable));
+    }
+    value
+}
+
+/// A permission event: its name and `{type, properties}`.
+pub(crate) fn permission_event(event: &Event) -> Option<(&'static str, Value)> {
+    let (kind, properties) = match event {
+        Event::Asked(asked) => ("permission.asked", request(asked)),
+        Event::Replied {
+            session_id,
+            request_id,
+            reply,
+        } => (
+            "permission.replied",
+            json!({"sessionID": session_id, "requestID": request_id, "reply": reply}),
+        ),
+        #[allow(unreachable_patterns)]
+        _ => return None,
+    };
+    Some((kind, json!({"type": kind, "properties": properties})))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[tokio::test]
+    async fn permission_events_in_opencode_shape() {
+        use toolgate_core::{Context, PermissionRequest};
+        use toolgate_permission::{AgentSettings, Agents, AskMode, PermissionService, Reply};
+        let agents = Agents::build(&AgentSettings {
+            permission: Some(json!({"bash": "ask"})),
+            ..AgentSettings::default()
+        })
+        .unwrap();
+        let service = PermissionService::new(agents, "/p", None, AskMode::Interactive);
+        let mut events = service.subscribe();
+        let ctx = Context::new("s1", "build").with_call("msg_1", "call_1");
+        let asking = {
+            let service = service.clone();
+            tokio::spawn(async move {
+                let request = PermissionRequest::new("bash")
+                    .resources(["ls"])
+                    .save(["ls *"])
+                    .metadata("command", "ls");
+                service.assert(&ctx, request).await
+            })
+        };
+        let asked = events.recv().await.unwrap();
+        let Event::Asked(request_of) = &asked else {
+            panic!("asked first")
+        };
+        let id = request_of.id.clone();
+        assert_eq!(
+            permission_event(&asked).unwrap(),
+            (
+                "permission.asked",
+                json!({"type": "permission.asked", "properties": {
+                    "id": id, "sessionID": "s1", "action": "bash", "resources": ["ls"], "save": ["ls *"],
+                    "metadata": {"command": "ls"}, "source": {"type": "tool", "messageID": "msg_1", "callID": "call_1"}
+                }})
+            )
+        );
+        service.reply(&id, Reply::Once, None).unwrap();
+        asking.await.unwrap().unwrap();
+        let replied = events.recv().await.unwrap();
+        assert_eq!(
+            permission_event(&replied).unwrap().1,
+            json!({"type": "permission.replied", "properties": {"sessionID": "s1", "requestID": id, "reply": "once"}})
+        );
+    }
+}
