@@ -1,11 +1,11 @@
 //! What every file tool does first: resolve the path, then ask — in that order, so a
 //! refused call reads nothing.
 
-use std::collections::HashMap;
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::Arc;
 
 use toolgate_core::{Context, Location, PathKind, PermissionRequest, Permissions, ResolvedPath, ToolFailure};
+
+use crate::change::ChangeError;
 
 /// The services a file tool captures.
 #[derive(Clone)]
@@ -135,36 +135,22 @@ pub(crate) async fn blocking<T: Send + 'static>(work: impl FnOnce() -> T + Send 
     }
 }
 
-/// One lock per file, so concurrent writers of the same file never interleave.
-pub(crate) fn file_lock(path: &Path) -> Arc<Mutex<()>> {
-    static LOCKS: OnceLock<Mutex<HashMap<PathBuf, Arc<Mutex<()>>>>> = OnceLock::new();
-    let locks = LOCKS.get_or_init(|| Mutex::new(HashMap::new()));
-    let mut map = locks.lock().unwrap_or_else(|poison| poison.into_inner());
-    // Forget locks nobody holds any more, so the map does not grow without bound.
-    map.retain(|_, lock| Arc::strong_count(lock) > 1);
-    Arc::clone(map.entry(path.to_path_buf()).or_default())
-}
-
 /// The UTF-8 byte-order mark.
 pub(crate) const BOM: &str = "\u{feff}";
 
-/// Writes `content` to `path` atomically: a temporary file in the same directory, the
-/// original's permissions, then a rename over it. Parent directories are created.
-pub(crate) fn write_atomic(path: &Path, content: &[u8]) -> std::io::Result<()> {
-    use std::io::Write;
-    let parent = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(parent)?;
-    let mut temp = tempfile::Builder::new()
-        .prefix(".toolgate-")
-        .suffix(".tmp")
-        .tempfile_in(parent)?;
-    temp.write_all(content)?;
-    temp.flush()?;
-    if let Ok(meta) = std::fs::metadata(path) {
-        temp.as_file().set_permissions(meta.permissions())?;
-    }
-    temp.persist(path).map_err(|error| error.error)?;
-    Ok(())
+/// The message of a change that could not be made, for the path as the model gave it.
+/// `verb` is what the tool does (`write`, `edit`, `apply patch at`).
+pub(crate) fn change_failure(error: ChangeError, verb: &str, shown: &str) -> ToolFailure {
+    ToolFailure::new(match error {
+        ChangeError::NotRegular => format!("Unable to write {shown}: not a regular file"),
+        ChangeError::Changed(_) => changed(shown),
+        other => format!("Unable to {verb} {shown}: {other}"),
+    })
+}
+
+/// The compare-and-swap failure: the file is not what the change was computed from.
+pub(crate) fn changed(shown: &str) -> String {
+    format!("File changed since it was read: {shown}; read it again")
 }
 
 /// A unified diff of `old` → `new` for `name` (prompt metadata and model text).

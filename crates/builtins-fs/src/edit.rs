@@ -5,7 +5,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use toolgate_core::{Content, Context, Tool, ToolFailure};
 
-use crate::common::{BOM, Services, blocking, file_lock, unified_diff, write_atomic};
+use crate::change::{Cancel, ChangeError, Write, lock_all, transact};
+use crate::common::{BOM, Services, blocking, change_failure, unified_diff};
 
 /// The input of `edit`.
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
@@ -70,7 +71,8 @@ pub struct EditOutput {
 pub const DESCRIPTION: &str = "Replace `oldString` with `newString` in a file. `oldString` must match exactly one place \
 (including whitespace and indentation) unless `replaceAll` is set; give enough surrounding lines to make it unique. \
 When no exact match exists, one unambiguous match ignoring trailing whitespace, indentation or Unicode punctuation is \
-used and reported. Line endings and a byte-order mark are preserved. Fails if the file changed after approval.";
+used and reported. Line endings and a byte-order mark are preserved. Edits of one file apply one at a time, each to \
+the current content; a file changed meanwhile by another program fails with `File changed since it was read`.";
 
 /// The messages of spec §5.4, word for word.
 pub const SAME: &str = "No changes to apply: oldString and newString are identical.";
@@ -82,8 +84,6 @@ pub const NOT_FOUND: &str =
 /// See [`SAME`].
 pub const MULTIPLE: &str =
     "Found multiple exact matches for oldString. Provide more surrounding context or set replaceAll to true.";
-/// See [`SAME`].
-pub const CHANGED: &str = "File changed after permission approval. Read it again before editing.";
 /// See [`SAME`].
 pub const TOO_LARGE: &str = "Refusing replacement because the matched span is much larger than oldString. Re-read the file and provide the full exact oldString for the intended replacement.";
 
@@ -111,47 +111,49 @@ async fn edit(services: &Services, input: EditInput, ctx: &Context) -> Result<Ed
         .await?;
     let target = resolved.path.clone();
     let resource = resolved.resource.clone();
-    blocking(move || {
-        // The content as approved; a write happens only if the file still holds it.
-        let approved = read_file(&target, &path)?;
-        let lock = file_lock(&target);
-        let _held = lock.lock().unwrap_or_else(|poison| poison.into_inner());
-        let current = read_file(&target, &path)?;
-        if current != approved {
-            return Err(ToolFailure::new(CHANGED));
+    let cancel = Cancel::default();
+    let guard = cancel.guard();
+    let edited = blocking(move || {
+        let fail = |error| match error {
+            ChangeError::Directory => ToolFailure::new(format!("Path is a directory, not a file: {path}")),
+            other => change_failure(other, "edit", &path),
+        };
+        // The edit is computed from the content read under the lock, so edits of one file
+        // apply one after the other, each to the result of the last. A file changed by a
+        // program that ignores the lock is read again and the edit recomputed, once.
+        let mut retried = false;
+        loop {
+            let held = lock_all(std::slice::from_ref(&target), &cancel).map_err(fail)?;
+            let Some(bytes) = held[0].content().map_err(fail)? else {
+                return Err(ToolFailure::new(format!("File not found: {path}")));
+            };
+            let current =
+                std::str::from_utf8(bytes).map_err(|_| ToolFailure::new(format!("File is not valid UTF-8: {path}")))?;
+            let (updated, replacements, grade) = apply(current, &input)?;
+            let write = Write {
+                index: 0,
+                content: Some(updated.into_bytes()),
+                like: None,
+            };
+            match transact(&held, &[write], &cancel) {
+                Ok(()) => {
+                    return Ok(EditOutput {
+                        operation: "edit".into(),
+                        target: target.to_string_lossy().into_owned(),
+                        text: summary(&resource, replacements, grade, &input.old_string, &input.new_string),
+                        resource,
+                        replacements,
+                        grade,
+                    });
+                }
+                Err(ChangeError::Changed(_)) if !retried => retried = true,
+                Err(error) => return Err(fail(error)),
+            }
         }
-        let (updated, replacements, grade) = apply(&current, &input)?;
-        let again = read_file(&target, &path)?;
-        if again != approved {
-            return Err(ToolFailure::new(CHANGED));
-        }
-        write_atomic(&target, updated.as_bytes())
-            .map_err(|error| ToolFailure::new(format!("Unable to edit {path}: {error}")))?;
-        Ok(EditOutput {
-            operation: "edit".into(),
-            target: target.to_string_lossy().into_owned(),
-            text: summary(&resource, replacements, grade, &input.old_string, &input.new_string),
-            resource,
-            replacements,
-            grade,
-        })
     })
-    .await?
-}
-
-fn read_file(target: &std::path::Path, shown: &str) -> Result<String, ToolFailure> {
-    if target.is_dir() {
-        return Err(ToolFailure::new(format!("Path is a directory, not a file: {shown}")));
-    }
-    match std::fs::read(target) {
-        Ok(bytes) => {
-            String::from_utf8(bytes).map_err(|_| ToolFailure::new(format!("File is not valid UTF-8: {shown}")))
-        }
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
-            Err(ToolFailure::new(format!("File not found: {shown}")))
-        }
-        Err(error) => Err(ToolFailure::new(format!("Unable to edit {shown}: {error}"))),
-    }
+    .await?;
+    guard.disarm();
+    edited
 }
 
 /// Applies the edit to `content`: BOM and line endings kept, exact match first, then the

@@ -29,6 +29,7 @@
 //! # });
 //! ```
 
+mod change;
 mod common;
 pub mod edit;
 pub mod patch;

@@ -3,13 +3,14 @@
 //! and precise failures (`already applied`, the first line that diverges).
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use toolgate_core::{Content, Context, PathKind, PermissionRequest, Tool, ToolFailure};
 
-use crate::common::{BOM, Services, blocking, file_lock, unified_diff, write_atomic};
+use crate::change::{Cancel, ChangeError, Write, lock_all, transact};
+use crate::common::{BOM, Services, blocking, changed, unified_diff};
 
 /// One file change of a patch.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -230,6 +231,40 @@ fn seek(lines: &[String], wanted: &[String], from: usize, eof: bool) -> Option<u
     None
 }
 
+/// Like [`seek`], for a patch recomputed on a file that changed since it was approved:
+/// the first comparator that finds `wanted` must find it in one place only (or at the
+/// end, for an end-anchored chunk), else the change is ambiguous and not applied.
+fn seek_unique(lines: &[String], wanted: &[String], from: usize, eof: bool) -> Result<Option<usize>, ()> {
+    for same in COMPARATORS {
+        if eof && lines.len() >= wanted.len() && matches_at(lines, lines.len() - wanted.len(), wanted, same) {
+            return Ok(Some(lines.len() - wanted.len()));
+        }
+        let mut found =
+            (from..=lines.len().saturating_sub(wanted.len())).filter(|&at| matches_at(lines, at, wanted, same));
+        if let Some(at) = found.next() {
+            return if found.next().is_some() { Err(()) } else { Ok(Some(at)) };
+        }
+    }
+    Ok(None)
+}
+
+/// Whether a chunk whose old lines are missing has already been applied: its new lines
+/// are in the file, exactly, in one place, and say something (a lone `}` or a blank line
+/// occurs everywhere and proves nothing).
+fn already_applied(lines: &[String], chunk: &Chunk) -> bool {
+    let telling = chunk
+        .new
+        .iter()
+        .any(|line| line.chars().filter(|c| c.is_alphanumeric()).count() >= 3);
+    if chunk.new.is_empty() || !telling || chunk.new == chunk.old {
+        return false;
+    }
+    let exact: Compare = |a, b| a == b;
+    let mut found =
+        (0..=lines.len().saturating_sub(chunk.new.len())).filter(|&at| matches_at(lines, at, &chunk.new, exact));
+    found.next().is_some() && found.next().is_none()
+}
+
 /// The best partial match of `wanted`, for the failure message: (line, how many match).
 fn closest(lines: &[String], wanted: &[String]) -> Option<(usize, usize)> {
     let mut best: Option<(usize, usize)> = None;
@@ -256,24 +291,60 @@ pub struct Derived {
 }
 
 /// Applies `chunks` to `original` (spec §5.5 "Applying an update").
+///
+/// Line endings are kept: in a file with CRLF endings the lines a chunk adds get CRLF too,
+/// and every line it leaves alone keeps its own ending.
 pub fn derive(original: &str, path: &str, chunks: &[Chunk]) -> Result<Derived, String> {
+    derive_with(original, path, chunks, false)
+}
+
+/// [`derive`]; with `strict`, every chunk must find its place unambiguously.
+fn derive_with(original: &str, path: &str, chunks: &[Chunk], strict: bool) -> Result<Derived, String> {
     let (bom, text) = match original.strip_prefix(BOM) {
         Some(rest) => (true, rest),
         None => (false, original),
     };
+    let crlf = text.contains("\r\n");
     let mut lines: Vec<String> = text.split('\n').map(str::to_string).collect();
     let trailing_newline = lines.last().is_some_and(String::is_empty);
     if trailing_newline {
         lines.pop();
     }
+    // Each line's own ending: CRLF when it had one. The last line, when unterminated,
+    // gets the file's ending if a change ever puts something after it.
+    let count = lines.len();
+    let mut endings: Vec<bool> = lines
+        .iter_mut()
+        .enumerate()
+        .map(|(index, line)| {
+            if index + 1 < count || trailing_newline {
+                let had = line.ends_with('\r');
+                if had {
+                    line.pop();
+                }
+                had
+            } else {
+                crlf
+            }
+        })
+        .collect();
+    let ambiguous = |what: String| format!("{what} in {path} no longer occur in one place only");
     let mut replacements: Vec<(usize, usize, Vec<String>)> = Vec::new();
     let mut cursor = 0;
     for chunk in chunks {
         if let Some(context) = &chunk.context {
-            let found = COMPARATORS
-                .iter()
-                .find_map(|same| (cursor..lines.len()).find(|&at| same(&lines[at], context)))
-                .ok_or_else(|| format!("Failed to find context '{context}' in {path}"))?;
+            let mut found = None;
+            for same in COMPARATORS {
+                let mut at = (cursor..lines.len()).filter(|&at| same(&lines[at], context));
+                if let Some(first) = at.next() {
+                    if strict && at.next().is_some() {
+                        return Err(ambiguous(format!("the context '{context}'")));
+                    }
+                    found = Some(first);
+                    break;
+                }
+            }
+            let found = found.ok_or_else(|| format!("Failed to find context '{context}' in {path}"))?;
             cursor = found + 1;
         }
         if chunk.old.is_empty() {
@@ -282,17 +353,25 @@ pub fn derive(original: &str, path: &str, chunks: &[Chunk]) -> Result<Derived, S
         }
         let mut old = chunk.old.clone();
         let mut new = chunk.new.clone();
-        let mut found = seek(&lines, &old, cursor, chunk.end_of_file);
+        let find = |old: &[String]| {
+            if strict {
+                seek_unique(&lines, old, cursor, chunk.end_of_file)
+                    .map_err(|()| ambiguous(format!("the lines to change ({:?})", chunk.old.join("\n"))))
+            } else {
+                Ok(seek(&lines, old, cursor, chunk.end_of_file))
+            }
+        };
+        let mut found = find(&old)?;
         if found.is_none() && old.last().is_some_and(String::is_empty) {
             old.pop();
             if new.last().is_some_and(String::is_empty) {
                 new.pop();
             }
-            found = seek(&lines, &old, cursor, chunk.end_of_file);
+            found = find(&old)?;
         }
         let Some(at) = found else {
             // Already there? Then say so rather than fail vaguely.
-            if !chunk.new.is_empty() && seek(&lines, &chunk.new, 0, false).is_some() {
+            if already_applied(&lines, chunk) {
                 return Err(format!(
                     "the change to {path} is already applied (its new lines are already in the file)"
                 ));
@@ -314,12 +393,24 @@ pub fn derive(original: &str, path: &str, chunks: &[Chunk]) -> Result<Derived, S
     }
     replacements.sort_by_key(|replacement| std::cmp::Reverse(replacement.0));
     for (at, length, new) in replacements {
+        let added = new.len();
         lines.splice(at..at + length, new);
+        endings.splice(at..at + length, std::iter::repeat_n(crlf, added));
     }
-    let mut content = lines.join("\n");
+    let mut content = String::with_capacity(text.len() + 64);
+    for (index, line) in lines.iter().enumerate() {
+        content.push_str(line);
+        if index + 1 < lines.len() {
+            content.push_str(if endings[index] { "\r\n" } else { "\n" });
+        }
+    }
     let last_empty = lines.last().is_some_and(String::is_empty);
     if !lines.is_empty() && (trailing_newline || !last_empty) {
-        content.push('\n');
+        content.push_str(if endings.last().copied().unwrap_or(crlf) {
+            "\r\n"
+        } else {
+            "\n"
+        });
     }
     Ok(Derived { content, bom })
 }
@@ -353,15 +444,6 @@ pub const DESCRIPTION: &str = "Apply a patch to one or more files: `*** Begin Pa
 with `+` lines; `*** Delete File: <path>`; `*** Update File: <path>`, optionally `*** Move to: <path>`, then `@@` \
 chunks of ` ` context, `-` removed and `+` added lines, `*** End of File` to anchor at the end), then `*** End Patch`. \
 Every hunk is verified before anything is written, and either every file changes or none does.";
-
-/// A planned change to one path.
-#[derive(Clone, Debug)]
-struct Change {
-    path: PathBuf,
-    resource: String,
-    /// New content, or `None` to delete.
-    content: Option<Vec<u8>>,
-}
 
 /// Builds `apply_patch` (it asks as `edit`).
 pub fn patch_tool(services: Services) -> Tool {
@@ -425,26 +507,18 @@ async fn apply_patch(services: &Services, input: PatchInput, ctx: &Context) -> R
             targets.insert(path.clone(), resolved);
         }
     }
-    let (changes, files, diff) = {
+    let planned = {
         let hunks = hunks.clone();
         let targets = targets.clone();
-        blocking(move || plan(&hunks, &targets)).await??
+        blocking(move || plan(&hunks, &targets, &mut |path| read_base(path), None)).await??
     };
-    let resources: Vec<String> = {
-        let mut list: Vec<String> = Vec::new();
-        for change in &changes {
-            if !list.contains(&change.resource) {
-                list.push(change.resource.clone());
-            }
-        }
-        list
-    };
+    let resources = planned.resources();
     let request = PermissionRequest::new("edit")
         .resources(resources.clone())
         .save(["*"])
         .metadata("filepath", resources.join(", "))
-        .metadata("diff", diff)
-        .metadata("files", serde_json::to_value(&files).unwrap_or_default());
+        .metadata("diff", planned.diff.clone())
+        .metadata("files", serde_json::to_value(&planned.files).unwrap_or_default());
     services.permissions.assert(ctx, request).await.map_err(|refusal| {
         let message = match &refusal {
             toolgate_core::Refusal::Corrected { .. } => refusal.to_string(),
@@ -452,44 +526,115 @@ async fn apply_patch(services: &Services, input: PatchInput, ctx: &Context) -> R
         };
         ToolFailure::from(refusal).with_message(message)
     })?;
-    blocking(move || commit(&changes)).await??;
+    let files = planned.files.clone();
+    let cancel = Cancel::default();
+    let guard = cancel.guard();
+    let committed = blocking(move || commit(&hunks, &targets, planned, &cancel)).await?;
+    guard.disarm();
+    committed?;
     Ok(PatchOutput { files })
 }
 
-/// Verifies every hunk and computes every new content, touching nothing.
+/// Reads a path as it is before the patch, without the lock (for the approval's diff).
+fn read_base(path: &Path) -> Result<Option<Vec<u8>>, ChangeError> {
+    crate::change::read_regular(path)
+}
+
+/// Every path a patch touches, what each held when the patch was computed, and what
+/// each will hold.
+struct Planned {
+    /// Every path, in the order the patch first touches it, with the model's spelling.
+    paths: Vec<(PathBuf, String, String)>,
+    /// What each path held when the patch was computed (`None`: nothing there).
+    seen: BTreeMap<PathBuf, Option<Vec<u8>>>,
+    /// What each path will hold.
+    state: BTreeMap<PathBuf, Option<String>>,
+    /// A move's destination and its source: the file keeps its mode and owner.
+    moved_from: BTreeMap<PathBuf, PathBuf>,
+    files: Vec<PatchedFile>,
+    diff: String,
+}
+
+impl Planned {
+    /// The permission resources of every path that changes, in patch order.
+    fn resources(&self) -> Vec<String> {
+        let mut list: Vec<String> = Vec::new();
+        for (path, resource, _) in &self.paths {
+            let before = self.seen.get(path).cloned().flatten();
+            let after = self.state.get(path).cloned().flatten();
+            if before.as_deref() != after.as_ref().map(String::as_bytes) && !list.contains(resource) {
+                list.push(resource.clone());
+            }
+        }
+        list
+    }
+}
+
+type ReadBase<'a> = dyn FnMut(&Path) -> Result<Option<Vec<u8>>, ChangeError> + 'a;
+
+/// Verifies every hunk and computes every new content, writing nothing. `read` gives what
+/// a path holds before the patch. With `previous` (what an earlier plan saw), this is a
+/// recomputation on files that changed since: updates are re-applied only where every
+/// chunk still finds one place, and paths added, deleted or moved onto must not have
+/// changed at all.
 fn plan(
     hunks: &[Hunk],
     targets: &BTreeMap<String, toolgate_core::ResolvedPath>,
-) -> Result<(Vec<Change>, Vec<PatchedFile>, String), ToolFailure> {
+    read: &mut ReadBase<'_>,
+    previous: Option<&BTreeMap<PathBuf, Option<Vec<u8>>>>,
+) -> Result<Planned, ToolFailure> {
     let fail = |message: String| ToolFailure::new(format!("patch verification failed: {message}"));
-    // The content each path will have, as earlier hunks leave it (None: absent).
-    let mut state: BTreeMap<PathBuf, Option<String>> = BTreeMap::new();
-    let mut changes: Vec<Change> = Vec::new();
-    let mut files = Vec::new();
-    let mut diff = String::new();
-    let read = |state: &BTreeMap<PathBuf, Option<String>>,
-                path: &PathBuf,
-                shown: &str|
-     -> Result<Option<String>, ToolFailure> {
-        if let Some(content) = state.get(path) {
-            return Ok(content.clone());
+    let strict = previous.is_some();
+    let mut planned = Planned {
+        paths: Vec::new(),
+        seen: BTreeMap::new(),
+        state: BTreeMap::new(),
+        moved_from: BTreeMap::new(),
+        files: Vec::new(),
+        diff: String::new(),
+    };
+    // Records what `path` holds before the patch (once) and returns its current text.
+    let mut touch = |planned: &mut Planned,
+                     path: &str,
+                     verb: &str,
+                     must_be_unchanged: bool|
+     -> Result<(PathBuf, Option<String>), ToolFailure> {
+        let target = &targets[path];
+        let real = target.path.clone();
+        if !planned.seen.contains_key(&real) {
+            let bytes = read(&real).map_err(|error| match error {
+                ChangeError::NotRegular => ToolFailure::new(format!("Unable to write {path}: not a regular file")),
+                ChangeError::Directory => fail(format!("Failed to read file to {verb} {path}: path is a directory")),
+                other => fail(format!("Failed to read {path}: {other}")),
+            })?;
+            if must_be_unchanged
+                && let Some(previous) = previous
+                && previous.get(&real) != Some(&bytes)
+            {
+                return Err(ToolFailure::new(changed(path)));
+            }
+            planned
+                .paths
+                .push((real.clone(), target.resource.clone(), path.to_string()));
+            planned.seen.insert(real.clone(), bytes);
         }
-        if path.is_dir() {
-            return Err(fail(format!(
-                "Failed to read file to update {shown}: path is a directory"
-            )));
+        if let Some(text) = planned.state.get(&real) {
+            return Ok((real, text.clone()));
         }
-        match std::fs::read(path) {
-            Ok(bytes) => String::from_utf8(bytes)
-                .map(Some)
-                .map_err(|_| fail(format!("{shown} is not valid UTF-8"))),
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(error) => Err(fail(format!("Failed to read {shown}: {error}"))),
-        }
+        let text = match &planned.seen[&real] {
+            None => None,
+            Some(bytes) => match std::str::from_utf8(bytes) {
+                Ok(text) => Some(text.to_string()),
+                Err(_) if verb == "add" => None,
+                Err(_) => return Err(fail(format!("{path} is not valid UTF-8"))),
+            },
+        };
+        Ok((real, text))
     };
     for hunk in hunks {
         match hunk {
             Hunk::Add { path, contents } => {
+                let (real, _) = touch(&mut planned, path, "add", strict)?;
                 let target = &targets[path];
                 let body = contents.strip_prefix(BOM).unwrap_or(contents);
                 let content = if body.is_empty() || body.ends_with('\n') {
@@ -497,123 +642,149 @@ fn plan(
                 } else {
                     format!("{body}\n")
                 };
-                diff.push_str(&unified_diff(&target.resource, "", &content));
-                state.insert(target.path.clone(), Some(content.clone()));
-                changes.push(Change {
-                    path: target.path.clone(),
-                    resource: target.resource.clone(),
-                    content: Some(content.into_bytes()),
-                });
-                files.push(PatchedFile {
+                planned.diff.push_str(&unified_diff(&target.resource, "", &content));
+                planned.state.insert(real.clone(), Some(content));
+                planned.moved_from.remove(&real);
+                planned.files.push(PatchedFile {
                     status: "A".into(),
                     resource: target.resource.clone(),
                 });
             }
             Hunk::Delete { path } => {
+                let (real, old) = touch(&mut planned, path, "delete", strict)?;
                 let target = &targets[path];
-                let old = read(&state, &target.path, path)?
-                    .ok_or_else(|| fail(format!("Failed to read file to delete {path}: it does not exist")))?;
-                diff.push_str(&unified_diff(&target.resource, &old, ""));
-                state.insert(target.path.clone(), None);
-                changes.push(Change {
-                    path: target.path.clone(),
-                    resource: target.resource.clone(),
-                    content: None,
-                });
-                files.push(PatchedFile {
+                let old =
+                    old.ok_or_else(|| fail(format!("Failed to read file to delete {path}: it does not exist")))?;
+                planned.diff.push_str(&unified_diff(&target.resource, &old, ""));
+                planned.state.insert(real, None);
+                planned.files.push(PatchedFile {
                     status: "D".into(),
                     resource: target.resource.clone(),
                 });
             }
             Hunk::Update { path, move_to, chunks } => {
-                let target = &targets[path];
-                let old = read(&state, &target.path, path)?
-                    .ok_or_else(|| fail(format!("Failed to read file to update {path}: it does not exist")))?;
-                let derived = derive(&old, path, chunks).map_err(fail)?;
+                let (real, old) = touch(&mut planned, path, "update", false)?;
+                let old =
+                    old.ok_or_else(|| fail(format!("Failed to read file to update {path}: it does not exist")))?;
+                let derived = derive_with(&old, path, chunks, strict).map_err(|error| {
+                    if strict {
+                        ToolFailure::new(format!("{}: {error}", changed(path)))
+                    } else {
+                        fail(error)
+                    }
+                })?;
                 let content = if derived.bom {
                     format!("{BOM}{}", derived.content)
                 } else {
                     derived.content
                 };
-                let destination = move_to.as_ref().map_or(target, |to| &targets[to]);
-                diff.push_str(&unified_diff(
+                let destination_name = move_to.as_deref().unwrap_or(path);
+                let destination = &targets[destination_name];
+                planned.diff.push_str(&unified_diff(
                     &destination.resource,
                     old.strip_prefix(BOM).unwrap_or(&old),
                     content.strip_prefix(BOM).unwrap_or(&content),
                 ));
-                if move_to.is_some() && destination.path != target.path {
-                    state.insert(target.path.clone(), None);
-                    changes.push(Change {
-                        path: target.path.clone(),
-                        resource: target.resource.clone(),
-                        content: None,
-                    });
+                if destination.path != real {
+                    touch(&mut planned, destination_name, "move", strict)?;
+                    planned.state.insert(real.clone(), None);
+                    let source = planned.moved_from.remove(&real).unwrap_or(real);
+                    planned.moved_from.insert(destination.path.clone(), source);
                 }
-                state.insert(destination.path.clone(), Some(content.clone()));
-                changes.push(Change {
-                    path: destination.path.clone(),
-                    resource: destination.resource.clone(),
-                    content: Some(content.into_bytes()),
-                });
-                files.push(PatchedFile {
+                planned.state.insert(destination.path.clone(), Some(content));
+                planned.files.push(PatchedFile {
                     status: "M".into(),
                     resource: destination.resource.clone(),
                 });
             }
         }
     }
-    Ok((changes, files, diff))
+    Ok(planned)
 }
 
-/// What a path held before the patch, to put back if a later write fails.
-struct Saved {
-    path: PathBuf,
-    content: Option<Vec<u8>>,
-    permissions: Option<std::fs::Permissions>,
-}
-
-/// Applies every change, or none: on the first failure everything already touched is
-/// restored (content, existence and mode).
-fn commit(changes: &[Change]) -> Result<(), ToolFailure> {
-    let mut paths: Vec<&PathBuf> = changes.iter().map(|c| &c.path).collect();
-    paths.sort();
-    paths.dedup();
-    let locks: Vec<_> = paths.iter().map(|path| file_lock(path)).collect();
-    let _held: Vec<_> = locks
-        .iter()
-        .map(|lock| lock.lock().unwrap_or_else(|poison| poison.into_inner()))
-        .collect();
-    let mut saved: Vec<Saved> = Vec::new();
-    for change in changes {
-        if !saved.iter().any(|s| s.path == change.path) {
-            saved.push(Saved {
-                path: change.path.clone(),
-                content: std::fs::read(&change.path).ok(),
-                permissions: std::fs::metadata(&change.path).ok().map(|m| m.permissions()),
-            });
+/// Applies a planned patch under the locks of every path it touches: every file changes
+/// or none does. Files that changed since the patch was computed get it recomputed once
+/// (when that is unambiguous); a second surprise fails the call.
+fn commit(
+    hunks: &[Hunk],
+    targets: &BTreeMap<String, toolgate_core::ResolvedPath>,
+    mut planned: Planned,
+    cancel: &Cancel,
+) -> Result<(), ToolFailure> {
+    let paths: Vec<PathBuf> = planned.paths.iter().map(|(path, _, _)| path.clone()).collect();
+    let shown = |planned: &Planned, path: &Path| {
+        planned
+            .paths
+            .iter()
+            .find(|(real, _, _)| real == path)
+            .map_or_else(|| path.display().to_string(), |(_, _, given)| given.clone())
+    };
+    let fail = |planned: &Planned, error: ChangeError| match error {
+        ChangeError::Changed(path) => ToolFailure::new(changed(&shown(planned, &path))),
+        ChangeError::NotRegular => ToolFailure::new(format!(
+            "Unable to write {}: not a regular file",
+            planned
+                .paths
+                .iter()
+                .map(|(_, _, given)| given.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+        other => ToolFailure::new(format!(
+            "Unable to apply patch at {}: {other}. Nothing was applied: every file is as it was.",
+            planned.resources().join(", ")
+        )),
+    };
+    let mut recomputed = false;
+    loop {
+        let held = lock_all(&paths, cancel).map_err(|error| fail(&planned, error))?;
+        let mut current: BTreeMap<PathBuf, Option<Vec<u8>>> = BTreeMap::new();
+        for one in &held {
+            let content = one.content().map_err(|error| fail(&planned, error))?;
+            current.insert(one.path().to_path_buf(), content.map(<[u8]>::to_vec));
         }
-        let result = match &change.content {
-            Some(content) => write_atomic(&change.path, content),
-            None => match std::fs::remove_file(&change.path) {
-                Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(()),
-                other => other,
-            },
-        };
-        if let Err(error) = result {
-            for before in saved.iter().rev() {
-                let _ = match &before.content {
-                    Some(content) => write_atomic(&before.path, content).and_then(|()| match &before.permissions {
-                        Some(permissions) => std::fs::set_permissions(&before.path, permissions.clone()),
-                        None => Ok(()),
-                    }),
-                    None => std::fs::remove_file(&before.path),
-                };
+        if current != planned.seen {
+            if recomputed {
+                let path = paths
+                    .iter()
+                    .find(|path| current.get(*path) != planned.seen.get(*path))
+                    .cloned()
+                    .unwrap_or_default();
+                return Err(ToolFailure::new(changed(&shown(&planned, &path))));
             }
-            return Err(ToolFailure::new(format!(
-                "Unable to apply patch at {}: {error}. Nothing was applied: every file is as it was.",
-                change.resource
-            )));
+            recomputed = true;
+            let previous = std::mem::take(&mut planned.seen);
+            let mut read = |path: &Path| Ok(current.get(path).cloned().flatten());
+            planned = plan(hunks, targets, &mut read, Some(&previous))?;
+        }
+        let index = |path: &Path| paths.iter().position(|p| p == path).unwrap_or(0);
+        let mut writes: Vec<Write> = Vec::new();
+        let mut deletes: Vec<Write> = Vec::new();
+        for (path, _, _) in &planned.paths {
+            let before = planned.seen.get(path).cloned().flatten();
+            let after = planned.state.get(path).cloned().flatten();
+            if before.as_deref() == after.as_ref().map(String::as_bytes) {
+                continue;
+            }
+            match after {
+                Some(text) => writes.push(Write {
+                    index: index(path),
+                    content: Some(text.into_bytes()),
+                    like: planned.moved_from.get(path).map(|source| index(source)),
+                }),
+                None => deletes.push(Write {
+                    index: index(path),
+                    content: None,
+                    like: None,
+                }),
+            }
+        }
+        // New content first, removals last: a move never loses its file on the way.
+        writes.extend(deletes);
+        match transact(&held, &writes, cancel) {
+            Ok(()) => return Ok(()),
+            Err(ChangeError::Changed(_)) if !recomputed => {}
+            Err(error) => return Err(fail(&planned, error)),
         }
     }
-    Ok(())
 }

@@ -4,7 +4,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use toolgate_core::{Content, Context, Tool, ToolFailure};
 
-use crate::common::{BOM, Services, blocking, file_lock, unified_diff, write_atomic};
+use crate::change::{Cancel, ChangeError, Write, lock_all, transact};
+use crate::common::{BOM, Services, blocking, change_failure, unified_diff};
 
 /// The input of `write`.
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
@@ -56,26 +57,45 @@ async fn write(services: &Services, input: WriteInput, ctx: &Context) -> Result<
     let target = resolved.path.clone();
     let resource = resolved.resource.clone();
     let content = input.content;
-    blocking(move || {
-        let lock = file_lock(&target);
-        let _held = lock.lock().unwrap_or_else(|poison| poison.into_inner());
-        if target.is_dir() {
-            return Err(ToolFailure::new(format!("Unable to write {path}: it is a directory")));
+    let cancel = Cancel::default();
+    let guard = cancel.guard();
+    let written = blocking(move || {
+        let fail = |error| match error {
+            ChangeError::Directory => ToolFailure::new(format!("Unable to write {path}: it is a directory")),
+            other => change_failure(other, "write", &path),
+        };
+        // Nothing is computed from the old content but its BOM; a file changed by someone
+        // else between the lock and the rename is still never overwritten.
+        let mut retried = false;
+        loop {
+            let held = lock_all(std::slice::from_ref(&target), &cancel).map_err(fail)?;
+            let existing = held[0].content().map_err(fail)?;
+            let existed = existing.is_some();
+            let keep_bom = existing.is_some_and(|bytes| bytes.starts_with(BOM.as_bytes())) && !content.starts_with(BOM);
+            let bytes = if keep_bom {
+                format!("{BOM}{content}")
+            } else {
+                content.clone()
+            };
+            let write = Write {
+                index: 0,
+                content: Some(bytes.into_bytes()),
+                like: None,
+            };
+            match transact(&held, &[write], &cancel) {
+                Ok(()) => return Ok(existed),
+                Err(ChangeError::Changed(_)) if !retried => retried = true,
+                Err(error) => return Err(fail(error)),
+            }
         }
-        let existing = std::fs::read(&target).ok();
-        let keep_bom = existing
-            .as_deref()
-            .is_some_and(|bytes| bytes.starts_with(BOM.as_bytes()))
-            && !content.starts_with(BOM);
-        let bytes = if keep_bom { format!("{BOM}{content}") } else { content };
-        write_atomic(&target, bytes.as_bytes())
-            .map_err(|error| ToolFailure::new(format!("Unable to write {path}: {error}")))?;
-        Ok(WriteOutput {
-            operation: "write".into(),
-            target: target.to_string_lossy().into_owned(),
-            resource,
-            existed: existing.is_some(),
-        })
     })
-    .await?
+    .await?;
+    guard.disarm();
+    let existed = written?;
+    Ok(WriteOutput {
+        operation: "write".into(),
+        target: resolved.path.to_string_lossy().into_owned(),
+        resource,
+        existed,
+    })
 }

@@ -1,0 +1,694 @@
+//! Changing files so that nothing reported as applied is lost.
+//!
+//! - **One writer at a time, across processes.** The lock is `flock(2)` on the file itself
+//!   — the inode the path names — so every toolgate process honours it whatever its data
+//!   directory, any user who can read the file can take it, hard links to one inode share
+//!   it, and nothing is ever created on disk for it (no lock files to accumulate or to
+//!   fail to create). A replacement renames a new inode over the path: a writer that was
+//!   waiting on the old inode sees that the path has moved on and locks the new one. The
+//!   new inode is locked before it is renamed into place, so the hand-over has no gap.
+//!   Paths with nothing there are created with a no-clobber rename, which fails when
+//!   anyone created the file in the meantime.
+//! - **Compare and swap.** A change is computed from the content read under the lock; just
+//!   before the rename the file is checked again (inode, size, mtime, ctime) and the path
+//!   must still name it, so a writer that does not take the lock is never overwritten.
+//!   After the rename the replaced inode is checked once more: bytes an outside program
+//!   appended through a descriptor it opened just before the rename are copied over, and
+//!   any other late change undoes the whole call.
+//! - **Only regular files.** A path is looked at with `lstat` and opened with
+//!   `O_NONBLOCK | O_NOFOLLOW`, then checked with `fstat`, so a FIFO, a device or a socket
+//!   is refused without being opened in a way that can block or have an effect.
+//! - **Like an editor.** New files get `0666 & ~umask`; a replaced file keeps its mode and,
+//!   where the process may, its owner and group; a file the caller may not write is refused
+//!   with the OS error; a file with several hard links is rewritten in place (truncate and
+//!   write under the lock), so every name keeps seeing the same content.
+
+use std::cell::OnceCell;
+use std::collections::HashSet;
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Write as _};
+use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use rustix::fs::{Access, AtFlags, FlockOperation, OFlags};
+
+/// How long a change waits for another writer's lock before giving up.
+const LOCK_WAIT: Duration = Duration::from_secs(60);
+
+/// Why a change was not made.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ChangeError {
+    /// A FIFO, device, socket or other non-regular file.
+    #[error("not a regular file")]
+    NotRegular,
+    /// A directory where a file was expected.
+    #[error("it is a directory")]
+    Directory,
+    /// The file is not what the change was computed from.
+    #[error("{} changed since it was read", .0.display())]
+    Changed(PathBuf),
+    /// Two paths of one call name the same file (hard links).
+    #[error("{0} and {1} are the same file")]
+    SameFile(PathBuf, PathBuf),
+    /// Another process kept the lock.
+    #[error("it stayed locked by another process for {} s", LOCK_WAIT.as_secs())]
+    Busy,
+    /// The caller went away before anything was written.
+    #[error("the call was cancelled")]
+    Cancelled,
+    /// The OS refused.
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// Set when the call that started a change is dropped: a change that has not been
+/// written yet is then abandoned rather than applied behind the caller's back.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Cancel(Arc<AtomicBool>);
+
+impl Cancel {
+    /// A guard that cancels when dropped before [`CancelGuard::disarm`].
+    pub(crate) fn guard(&self) -> CancelGuard {
+        CancelGuard(Some(self.clone()))
+    }
+
+    fn check(&self) -> Result<(), ChangeError> {
+        if self.0.load(Ordering::SeqCst) {
+            Err(ChangeError::Cancelled)
+        } else {
+            Ok(())
+        }
+    }
+}
+
+/// Cancels its [`Cancel`] on drop unless disarmed.
+pub(crate) struct CancelGuard(Option<Cancel>);
+
+impl CancelGuard {
+    /// The call finished: dropping the guard no longer cancels anything.
+    pub(crate) fn disarm(mut self) {
+        self.0 = None;
+    }
+}
+
+impl Drop for CancelGuard {
+    fn drop(&mut self) {
+        if let Some(cancel) = &self.0 {
+            cancel.0.store(true, Ordering::SeqCst);
+        }
+    }
+}
+
+/// What identifies one state of a file: which inode, and its size and times.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Stamp {
+    dev: u64,
+    ino: u64,
+    size: u64,
+    mtime: (i64, i64),
+    ctime: (i64, i64),
+}
+
+/// A file's stamp plus what a replacement keeps.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Meta {
+    stamp: Stamp,
+    mode: u32,
+    uid: u32,
+    gid: u32,
+    nlink: u64,
+}
+
+impl Meta {
+    fn of(meta: &std::fs::Metadata) -> Meta {
+        Meta {
+            stamp: Stamp {
+                dev: meta.dev(),
+                ino: meta.ino(),
+                size: meta.size(),
+                mtime: (meta.mtime(), meta.mtime_nsec()),
+                ctime: (meta.ctime(), meta.ctime_nsec()),
+            },
+            mode: meta.mode(),
+            uid: meta.uid(),
+            gid: meta.gid(),
+            nlink: meta.nlink(),
+        }
+    }
+
+    fn key(&self) -> (u64, u64) {
+        (self.stamp.dev, self.stamp.ino)
+    }
+}
+
+/// Flags for every open of a target: never block (FIFOs), never become a controlling
+/// terminal (ttys), never follow a link swapped in after the path was resolved.
+fn open_flags() -> i32 {
+    (OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::NOFOLLOW).bits() as i32
+}
+
+/// What `path` is now: `None` when nothing is there. Directories and special files are
+/// refused here, before anything opens them.
+pub(crate) fn inspect(path: &Path) -> Result<Option<std::fs::Metadata>, ChangeError> {
+    match std::fs::symlink_metadata(path) {
+        Ok(meta) if meta.is_dir() => Err(ChangeError::Directory),
+        Ok(meta) if meta.is_file() => Ok(Some(meta)),
+        // The path was resolved through its links: a link here appeared since.
+        Ok(_) => Err(ChangeError::NotRegular),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(error) => Err(error.into()),
+    }
+}
+
+/// Opens a regular file for reading without blocking and checks what was opened.
+fn open_regular(path: &Path, write: bool) -> Result<(File, std::fs::Metadata), ChangeError> {
+    let file = OpenOptions::new()
+        .read(true)
+        .write(write)
+        .custom_flags(open_flags())
+        .open(path)
+        .map_err(|error| match error.raw_os_error() {
+            // O_NOFOLLOW on a link.
+            Some(code) if code == rustix::io::Errno::LOOP.raw_os_error() => ChangeError::NotRegular,
+            _ => ChangeError::Io(error),
+        })?;
+    let meta = file.metadata()?;
+    if meta.is_dir() {
+        return Err(ChangeError::Directory);
+    }
+    if !meta.is_file() {
+        return Err(ChangeError::NotRegular);
+    }
+    Ok((file, meta))
+}
+
+/// Reads a regular file (or says it is absent) without taking the lock: for computing a
+/// change before approval. FIFOs and devices are refused unopened.
+pub(crate) fn read_regular(path: &Path) -> Result<Option<Vec<u8>>, ChangeError> {
+    if inspect(path)?.is_none() {
+        return Ok(None);
+    }
+    let (mut file, meta) = match open_regular(path, false) {
+        Ok(opened) => opened,
+        Err(ChangeError::Io(error)) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(error) => return Err(error),
+    };
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    file.read_to_end(&mut bytes)?;
+    Ok(Some(bytes))
+}
+
+/// The in-process side of the lock: threads of one process queue here (woken the moment
+/// the holder is done) rather than polling `flock`.
+struct Gate {
+    key: (u64, u64),
+}
+
+/// The inodes some thread of this process holds, and the signal that one was let go.
+type Gates = (Mutex<HashSet<(u64, u64)>>, Condvar);
+
+fn gates() -> &'static Gates {
+    static GATES: OnceLock<Gates> = OnceLock::new();
+    GATES.get_or_init(|| (Mutex::new(HashSet::new()), Condvar::new()))
+}
+
+impl Gate {
+    fn enter(key: (u64, u64), deadline: Instant, cancel: &Cancel) -> Result<Gate, ChangeError> {
+        let (busy, released) = gates();
+        let mut held = busy.lock().unwrap_or_else(|poison| poison.into_inner());
+        while held.contains(&key) {
+            cancel.check()?;
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(ChangeError::Busy);
+            }
+            held = released
+                .wait_timeout(held, left.min(Duration::from_millis(50)))
+                .unwrap_or_else(|poison| poison.into_inner())
+                .0;
+        }
+        held.insert(key);
+        Ok(Gate { key })
+    }
+}
+
+impl Drop for Gate {
+    fn drop(&mut self) {
+        let (busy, released) = gates();
+        busy.lock()
+            .unwrap_or_else(|poison| poison.into_inner())
+            .remove(&self.key);
+        released.notify_all();
+    }
+}
+
+/// Takes the exclusive `flock` on `file`, polling so that a lock held elsewhere for too
+/// long becomes an error rather than a hang, and a cancelled call stops waiting.
+fn flock(file: &File, deadline: Instant, cancel: &Cancel) -> Result<(), ChangeError> {
+    let mut pause = Duration::from_micros(50);
+    loop {
+        match rustix::fs::flock(file, FlockOperation::NonBlockingLockExclusive) {
+            Ok(()) => return Ok(()),
+            Err(rustix::io::Errno::WOULDBLOCK) | Err(rustix::io::Errno::INTR) => {}
+            Err(error) => return Err(ChangeError::Io(error.into())),
+        }
+        cancel.check()?;
+        if Instant::now() >= deadline {
+            return Err(ChangeError::Busy);
+        }
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(Duration::from_millis(1));
+    }
+}
+
+/// A locked inode and what it was when locked. Field order is drop order: the `flock`
+/// goes with the file before the in-process gate opens.
+struct Locked {
+    file: File,
+    meta: Meta,
+    content: OnceCell<Vec<u8>>,
+    _gate: Gate,
+}
+
+/// One path of a change, locked: the inode it names (locked), or nothing there.
+pub(crate) struct Held {
+    path: PathBuf,
+    locked: Option<Locked>,
+}
+
+impl Held {
+    /// The path.
+    pub(crate) fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Whether a file was there when it was locked.
+    pub(crate) fn exists(&self) -> bool {
+        self.locked.is_some()
+    }
+
+    /// The content under the lock (read once; `None` when nothing is there).
+    pub(crate) fn content(&self) -> Result<Option<&[u8]>, ChangeError> {
+        let Some(locked) = &self.locked else {
+            return Ok(None);
+        };
+        if let Some(content) = locked.content.get() {
+            return Ok(Some(content));
+        }
+        let bytes = read_all_at(&locked.file, locked.meta.stamp.size)?;
+        Ok(Some(locked.content.get_or_init(|| bytes).as_slice()))
+    }
+
+    /// Whether the file is still exactly what was locked (or still absent), and the path
+    /// still names it.
+    fn unchanged(&self) -> Result<(), ChangeError> {
+        match &self.locked {
+            None => match std::fs::symlink_metadata(&self.path) {
+                Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(()),
+                _ => Err(ChangeError::Changed(self.path.clone())),
+            },
+            Some(locked) => {
+                let now = Meta::of(&locked.file.metadata()?);
+                if now.stamp != locked.meta.stamp {
+                    return Err(ChangeError::Changed(self.path.clone()));
+                }
+                match std::fs::symlink_metadata(&self.path) {
+                    Ok(meta) if (meta.dev(), meta.ino()) == locked.meta.key() => Ok(()),
+                    _ => Err(ChangeError::Changed(self.path.clone())),
+                }
+            }
+        }
+    }
+}
+
+/// Reads a whole file through `file` from offset 0.
+fn read_all_at(file: &File, size_hint: u64) -> std::io::Result<Vec<u8>> {
+    let mut bytes = vec![0u8; size_hint as usize + 1];
+    let mut filled = 0usize;
+    loop {
+        if filled == bytes.len() {
+            bytes.resize(bytes.len() * 2 + 4096, 0);
+        }
+        match file.read_at(&mut bytes[filled..], filled as u64) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(error) if error.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(error) => return Err(error),
+        }
+    }
+    bytes.truncate(filled);
+    Ok(bytes)
+}
+
+/// Locks every path of a change. Existing inodes are locked in (device, inode) order —
+/// the same order in every process, so two calls never wait on each other in a cycle —
+/// and each is checked to still be what its path names once locked; if one moved on,
+/// everything is let go and taken again.
+pub(crate) fn lock_all(paths: &[PathBuf], cancel: &Cancel) -> Result<Vec<Held>, ChangeError> {
+    let deadline = Instant::now() + LOCK_WAIT;
+    'again: loop {
+        cancel.check()?;
+        let mut found: Vec<(usize, (u64, u64))> = Vec::new();
+        for (index, path) in paths.iter().enumerate() {
+            if let Some(meta) = inspect(path)? {
+                found.push((index, (meta.dev(), meta.ino())));
+            }
+        }
+        found.sort_by_key(|(_, key)| *key);
+        for pair in found.windows(2) {
+            if pair[0].1 == pair[1].1 {
+                return Err(ChangeError::SameFile(
+                    paths[pair[0].0].clone(),
+                    paths[pair[1].0].clone(),
+                ));
+            }
+        }
+        let mut locked: Vec<Option<Locked>> = paths.iter().map(|_| None).collect();
+        for (index, key) in found {
+            let gate = Gate::enter(key, deadline, cancel)?;
+            let path = &paths[index];
+            let (file, meta) = match open_regular(path, false) {
+                Ok(opened) => opened,
+                Err(ChangeError::Io(error)) if error.kind() == std::io::ErrorKind::NotFound => continue 'again,
+                Err(error) => return Err(error),
+            };
+            if (meta.dev(), meta.ino()) != key {
+                continue 'again;
+            }
+            flock(&file, deadline, cancel)?;
+            // Locked: but is it still the file the path names (not replaced while we waited)?
+            let meta = file.metadata()?;
+            match std::fs::symlink_metadata(path) {
+                Ok(now) if (now.dev(), now.ino()) == key && meta.nlink() > 0 => {}
+                _ => continue 'again,
+            }
+            locked[index] = Some(Locked {
+                file,
+                meta: Meta::of(&meta),
+                content: OnceCell::new(),
+                _gate: gate,
+            });
+        }
+        return Ok(paths
+            .iter()
+            .zip(locked)
+            .map(|(path, locked)| Held {
+                path: path.clone(),
+                locked,
+            })
+            .collect());
+    }
+}
+
+/// One path's new state in a [`transact`].
+pub(crate) struct Write {
+    /// Index into the held paths.
+    pub(crate) index: usize,
+    /// The new content; `None` removes the file.
+    pub(crate) content: Option<Vec<u8>>,
+    /// Whose mode and owner a new file takes (a move's source); by default the file's own,
+    /// or `0666 & ~umask` for a new one.
+    pub(crate) like: Option<usize>,
+}
+
+/// A new inode written beside its target, locked, waiting to be renamed into place.
+struct Staged {
+    temp: tempfile::NamedTempFile,
+    gate: Gate,
+}
+
+fn stage(path: &Path, content: &[u8], like: Option<&Meta>) -> Result<Staged, ChangeError> {
+    let parent = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(parent)?;
+    // The mode goes to open(2), so the umask applies to it: 0666 & ~umask, as an editor.
+    let mut temp = tempfile::Builder::new()
+        .prefix(".toolgate-")
+        .suffix(".tmp")
+        .permissions(std::fs::Permissions::from_mode(0o666))
+        .tempfile_in(parent)?;
+    temp.write_all(content)?;
+    if let Some(meta) = like {
+        let file = temp.as_file();
+        // Owner first: chown clears set-id bits, which the mode then puts back. A process
+        // that may not give the file away still keeps the group when it is one of its own.
+        if std::os::unix::fs::fchown(file, Some(meta.uid), Some(meta.gid)).is_err() {
+            let _ = std::os::unix::fs::fchown(file, None, Some(meta.gid));
+        }
+        file.set_permissions(std::fs::Permissions::from_mode(meta.mode & 0o7777))?;
+    }
+    let file_meta = temp.as_file().metadata()?;
+    // Nobody else can know this inode yet: taking its locks cannot wait.
+    let gate = Gate::enter(
+        (file_meta.dev(), file_meta.ino()),
+        Instant::now() + LOCK_WAIT,
+        &Cancel::default(),
+    )?;
+    rustix::fs::flock(temp.as_file(), FlockOperation::NonBlockingLockExclusive)
+        .map_err(|error| ChangeError::Io(error.into()))?;
+    Ok(Staged { temp, gate })
+}
+
+/// What one install did, to check afterwards and to undo.
+enum Done {
+    /// Renamed over an existing file; `file` is the new inode (locked).
+    Replaced {
+        index: usize,
+        file: File,
+        length: u64,
+        _gate: Gate,
+    },
+    /// Created where nothing was; the new inode stays locked until the call is done.
+    Created { index: usize, _file: File, _gate: Gate },
+    /// Rewritten in place (hard-linked); `before` is the old content.
+    InPlace { index: usize, before: Vec<u8> },
+    /// Removed.
+    Deleted { index: usize },
+}
+
+/// What each write will do once checked.
+enum Step {
+    Stage(Staged),
+    InPlace(Vec<u8>),
+    Delete,
+}
+
+/// Applies `writes` to the `held` paths: every one or none. Nothing is written unless
+/// every held file is still exactly what was locked; a failure part-way puts back every
+/// file already changed.
+pub(crate) fn transact(held: &[Held], writes: &[Write], cancel: &Cancel) -> Result<(), ChangeError> {
+    // Prepare every new inode first, so the window between the check and the renames
+    // holds no I/O but the renames.
+    let mut steps = Vec::with_capacity(writes.len());
+    for write in writes {
+        let target = &held[write.index];
+        let own = target.locked.as_ref().map(|locked| locked.meta);
+        steps.push(match &write.content {
+            None => Step::Delete,
+            Some(content) => {
+                if target.exists() {
+                    // The OS decides who may write a file (mode, ACLs, read-only mounts,
+                    // the immutable flag): a file the caller may not write is refused,
+                    // not replaced behind its mode.
+                    rustix::fs::accessat(rustix::fs::CWD, target.path(), Access::WRITE_OK, AtFlags::EACCESS)
+                        .map_err(|error| ChangeError::Io(error.into()))?;
+                }
+                match own {
+                    Some(meta) if meta.nlink > 1 => Step::InPlace(content.clone()),
+                    _ => {
+                        let like = write
+                            .like
+                            .and_then(|source| held[source].locked.as_ref().map(|locked| locked.meta))
+                            .or(own);
+                        Step::Stage(stage(target.path(), content, like.as_ref())?)
+                    }
+                }
+            }
+        });
+    }
+    cancel.check()?;
+    for target in held {
+        target.unchanged()?;
+    }
+    let mut done: Vec<Done> = Vec::with_capacity(writes.len());
+    for (write, step) in writes.iter().zip(steps) {
+        match install(held, write.index, step) {
+            Ok(Some(record)) => done.push(record),
+            Ok(None) => {}
+            Err(error) => {
+                undo(held, done, None);
+                return Err(error);
+            }
+        }
+    }
+    // A program that opened a replaced file just before the rename may have written to
+    // the old inode after the check: carry an append over, undo everything otherwise.
+    let mut late: Option<(usize, Vec<u8>)> = None;
+    for record in &done {
+        let (index, length) = match record {
+            Done::Replaced { index, length, .. } => (*index, Some(*length)),
+            Done::Deleted { index } => (*index, None),
+            _ => continue,
+        };
+        let Some(locked) = &held[index].locked else { continue };
+        // Not the ctime: the rename itself changes it (the old inode lost its name).
+        let now = Meta::of(&locked.file.metadata()?);
+        if now.stamp.size == locked.meta.stamp.size && now.stamp.mtime == locked.meta.stamp.mtime {
+            continue;
+        }
+        let orphan = read_all_at(&locked.file, now.stamp.size)?;
+        let before = locked.content.get();
+        if before.is_some_and(|before| *before == orphan) {
+            continue;
+        }
+        let appended = match (before, length) {
+            (Some(before), Some(_)) if orphan.len() > before.len() && orphan.starts_with(before) => {
+                Some(&orphan[before.len()..])
+            }
+            _ => None,
+        };
+        match appended {
+            Some(tail) => append(&held[index].path, record, tail)?,
+            None => {
+                late = Some((index, orphan));
+                break;
+            }
+        }
+    }
+    if let Some(late) = late {
+        let path = held[late.0].path.clone();
+        undo(held, done, Some(late));
+        return Err(ChangeError::Changed(path));
+    }
+    Ok(())
+}
+
+/// Appends `tail` to the inode `record` put at `path` (`O_APPEND`, so bytes other
+/// programs append meanwhile are never overwritten).
+fn append(path: &Path, record: &Done, tail: &[u8]) -> Result<(), ChangeError> {
+    let Done::Replaced { file, .. } = record else {
+        return Ok(());
+    };
+    let mut out = OpenOptions::new().append(true).custom_flags(open_flags()).open(path)?;
+    let ours = file.metadata()?;
+    let opened = out.metadata()?;
+    if (ours.dev(), ours.ino()) != (opened.dev(), opened.ino()) {
+        return Err(ChangeError::Changed(path.to_path_buf()));
+    }
+    out.write_all(tail)?;
+    Ok(())
+}
+
+fn install(held: &[Held], index: usize, step: Step) -> Result<Option<Done>, ChangeError> {
+    let target = &held[index];
+    match step {
+        Step::Stage(Staged { temp, gate }) => {
+            let length = temp.as_file().metadata()?.len();
+            if target.exists() {
+                let file = temp.persist(target.path()).map_err(|error| error.error)?;
+                Ok(Some(Done::Replaced {
+                    index,
+                    file,
+                    length,
+                    _gate: gate,
+                }))
+            } else {
+                let file = temp.persist_noclobber(target.path()).map_err(|error| {
+                    if error.error.kind() == std::io::ErrorKind::AlreadyExists {
+                        ChangeError::Changed(target.path.clone())
+                    } else {
+                        ChangeError::Io(error.error)
+                    }
+                })?;
+                Ok(Some(Done::Created {
+                    index,
+                    _file: file,
+                    _gate: gate,
+                }))
+            }
+        }
+        Step::InPlace(content) => {
+            let Some(locked) = &target.locked else {
+                return Ok(None);
+            };
+            let before = match locked.content.get() {
+                Some(before) => before.clone(),
+                None => read_all_at(&locked.file, locked.meta.stamp.size)?,
+            };
+            rewrite(target.path(), locked.meta.key(), &content)?;
+            Ok(Some(Done::InPlace { index, before }))
+        }
+        Step::Delete => {
+            if !target.exists() {
+                return Ok(None);
+            }
+            target.unchanged()?;
+            std::fs::remove_file(target.path())?;
+            Ok(Some(Done::Deleted { index }))
+        }
+    }
+}
+
+/// Truncates and rewrites the inode `key` at `path` (a hard-linked file).
+fn rewrite(path: &Path, key: (u64, u64), content: &[u8]) -> Result<(), ChangeError> {
+    let (file, meta) = open_regular(path, true)?;
+    if (meta.dev(), meta.ino()) != key {
+        return Err(ChangeError::Changed(path.to_path_buf()));
+    }
+    file.set_len(0)?;
+    file.write_all_at(content, 0)?;
+    Ok(())
+}
+
+/// Puts back every file in `done`, newest first. `late` is a file whose replaced inode
+/// an outside program changed after the check: its content is what goes back there.
+fn undo(held: &[Held], done: Vec<Done>, late: Option<(usize, Vec<u8>)>) {
+    for record in done.into_iter().rev() {
+        let index = match &record {
+            Done::Replaced { index, .. }
+            | Done::Created { index, .. }
+            | Done::InPlace { index, .. }
+            | Done::Deleted { index } => *index,
+        };
+        let target = &held[index];
+        let previous = || -> Option<Vec<u8>> {
+            if let Some((late_index, content)) = &late
+                && *late_index == index
+            {
+                return Some(content.clone());
+            }
+            let locked = target.locked.as_ref()?;
+            match locked.content.get() {
+                Some(content) => Some(content.clone()),
+                None => read_all_at(&locked.file, locked.meta.stamp.size).ok(),
+            }
+        };
+        let meta = target.locked.as_ref().map(|locked| locked.meta);
+        let _ = match record {
+            Done::Created { .. } => std::fs::remove_file(target.path()).map_err(ChangeError::Io),
+            Done::InPlace { before, .. } => match meta {
+                Some(meta) => rewrite(target.path(), meta.key(), &before),
+                None => Ok(()),
+            },
+            Done::Replaced { .. } => match previous() {
+                Some(content) => stage(target.path(), &content, meta.as_ref())
+                    .and_then(|staged| staged.temp.persist(target.path()).map_err(|error| error.error.into()))
+                    .map(drop),
+                None => Ok(()),
+            },
+            Done::Deleted { .. } => match previous() {
+                Some(content) => stage(target.path(), &content, meta.as_ref())
+                    .and_then(|staged| {
+                        staged
+                            .temp
+                            .persist_noclobber(target.path())
+                            .map_err(|error| error.error.into())
+                    })
+                    .map(drop),
+                None => Ok(()),
+            },
+        };
+    }
+}
