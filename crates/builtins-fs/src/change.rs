@@ -37,6 +37,8 @@ use rustix::fs::{Access, AtFlags, FlockOperation, OFlags};
 
 /// How long a change waits for another writer's lock before giving up.
 const LOCK_WAIT: Duration = Duration::from_secs(60);
+/// How long a replacement waits for programs still writing to the file it replaced.
+const WRITER_WAIT: Duration = Duration::from_secs(2);
 
 /// Why a change was not made.
 #[derive(Debug, thiserror::Error)]
@@ -523,8 +525,10 @@ pub(crate) fn transact(held: &[Held], writes: &[Write], cancel: &Cancel) -> Resu
             }
         }
     }
-    // A program that opened a replaced file just before the rename may have written to
-    // the old inode after the check: carry an append over, undo everything otherwise.
+    // A program that opened a replaced file just before the rename may write to the old
+    // inode after it: wait until nobody has the old inode open for writing (it has no name
+    // any more, so nobody new can open it), then carry an append over, or undo everything
+    // for any other change.
     let mut late: Option<(usize, Vec<u8>)> = None;
     for record in &done {
         let (index, length) = match record {
@@ -533,6 +537,7 @@ pub(crate) fn transact(held: &[Held], writes: &[Write], cancel: &Cancel) -> Resu
             _ => continue,
         };
         let Some(locked) = &held[index].locked else { continue };
+        wait_for_writers(locked.meta.key(), Instant::now() + WRITER_WAIT);
         // Not the ctime: the rename itself changes it (the old inode lost its name).
         let now = Meta::of(&locked.file.metadata()?);
         if now.stamp.size == locked.meta.stamp.size && now.stamp.mtime == locked.meta.stamp.mtime {
@@ -563,6 +568,58 @@ pub(crate) fn transact(held: &[Held], writes: &[Write], cancel: &Cancel) -> Resu
         return Err(ChangeError::Changed(path));
     }
     Ok(())
+}
+
+/// Waits until no process this one can see has the inode `key` open for writing, or the
+/// deadline passes. `/proc/<pid>/fd` shows every descriptor of the processes of this user
+/// (of every user, for root); a replaced inode shows there as `… (deleted)`.
+fn wait_for_writers(key: (u64, u64), deadline: Instant) {
+    let mut pause = Duration::from_micros(100);
+    while writer_exists(key) && Instant::now() < deadline {
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(Duration::from_millis(2));
+    }
+}
+
+/// Whether some visible process has the (replaced, nameless) inode `key` open for writing.
+fn writer_exists(key: (u64, u64)) -> bool {
+    let Ok(processes) = std::fs::read_dir("/proc") else {
+        return false;
+    };
+    for process in processes.flatten() {
+        let name = process.file_name();
+        if !name.as_encoded_bytes().iter().all(u8::is_ascii_digit) {
+            continue;
+        }
+        let Ok(descriptors) = std::fs::read_dir(process.path().join("fd")) else {
+            continue;
+        };
+        for descriptor in descriptors.flatten() {
+            let path = descriptor.path();
+            let nameless = std::fs::read_link(&path)
+                .is_ok_and(|target| target.as_os_str().as_encoded_bytes().ends_with(b" (deleted)"));
+            if !nameless {
+                continue;
+            }
+            let same = std::fs::metadata(&path).is_ok_and(|meta| (meta.dev(), meta.ino()) == key);
+            if same && opened_for_writing(&process.path(), &descriptor.file_name()) {
+                return true;
+            }
+        }
+    }
+    false
+}
+
+/// Whether descriptor `fd` of the process at `process` was opened for writing
+/// (`/proc/<pid>/fdinfo/<fd>`: `flags:` in octal; the access mode is the low two bits).
+fn opened_for_writing(process: &Path, fd: &std::ffi::OsStr) -> bool {
+    let Ok(info) = std::fs::read_to_string(process.join("fdinfo").join(fd)) else {
+        return false;
+    };
+    info.lines()
+        .find_map(|line| line.strip_prefix("flags:"))
+        .and_then(|flags| u32::from_str_radix(flags.trim(), 8).ok())
+        .is_some_and(|flags| flags & 0o3 != 0)
 }
 
 /// Appends `tail` to the inode `record` put at `path` (`O_APPEND`, so bytes other

@@ -1,8 +1,8 @@
 //! `read` (spec §5.2): text pages, directories, images and PDFs — streamed, so any page of
 //! a file of any size costs one page of memory.
 
-use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use base64::Engine;
@@ -25,6 +25,8 @@ pub const MAX_MEDIA_BYTES: u64 = 20 * 1024 * 1024;
 pub const MAX_IMAGE_SIDE: u32 = 2000;
 /// Largest image, as base64.
 pub const MAX_IMAGE_BASE64: usize = 5 * 1024 * 1024;
+/// Largest PDF: what fits in one inline attachment of [`MAX_IMAGE_BASE64`] bytes of base64.
+pub const MAX_PDF_BYTES: usize = MAX_IMAGE_BASE64 / 4 * 3;
 
 const LINE_CUT_SUFFIX: &str = "... (line truncated to 2000 chars)";
 const BINARY_EXTENSIONS: &[&str] = &[
@@ -67,8 +69,8 @@ pub struct ReadOutput {
 
 /// The tool's description.
 pub const DESCRIPTION: &str = "Read a file or list a directory. Text comes back with line numbers (`<n>: <line>`), \
-at most 2000 lines or 50 KB per call; continue with `offset` (1-based) as the last line says. Lines over 2000 \
-characters are cut. Images (PNG, JPEG, GIF, WebP) and PDFs come back as attachments. Paths are relative to the \
+at most 2000 lines or 50 KB per call; continue with `offset` (1-based) as the last line says. A file of at most \
+50 KB read without offset or limit keeps its long lines; otherwise lines over 2000 characters are cut. Images (PNG, JPEG, GIF, WebP) and PDFs come back as attachments. Paths are relative to the \
 project or absolute (reading outside the project asks first).";
 
 /// Builds `read`.
@@ -105,6 +107,7 @@ async fn read(services: &Services, input: ReadInput, ctx: &Context) -> Result<Re
     let page = Page {
         offset: input.offset.unwrap_or(1),
         limit: input.limit.unwrap_or(MAX_READ_LINES),
+        whole: input.offset.is_none() && input.limit.is_none(),
     };
     if !target.exists() && std::fs::symlink_metadata(&target).is_err() {
         // A sibling whose name differs only in Unicode form or look-alike characters is the
@@ -125,6 +128,8 @@ async fn read(services: &Services, input: ReadInput, ctx: &Context) -> Result<Re
 struct Page {
     offset: u64,
     limit: u64,
+    /// Neither offset nor limit was given: a small file's lines come back uncut.
+    whole: bool,
 }
 
 fn read_path(path: &Path, shown: &str, page: Page) -> Result<ReadOutput, ToolFailure> {
@@ -135,29 +140,62 @@ fn read_path(path: &Path, shown: &str, page: Page) -> Result<ReadOutput, ToolFai
     if !meta.is_file() {
         return Err(ToolFailure::new(format!("Path is not a file: {shown}")));
     }
-    let mut file = File::open(path).map_err(|_| ToolFailure::new(failure(shown)))?;
-    let mut head = Vec::with_capacity(64 * 1024);
-    (&mut file)
-        .take(64 * 1024)
-        .read_to_end(&mut head)
+    // Non-blocking, and checked again once open: a FIFO swapped in after the stat above
+    // must not hang the call.
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags((rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::NOCTTY).bits() as i32)
+        .open(path)
         .map_err(|_| ToolFailure::new(failure(shown)))?;
+    let meta = file.metadata().map_err(|_| ToolFailure::new(failure(shown)))?;
+    if !meta.is_file() {
+        return Err(ToolFailure::new(format!("Path is not a file: {shown}")));
+    }
+    let mut head = vec![0u8; 64 * 1024];
+    let mut filled = 0;
+    while filled < head.len() {
+        match file.read_at(&mut head[filled..], filled as u64) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(error) if error.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => return Err(ToolFailure::new(failure(shown))),
+        }
+    }
+    head.truncate(filled);
     if let Some(mime) = media_type(&head) {
         if meta.len() > MAX_MEDIA_BYTES {
             return Err(ToolFailure::new(format!(
                 "Media exceeds {MAX_MEDIA_BYTES} byte ingestion limit: {shown}"
             )));
         }
-        let bytes = std::fs::read(path).map_err(|_| ToolFailure::new(failure(shown)))?;
+        // A PDF goes to the model as it is: one that cannot fit in an inline part is
+        // refused here, before it is read, rather than by the output bound after.
+        if mime == "application/pdf" && base64_len(meta.len() as usize) > MAX_IMAGE_BASE64 {
+            return Err(ToolFailure::new(format!(
+                "PDF exceeds the {MAX_PDF_BYTES} byte limit for an attachment ({MAX_IMAGE_BASE64} bytes as base64): {shown}"
+            )));
+        }
+        let mut bytes = Vec::with_capacity(meta.len() as usize);
+        (&file)
+            .read_to_end(&mut bytes)
+            .map_err(|_| ToolFailure::new(failure(shown)))?;
         return media(shown, mime, bytes);
     }
     if is_binary(path, &head) {
         return Err(ToolFailure::new(format!("Cannot read binary file: {shown}")));
     }
-    let reader = BufReader::with_capacity(
-        1024 * 1024,
-        File::open(path).map_err(|_| ToolFailure::new(failure(shown)))?,
-    );
-    read_lines(reader, shown, page)
+    // Spec §5.2: a file of at most 50 KB read without offset or limit is not paged, so its
+    // lines are not cut. More than 2000 lines are still split into pages (the spec leaves
+    // that to the output bound, which would spill the rest to a file instead).
+    let page = Page {
+        whole: page.whole && meta.len() <= MAX_READ_BYTES as u64,
+        ..page
+    };
+    // The kernel reads ahead further when told the file is read front to back.
+    let _ = rustix::fs::fadvise(&file, 0, None, rustix::fs::Advice::Sequential);
+    // 128 KiB: a buffer that stays in the L2 cache while it is counted. 1 MiB spilled to
+    // L3 and made skipping to the last page of a 1 GiB file ~30% slower.
+    read_lines(BufReader::with_capacity(128 * 1024, file), shown, page)
 }
 
 fn media_type(head: &[u8]) -> Option<&'static str> {
@@ -315,7 +353,12 @@ fn read_lines(mut reader: impl BufRead, shown: &str, page: Page) -> Result<ReadO
     let mut line = Vec::new();
     loop {
         line.clear();
-        let (complete, cut) = next_line(&mut reader, &mut line).map_err(io)?;
+        let keep = if page.whole {
+            usize::MAX
+        } else {
+            MAX_LINE_LENGTH * 4 + 1
+        };
+        let (complete, cut) = next_line(&mut reader, &mut line, keep).map_err(io)?;
         if !complete && line.is_empty() && !cut {
             break;
         }
@@ -337,11 +380,11 @@ fn read_lines(mut reader: impl BufRead, shown: &str, page: Page) -> Result<ReadO
             }
             Err(_) => return Err(ToolFailure::new(format!("File is not valid UTF-8: {shown}"))),
         };
-        if cut || text.chars().count() > MAX_LINE_LENGTH {
+        if !page.whole && (cut || text.chars().count() > MAX_LINE_LENGTH) {
             text = text.chars().take(MAX_LINE_LENGTH).collect::<String>() + LINE_CUT_SUFFIX;
         }
         let cost = text.len() + usize::from(!lines.is_empty());
-        if bytes + cost > MAX_READ_BYTES && !lines.is_empty() {
+        if !page.whole && bytes + cost > MAX_READ_BYTES && !lines.is_empty() {
             truncated = true;
             break;
         }
@@ -391,11 +434,10 @@ fn count_newlines(bytes: &[u8]) -> usize {
     memchr::memchr_iter(b'\n', bytes).count()
 }
 
-/// Reads one line into `line` (without its `\n`), keeping at most what a cut line needs.
+/// Reads one line into `line` (without its `\n`), keeping at most `keep` bytes — for a
+/// cut line, enough for 2000 characters of up to 4 bytes plus one to know it is longer.
 /// Returns (ended with a newline, was cut).
-fn next_line(reader: &mut impl BufRead, line: &mut Vec<u8>) -> std::io::Result<(bool, bool)> {
-    // Enough bytes for 2000 characters of up to 4 bytes, plus one to know it is longer.
-    let keep = MAX_LINE_LENGTH * 4 + 1;
+fn next_line(reader: &mut impl BufRead, line: &mut Vec<u8>, keep: usize) -> std::io::Result<(bool, bool)> {
     let mut cut = false;
     loop {
         let buffer = reader.fill_buf()?;
@@ -441,8 +483,13 @@ fn read_directory(path: &Path, shown: &str, page: Page) -> Result<ReadOutput, To
                 },
                 _ => continue,
             }
+        } else if kind.is_dir() {
+            true
+        } else if kind.is_file() {
+            false
         } else {
-            kind.is_dir()
+            // FIFOs, sockets and devices are not files the model can read (spec §5.2).
+            continue;
         };
         entries.push((is_dir, name));
     }
@@ -540,8 +587,15 @@ fn not_found(path: &Path, asked: &str) -> String {
     suggestions.truncate(3);
     if !suggestions.is_empty() {
         message.push_str("\n\nDid you mean one of these?\n");
-        let parent_text = parent.to_string_lossy();
-        let lines: Vec<String> = suggestions.iter().map(|s| format!("{parent_text}/{s}")).collect();
+        // Spelled the way the model spelled the missing path, so it can be used as it is.
+        let written = Path::new(asked.trim_end_matches(['\n', '\r'])).parent();
+        let lines: Vec<String> = suggestions
+            .iter()
+            .map(|name| match written {
+                Some(parent) if !parent.as_os_str().is_empty() => format!("{}/{name}", parent.display()),
+                _ => name.clone(),
+            })
+            .collect();
         message.push_str(&lines.join("\n"));
     }
     message

@@ -1,13 +1,14 @@
-//! `glob` and `grep` (spec §5.6, §5.7): in-process on ripgrep's crates — gitignore and
-//! hidden-file rules as ripgrep's defaults, symlinks never followed, no child process.
+//! `glob` and `grep` (spec §5.6, §5.7): in-process on ripgrep's crates — gitignore rules
+//! as ripgrep's, hidden files included, version-control directories never entered,
+//! symlinks never followed, no child process.
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::SystemTime;
 
 use grep_regex::RegexMatcherBuilder;
-use grep_searcher::{BinaryDetection, SearcherBuilder, sinks::Lossy};
-use ignore::{WalkBuilder, WalkState, overrides::OverrideBuilder};
+use grep_searcher::{BinaryDetection, SearcherBuilder, sinks::Bytes};
+use ignore::{WalkBuilder, WalkState, overrides::Override, overrides::OverrideBuilder};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use toolgate_core::{Content, Context, PathKind, Tool, ToolFailure};
@@ -18,6 +19,10 @@ use crate::common::{Services, blocking};
 pub const DEFAULT_LIMIT: usize = 100;
 /// The note under a list that was cut.
 pub const TRUNCATED_NOTE: &str = "(Results are truncated. Consider using a more specific path or pattern.)";
+/// Version-control metadata: never listed nor searched, whatever the pattern.
+pub const VCS_DIRS: &[&str] = &[".git", ".hg", ".svn", ".bzr", "_darcs", "CVS", ".jj", ".sl", ".pijul"];
+/// Longest line grep shows; longer ones are cut and marked `...`.
+const MAX_MATCH_LINE: usize = 2000;
 
 /// The input of `glob`.
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
@@ -61,89 +66,170 @@ pub struct SearchOutput {
 
 /// The glob tool's description.
 pub const GLOB_DESCRIPTION: &str = "Find files by name with a glob (`**/*.rs`, `src/**/mod.rs`, `*.toml`), newest first, \
-as absolute paths. Respects .gitignore and skips hidden files like ripgrep. At most `limit` (default 100) results.";
+as absolute paths. Respects .gitignore; hidden files are included, version-control directories (.git, …) never. At \
+most `limit` (default 100) results.";
 
 /// The grep tool's description.
 pub const GREP_DESCRIPTION: &str = "Search file contents with a regular expression (ripgrep syntax). Optional `path` (a \
 file or directory) and `include` glob (`*.rs`). Results are grouped by file, newest first, with line numbers; at most \
-`limit` (default 100) matches. Respects .gitignore and skips hidden and binary files like ripgrep.";
+`limit` (default 100) matches are shown and all are counted. Respects .gitignore; hidden files are searched, \
+version-control directories (.git, …) and binary files never; lines of `.env` files are shown only when reading the \
+file is allowed.";
 
-fn walker(root: &Path, glob: Option<&str>) -> Result<WalkBuilder, String> {
+/// A walk of `root` as both tools share it: ignore files respected, hidden entries kept,
+/// version-control directories pruned, links not followed.
+fn walker(root: &Path) -> WalkBuilder {
     let mut builder = WalkBuilder::new(root);
     builder
+        .hidden(false)
         .follow_links(false)
-        .threads(std::thread::available_parallelism().map_or(2, usize::from).min(8));
-    if let Some(glob) = glob {
-        let mut overrides = OverrideBuilder::new(root);
-        overrides.add(glob).map_err(|error| error.to_string())?;
-        builder.overrides(overrides.build().map_err(|error| error.to_string())?);
-    }
-    Ok(builder)
+        .threads(std::thread::available_parallelism().map_or(2, usize::from).min(8))
+        .filter_entry(|entry| {
+            entry.depth() == 0
+                || !VCS_DIRS
+                    .iter()
+                    .any(|name| entry.file_name() == std::ffi::OsStr::new(name))
+        });
+    builder
 }
 
-fn modified(path: &Path) -> SystemTime {
-    std::fs::symlink_metadata(path)
-        .and_then(|meta| meta.modified())
+/// A glob as ripgrep's `-g` reads it (gitignore syntax, relative to `root`), used as a
+/// filter on the files the walk yields — not as a walk override, which would let `**/*`
+/// bring back ignored and version-control files.
+fn glob_matcher(root: &Path, glob: &str) -> Result<Override, String> {
+    let mut overrides = OverrideBuilder::new(root);
+    overrides.add(glob).map_err(|error| error.to_string())?;
+    overrides.build().map_err(|error| error.to_string())
+}
+
+fn modified(meta: Option<std::fs::Metadata>) -> SystemTime {
+    meta.and_then(|meta| meta.modified().ok())
         .unwrap_or(SystemTime::UNIX_EPOCH)
 }
 
-/// Files under `root` matching `glob`, newest first.
-pub fn find_files(root: &Path, glob: &str) -> Result<Vec<PathBuf>, String> {
-    let found = Mutex::new(Vec::new());
-    walker(root, Some(glob))?.build_parallel().run(|| {
-        let found = &found;
+/// Newest first, then by path: the order both tools list files in.
+type Newest = (std::cmp::Reverse<SystemTime>, PathBuf);
+
+/// Gathers a walker thread's results and hands them over when the thread is done.
+struct Gather<'a, T> {
+    local: Vec<T>,
+    total: usize,
+    shared: &'a Mutex<(Vec<T>, usize)>,
+}
+
+impl<T> Drop for Gather<'_, T> {
+    fn drop(&mut self) {
+        let mut shared = self.shared.lock().unwrap_or_else(|poison| poison.into_inner());
+        shared.0.append(&mut self.local);
+        shared.1 += self.total;
+    }
+}
+
+/// Keeps the `limit` smallest items of `list` (sorted), amortised.
+fn keep_smallest<T: Ord>(list: &mut Vec<T>, limit: usize) {
+    if list.len() > limit.saturating_mul(2).max(1024) {
+        list.sort_unstable();
+        list.truncate(limit);
+    }
+}
+
+/// The files under `root` matching `glob`, newest first: at most `limit` of them, and how
+/// many matched in all.
+pub fn find_files(root: &Path, glob: &str, limit: usize) -> Result<(Vec<PathBuf>, usize), String> {
+    let matcher = glob_matcher(root, glob)?;
+    let shared: Mutex<(Vec<Newest>, usize)> = Mutex::new((Vec::new(), 0));
+    walker(root).build_parallel().run(|| {
+        let matcher = &matcher;
+        let mut gather = Gather {
+            local: Vec::new(),
+            total: 0,
+            shared: &shared,
+        };
         Box::new(move |entry| {
             if let Ok(entry) = entry
                 && entry.file_type().is_some_and(|kind| kind.is_file())
+                && matcher.matched(entry.path(), false).is_whitelist()
             {
-                let path = entry.into_path();
-                let time = modified(&path);
-                found
-                    .lock()
-                    .unwrap_or_else(|poison| poison.into_inner())
-                    .push((time, path));
+                let time = modified(entry.metadata().ok());
+                gather.total += 1;
+                gather.local.push((std::cmp::Reverse(time), entry.into_path()));
+                keep_smallest(&mut gather.local, limit);
             }
             WalkState::Continue
         })
     });
-    let mut found = found.into_inner().unwrap_or_else(|poison| poison.into_inner());
-    found.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
-    Ok(found.into_iter().map(|(_, path)| path).collect())
+    let (mut found, total) = shared.into_inner().unwrap_or_else(|poison| poison.into_inner());
+    found.sort_unstable();
+    found.truncate(limit);
+    Ok((found.into_iter().map(|(_, path)| path).collect(), total))
 }
 
-/// One file's matches: (line number, line).
+/// One file's matches as shown: (line number, line).
 type FileMatches = (SystemTime, PathBuf, Vec<(u64, String)>);
 
-/// Lines matching `pattern` in `root` (a file or a directory), grouped by file, newest first.
-pub fn search(root: &Path, pattern: &str, include: Option<&str>) -> Result<Vec<FileMatches>, String> {
+/// What a search found: the first `limit` matches in display order (files newest first,
+/// lines in order) and the number of matches in all.
+pub struct Found {
+    /// Files with the matches shown, newest first.
+    pub files: Vec<FileMatches>,
+    /// Every match, shown or not.
+    pub total: usize,
+}
+
+/// Keeps only what can still be shown: files in display order, at most `limit` lines in
+/// all. Memory stays bounded by `limit` whatever the number of matches.
+fn trim(files: &mut Vec<FileMatches>, limit: usize) {
+    files.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    let mut left = limit;
+    files.retain_mut(|(_, _, lines)| {
+        lines.truncate(left);
+        left -= lines.len();
+        !lines.is_empty()
+    });
+}
+
+fn shown_line(bytes: &[u8]) -> String {
+    let text = String::from_utf8_lossy(bytes);
+    let text = text.trim_end_matches(['\n', '\r']);
+    if text.chars().count() > MAX_MATCH_LINE {
+        text.chars().take(MAX_MATCH_LINE).collect::<String>() + "..."
+    } else {
+        text.to_string()
+    }
+}
+
+/// Lines matching `pattern` in `root` (a file or a directory), grouped by file, newest
+/// first: the first `limit` of them, and the count of all. Matches beyond what can be
+/// shown are counted, not kept.
+pub fn search(root: &Path, pattern: &str, include: Option<&str>, limit: usize) -> Result<Found, String> {
     let matcher = RegexMatcherBuilder::new()
         .line_terminator(Some(b'\n'))
         .build(pattern)
         .map_err(|error| format!("Invalid regular expression {pattern:?}: {error}"))?;
-    let results: Mutex<Vec<FileMatches>> = Mutex::new(Vec::new());
+    let include = include.map(|glob| glob_matcher(root, glob)).transpose()?;
+    let shared: Mutex<(Vec<FileMatches>, usize)> = Mutex::new((Vec::new(), 0));
     let search_one = |path: &Path, searcher: &mut grep_searcher::Searcher| {
         let mut lines = Vec::new();
+        let mut count = 0usize;
         let _ = searcher.search_path(
             &matcher,
             path,
-            Lossy(|number, line| {
-                let line = line.trim_end_matches(['\n', '\r']);
-                let line = if line.chars().count() > 2000 {
-                    line.chars().take(2000).collect::<String>() + "..."
-                } else {
-                    line.to_string()
-                };
-                lines.push((number, line));
+            Bytes(|number, line| {
+                count += 1;
+                if lines.len() < limit {
+                    lines.push((number, shown_line(line)));
+                }
                 Ok(true)
             }),
         );
-        if !lines.is_empty() {
-            results.lock().unwrap_or_else(|poison| poison.into_inner()).push((
-                modified(path),
-                path.to_path_buf(),
-                lines,
-            ));
+        if count == 0 {
+            return;
         }
+        let time = modified(std::fs::symlink_metadata(path).ok());
+        let mut shared = shared.lock().unwrap_or_else(|poison| poison.into_inner());
+        shared.1 += count;
+        shared.0.push((time, path.to_path_buf(), lines));
+        trim(&mut shared.0, limit);
     };
     let make_searcher = || {
         SearcherBuilder::new()
@@ -154,12 +240,14 @@ pub fn search(root: &Path, pattern: &str, include: Option<&str>) -> Result<Vec<F
     if root.is_file() {
         search_one(root, &mut make_searcher());
     } else {
-        walker(root, include)?.build_parallel().run(|| {
+        walker(root).build_parallel().run(|| {
             let search_one = &search_one;
+            let include = include.as_ref();
             let mut searcher = make_searcher();
             Box::new(move |entry| {
                 if let Ok(entry) = entry
                     && entry.file_type().is_some_and(|kind| kind.is_file())
+                    && include.is_none_or(|include| include.matched(entry.path(), false).is_whitelist())
                 {
                     search_one(entry.path(), &mut searcher);
                 }
@@ -167,9 +255,23 @@ pub fn search(root: &Path, pattern: &str, include: Option<&str>) -> Result<Vec<F
             })
         });
     }
-    let mut results = results.into_inner().unwrap_or_else(|poison| poison.into_inner());
-    results.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
-    Ok(results)
+    let (files, total) = shared.into_inner().unwrap_or_else(|poison| poison.into_inner());
+    Ok(Found { files, total })
+}
+
+/// Whether `path` is a `.env`-style file, whose lines the default rules keep behind `read`.
+fn env_style(path: &Path) -> bool {
+    path.file_name()
+        .and_then(|name| name.to_str())
+        .is_some_and(|name| name == ".env" || name.starts_with(".env.") || name.ends_with(".env"))
+}
+
+fn limit_of(limit: Option<usize>) -> Result<usize, ToolFailure> {
+    match limit {
+        Some(0) => Err(ToolFailure::new("Invalid tool input: limit must be at least 1.")),
+        Some(limit) => Ok(limit),
+        None => Ok(DEFAULT_LIMIT),
+    }
 }
 
 /// Builds `glob`.
@@ -177,6 +279,7 @@ pub fn glob_tool(services: Services) -> Tool {
     Tool::builder(GLOB_DESCRIPTION, move |input: GlobInput, ctx: Context| {
         let services = services.clone();
         async move {
+            let limit = limit_of(input.limit)?;
             let pattern = input.pattern.clone();
             let failure = || format!("Unable to find files matching {pattern}");
             let root = search_root(
@@ -190,13 +293,25 @@ pub fn glob_tool(services: Services) -> Tool {
                 failure,
             )
             .await?;
-            let limit = input.limit.unwrap_or(DEFAULT_LIMIT);
+            let shown = input.path.clone().unwrap_or_else(|| ".".into());
+            match std::fs::metadata(&root) {
+                Ok(meta) if meta.is_dir() => {}
+                Ok(_) => {
+                    return Err(ToolFailure::new(format!(
+                        "Unable to find files matching {pattern}: {shown} is not a directory"
+                    )));
+                }
+                Err(_) => {
+                    return Err(ToolFailure::new(format!(
+                        "Unable to find files matching {pattern}: search path not found: {shown}"
+                    )));
+                }
+            }
             let glob = input.pattern;
             blocking(move || {
-                let mut files = find_files(&root, &glob)
+                let (files, total) = find_files(&root, &glob, limit)
                     .map_err(|error| ToolFailure::new(format!("Invalid glob {glob:?}: {error}")))?;
-                let truncated = files.len() > limit;
-                files.truncate(limit);
+                let truncated = total > files.len();
                 let files: Vec<String> = files.iter().map(|p| p.to_string_lossy().into_owned()).collect();
                 let mut text = if files.is_empty() {
                     "No files found".to_string()
@@ -208,7 +323,7 @@ pub fn glob_tool(services: Services) -> Tool {
                     text.push_str(TRUNCATED_NOTE);
                 }
                 Ok(SearchOutput {
-                    matches: files.len(),
+                    matches: total,
                     files,
                     truncated,
                     text,
@@ -226,6 +341,7 @@ pub fn grep_tool(services: Services) -> Tool {
     Tool::builder(GREP_DESCRIPTION, move |input: GrepInput, ctx: Context| {
         let services = services.clone();
         async move {
+            let limit = limit_of(input.limit)?;
             let pattern = input.pattern.clone();
             let failure = || format!("Unable to grep for {pattern}");
             let root = search_root(
@@ -245,44 +361,62 @@ pub fn grep_tool(services: Services) -> Tool {
                     input.path.as_deref().unwrap_or(".")
                 )));
             }
-            let limit = input.limit.unwrap_or(DEFAULT_LIMIT);
-            blocking(move || {
-                let results = search(&root, &input.pattern, input.include.as_deref()).map_err(ToolFailure::new)?;
-                let total: usize = results.iter().map(|(_, _, lines)| lines.len()).sum();
-                let mut shown = 0;
-                let mut blocks = Vec::new();
-                let mut files = Vec::new();
-                for (_, path, lines) in &results {
-                    if shown >= limit {
-                        break;
+            let found = {
+                let root = root.clone();
+                let pattern = input.pattern.clone();
+                let include = input.include.clone();
+                blocking(move || search(&root, &pattern, include.as_deref(), limit).map_err(ToolFailure::new)).await??
+            };
+            // Lines of `.env`-style files are shown only when reading the file is
+            // allowed: the grep approval covers the search, not the secrets it would print.
+            let mut withheld = 0usize;
+            let mut files = Vec::with_capacity(found.files.len());
+            for (time, path, lines) in found.files {
+                if env_style(&path) {
+                    let name = path.to_string_lossy().into_owned();
+                    if services.authorize_read(&ctx, &name, String::new).await.is_err() {
+                        withheld += lines.len();
+                        continue;
                     }
-                    let take = (limit - shown).min(lines.len());
-                    shown += take;
-                    let mut block = format!("{}:", path.display());
-                    for (number, line) in &lines[..take] {
-                        block.push_str(&format!("\n  Line {number}: {line}"));
-                    }
-                    blocks.push(block);
-                    files.push(path.to_string_lossy().into_owned());
                 }
-                let truncated = total > shown;
-                let mut text = if total == 0 {
-                    "No files found".to_string()
-                } else {
-                    format!("Found {total} matches\n{}", blocks.join("\n\n"))
-                };
-                if truncated {
-                    text.push_str("\n\n");
-                    text.push_str(TRUNCATED_NOTE);
+                files.push((time, path, lines));
+            }
+            let shown: usize = files.iter().map(|(_, _, lines)| lines.len()).sum();
+            let total = found.total;
+            let truncated = total > shown;
+            let mut blocks = Vec::with_capacity(files.len());
+            for (_, path, lines) in &files {
+                let mut block = format!("{}:", path.display());
+                for (number, line) in lines {
+                    block.push_str(&format!("\n  Line {number}: {line}"));
                 }
-                Ok(SearchOutput {
-                    files,
-                    matches: total,
-                    truncated,
-                    text,
-                })
+                blocks.push(block);
+            }
+            let mut text = if total == 0 {
+                "No files found".to_string()
+            } else if truncated {
+                format!("Found {total} matches (showing first {shown})\n{}", blocks.join("\n\n"))
+            } else {
+                format!("Found {total} matches\n{}", blocks.join("\n\n"))
+            };
+            if withheld > 0 {
+                text.push_str(&format!(
+                    "\n\n({withheld} matching lines in .env files are not shown: reading those files was not allowed.)"
+                ));
+            }
+            if truncated && shown + withheld < total {
+                text.push_str("\n\n");
+                text.push_str(TRUNCATED_NOTE);
+            }
+            Ok(SearchOutput {
+                files: files
+                    .iter()
+                    .map(|(_, path, _)| path.to_string_lossy().into_owned())
+                    .collect(),
+                matches: total,
+                truncated,
+                text,
             })
-            .await?
         }
     })
     .project(|output: &SearchOutput| vec![Content::text(output.text.clone())])

@@ -63,14 +63,19 @@ async fn reads_pages_with_line_numbers_and_continuation() {
 #[tokio::test]
 async fn pages_stop_at_50_kb_and_long_lines_are_cut() {
     let project = Project::new();
-    project.write("wide.txt", &format!("{}\nshort\n", "é".repeat(5000)));
+    let wide = "é".repeat(5000);
+    project.write("wide.txt", &format!("{wide}\nshort\n"));
     let read = read_tool(project.services());
+    // Spec §5.2: a file of at most 50 KB read without offset or limit is not paged: whole.
     let text = call(&read, json!({"path": "wide.txt"})).await.unwrap();
-    let first = text.lines().nth(1).unwrap();
-    assert_eq!(
-        first,
-        format!("1: {}... (line truncated to 2000 chars)", "é".repeat(2000))
-    );
+    assert_eq!(text, format!("Read file wide.txt, lines 1-2\n1: {wide}\n2: short"));
+    // Paged (an offset or a limit, or a larger file): long lines are cut.
+    let cut = format!("1: {}... (line truncated to 2000 chars)", "é".repeat(2000));
+    let text = call(&read, json!({"path": "wide.txt", "offset": 1})).await.unwrap();
+    assert_eq!(text.lines().nth(1).unwrap(), cut);
+    project.write("big.txt", &format!("{wide}\n{}", "x\n".repeat(30_000)));
+    let text = call(&read, json!({"path": "big.txt"})).await.unwrap();
+    assert_eq!(text.lines().nth(1).unwrap(), cut);
     let lines: String = (0..1000).map(|_| format!("{}\n", "x".repeat(100))).collect();
     project.write("many.txt", &lines);
     let text = call(&read, json!({"path": "many.txt"})).await.unwrap();
@@ -79,6 +84,12 @@ async fn pages_stop_at_50_kb_and_long_lines_are_cut() {
         text.contains("[Output truncated. Continue reading with offset: "),
         "stopped by bytes, not lines"
     );
+    // A small file with a long line and many short ones: the line is whole, the page
+    // still stops at 2000 lines.
+    project.write("short.txt", &format!("{wide}\n{}", "y\n".repeat(3000)));
+    let text = call(&read, json!({"path": "short.txt"})).await.unwrap();
+    assert!(text.starts_with(&format!("Read file short.txt, lines 1-2000\n1: {wide}\n")));
+    assert!(text.ends_with("[Output truncated. Continue reading with offset: 2001]"));
 }
 
 #[tokio::test]

@@ -21,7 +21,8 @@ fn touch_older(project: &Project, path: &str, seconds_ago: u64) {
 #[tokio::test]
 async fn glob_finds_newest_first_and_respects_gitignore() {
     let project = Project::new();
-    std::fs::create_dir(project.dir.path().join(".git")).unwrap();
+    project.write(".git/HEAD", "ref: refs/heads/main\n");
+    project.write(".git/hooks/pre-commit.rs", "");
     project.write(".gitignore", "target/\n");
     project.write("src/a.rs", "");
     project.write("src/deep/b.rs", "");
@@ -29,6 +30,7 @@ async fn glob_finds_newest_first_and_respects_gitignore() {
     project.write(".hidden/d.rs", "");
     project.write("README.md", "");
     touch_older(&project, "src/a.rs", 100);
+    touch_older(&project, ".hidden/d.rs", 50);
     let text = call(&glob_tool(project.services()), json!({"pattern": "*.rs"}))
         .await
         .unwrap();
@@ -36,10 +38,12 @@ async fn glob_finds_newest_first_and_respects_gitignore() {
     assert_eq!(
         text,
         format!(
-            "{}\n{}",
+            "{}\n{}\n{}",
             root.join("src/deep/b.rs").display(),
+            root.join(".hidden/d.rs").display(),
             root.join("src/a.rs").display()
-        )
+        ),
+        "hidden files are listed; ignored ones and .git never"
     );
     let none = call(&glob_tool(project.services()), json!({"pattern": "*.go"}))
         .await
@@ -50,6 +54,56 @@ async fn glob_finds_newest_first_and_respects_gitignore() {
         (asked[0].action.as_str(), asked[0].resources.clone()),
         ("glob", vec!["*.rs".to_string()])
     );
+}
+
+#[tokio::test]
+async fn glob_everything_never_lists_version_control_or_ignored_files() {
+    let project = Project::new();
+    std::process::Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(project.dir.path())
+        .status()
+        .unwrap();
+    assert!(project.dir.path().join(".git/HEAD").exists(), "a real repository");
+    for vcs in [".hg/store/data", ".svn/entries", ".jj/repo/store", "sub/.git"] {
+        project.write(vcs, "");
+    }
+    project.write(".gitignore", "build/\n*.log\n");
+    project.write("build/out.o", "");
+    project.write("debug.log", "");
+    project.write("src/main.rs", "");
+    project.write(".github/workflows/ci.yml", "");
+    let root = project.root();
+    let glob = glob_tool(project.services());
+    for pattern in ["**/*", "*", "**"] {
+        let text = call(&glob, json!({"pattern": pattern})).await.unwrap();
+        let mut listed: Vec<&str> = text.lines().collect();
+        listed.sort();
+        let mut expected = vec![
+            root.join(".github/workflows/ci.yml"),
+            root.join(".gitignore"),
+            root.join("src/main.rs"),
+        ];
+        expected.sort();
+        let expected: Vec<String> = expected.iter().map(|p| p.display().to_string()).collect();
+        assert_eq!(listed, expected, "pattern {pattern}");
+    }
+    let error = call(&glob, json!({"pattern": "*.rs", "path": "missing"}))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        error,
+        "Unable to find files matching *.rs: search path not found: missing"
+    );
+    let error = call(&glob, json!({"pattern": "*.rs", "path": "src/main.rs"}))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        error,
+        "Unable to find files matching *.rs: src/main.rs is not a directory"
+    );
+    let error = call(&glob, json!({"pattern": "*.rs", "limit": 0})).await.unwrap_err();
+    assert_eq!(error, "Invalid tool input: limit must be at least 1.");
 }
 
 #[tokio::test]
@@ -172,4 +226,98 @@ async fn skill_loads_instructions_and_lists_files() {
         ),
         ("skill", vec!["release".to_string()], vec!["release".to_string()])
     );
+}
+
+#[tokio::test]
+async fn grep_searches_hidden_files_but_never_version_control_or_ignored_ones() {
+    let project = Project::new();
+    project.write(".git/config", "[core] needle in git\n");
+    project.write(".git/objects/ab/cdef", "needle in an object\n");
+    project.write(".hg/hgrc", "needle in hg\n");
+    project.write(".gitignore", "dist/\n");
+    project.write("dist/bundle.js", "needle in a build\n");
+    project.write(".github/workflows/ci.yml", "run: needle in ci\n");
+    project.write(".eslintrc", "needle in a dotfile\n");
+    project.write("src/lib.rs", "// needle in source\n");
+    let grep = grep_tool(project.services());
+    let text = call(&grep, json!({"pattern": "needle"})).await.unwrap();
+    let root = project.root();
+    assert!(text.starts_with("Found 3 matches\n"), "{text}");
+    for found in [".github/workflows/ci.yml", ".eslintrc", "src/lib.rs"] {
+        assert!(
+            text.contains(&format!("{}:", root.join(found).display())),
+            "{found} missing:\n{text}"
+        );
+    }
+    for hidden in ["in git", "object", "hg", "build"] {
+        assert!(!text.contains(hidden), "{hidden} must not be searched:\n{text}");
+    }
+    let only_yml = call(&grep, json!({"pattern": "needle", "include": "*.yml"}))
+        .await
+        .unwrap();
+    assert!(only_yml.starts_with("Found 1 matches\n"), "{only_yml}");
+    let error = call(&grep, json!({"pattern": "needle", "limit": 0})).await.unwrap_err();
+    assert_eq!(error, "Invalid tool input: limit must be at least 1.");
+}
+
+#[tokio::test]
+async fn grep_counts_every_match_and_says_how_many_it_shows() {
+    let project = Project::new();
+    for n in 0..30 {
+        project.write(&format!("f{n:02}.txt"), &"hit\n".repeat(1000));
+    }
+    let text = call(&grep_tool(project.services()), json!({"pattern": "hit", "limit": 25}))
+        .await
+        .unwrap();
+    assert!(
+        text.starts_with("Found 30000 matches (showing first 25)\n"),
+        "{}",
+        &text[..60]
+    );
+    assert_eq!(text.matches("  Line ").count(), 25);
+    assert!(text.ends_with(support::TRUNCATED));
+}
+
+#[tokio::test]
+async fn grep_shows_env_lines_only_when_reading_the_file_is_allowed() {
+    use toolgate_core::Refusal;
+    let refuse_env = support::Recording::new(|request| {
+        if request.action == "read" && request.resources.iter().any(|r| r.contains(".env")) {
+            Err(Refusal::declined())
+        } else {
+            Ok(())
+        }
+    });
+    let project = Project::with(refuse_env);
+    project.write(".env", "API_KEY=needle-secret\n");
+    project.write("config/prod.env", "TOKEN=needle-token\n");
+    project.write("app.rs", "let key = needle;\n");
+    let text = call(&grep_tool(project.services()), json!({"pattern": "needle"}))
+        .await
+        .unwrap();
+    assert!(!text.contains("secret") && !text.contains("TOKEN"), "{text}");
+    assert!(text.contains("let key = needle;"), "{text}");
+    assert!(
+        text.contains("(2 matching lines in .env files are not shown: reading those files was not allowed.)"),
+        "{text}"
+    );
+    let asked: Vec<Vec<String>> = project
+        .permissions
+        .requests()
+        .into_iter()
+        .filter(|r| r.action == "read")
+        .map(|r| r.resources)
+        .collect();
+    assert_eq!(
+        asked.len(),
+        2,
+        "read is asked for each .env file, and only for those: {asked:?}"
+    );
+    // Allowed: shown like any other file.
+    let allowed = Project::new();
+    allowed.write(".env", "API_KEY=needle-secret\n");
+    let text = call(&grep_tool(allowed.services()), json!({"pattern": "needle"}))
+        .await
+        .unwrap();
+    assert!(text.contains("API_KEY=needle-secret"), "{text}");
 }

@@ -103,6 +103,9 @@ pub async fn call(tool: &Tool, input: Value) -> Result<String, String> {
     }
 }
 
+/// The note under a cut list (glob, grep).
+pub const TRUNCATED: &str = "(Results are truncated. Consider using a more specific path or pattern.)";
+
 pub fn symlink(target: &Path, link: &Path) {
     std::os::unix::fs::symlink(target, link).unwrap();
 }
