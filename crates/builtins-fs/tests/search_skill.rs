@@ -79,7 +79,7 @@ async fn glob_everything_never_lists_version_control_or_ignored_files() {
         let text = call(&glob, json!({"pattern": pattern})).await.unwrap();
         let mut listed: Vec<&str> = text.lines().collect();
         listed.sort();
-        let mut expected = vec![
+        let mut expected = [
             root.join(".github/workflows/ci.yml"),
             root.join(".gitignore"),
             root.join("src/main.rs"),
