@@ -23,7 +23,7 @@
 //!   with the OS error; a file with several hard links is rewritten in place (truncate and
 //!   write under the lock), so every name keeps seeing the same content.
 
-use std::cell::OnceCell;
+use std::cell::{Cell, OnceCell, RefCell};
 use std::collections::HashSet;
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Write as _};
@@ -272,7 +272,20 @@ struct Locked {
     file: File,
     meta: Meta,
     content: OnceCell<Vec<u8>>,
+    /// The state a change accepts: the locked one, moved on by outside appends carried over.
+    seen: Cell<Stamp>,
+    /// Bytes other programs appended since the lock, carried into the change.
+    appended: RefCell<Vec<u8>>,
     _gate: Gate,
+}
+
+impl Locked {
+    /// What the file held before the change: the locked content plus carried appends.
+    fn before(&self) -> Option<Vec<u8>> {
+        let mut before = self.content.get()?.clone();
+        before.extend_from_slice(&self.appended.borrow());
+        Some(before)
+    }
 }
 
 /// One path of a change, locked: the inode it names (locked), or nothing there.
@@ -314,7 +327,7 @@ impl Held {
             },
             Some(locked) => {
                 let now = Meta::of(&locked.file.metadata()?);
-                if now.stamp != locked.meta.stamp {
+                if now.stamp != locked.seen.get() {
                     return Err(ChangeError::Changed(self.path.clone()));
                 }
                 match std::fs::symlink_metadata(&self.path) {
@@ -323,6 +336,40 @@ impl Held {
                 }
             }
         }
+    }
+}
+
+impl Held {
+    /// When another program has only appended to the file since it was locked (same
+    /// inode, same bytes, more of them), takes the new bytes into the change: returns them
+    /// so they can be appended to the new content too. Any other change is `Changed`.
+    fn carry_append(&self) -> Result<Option<Vec<u8>>, ChangeError> {
+        let Some(locked) = &self.locked else {
+            return Ok(None);
+        };
+        let now = Meta::of(&locked.file.metadata()?);
+        let seen = locked.seen.get();
+        if now.stamp == seen {
+            return Ok(None);
+        }
+        let changed = || ChangeError::Changed(self.path.clone());
+        let Some(before) = locked.before() else {
+            return Err(changed());
+        };
+        if now.stamp.size <= seen.size || before.len() as u64 != seen.size {
+            return Err(changed());
+        }
+        let current = read_all_at(&locked.file, now.stamp.size)?;
+        if !current.starts_with(&before) {
+            return Err(changed());
+        }
+        let tail = current[before.len()..].to_vec();
+        locked.appended.borrow_mut().extend_from_slice(&tail);
+        locked.seen.set(Stamp {
+            size: current.len() as u64,
+            ..now.stamp
+        });
+        Ok(Some(tail))
     }
 }
 
@@ -387,10 +434,13 @@ pub(crate) fn lock_all(paths: &[PathBuf], cancel: &Cancel) -> Result<Vec<Held>, 
                 Ok(now) if (now.dev(), now.ino()) == key && meta.nlink() > 0 => {}
                 _ => continue 'again,
             }
+            let meta = Meta::of(&meta);
             locked[index] = Some(Locked {
                 file,
-                meta: Meta::of(&meta),
+                meta,
                 content: OnceCell::new(),
+                seen: Cell::new(meta.stamp),
+                appended: RefCell::new(Vec::new()),
                 _gate: gate,
             });
         }
@@ -511,6 +561,22 @@ pub(crate) fn transact(held: &[Held], writes: &[Write], cancel: &Cancel) -> Resu
         });
     }
     cancel.check()?;
+    // Lines another program appended meanwhile are not a conflict: they go into the new
+    // content too (a few rounds, for a program that keeps appending).
+    for _ in 0..16 {
+        let mut carried = false;
+        for (write, step) in writes.iter().zip(steps.iter_mut()) {
+            if let Step::Stage(staged) = step
+                && let Some(tail) = held[write.index].carry_append()?
+            {
+                staged.temp.write_all(&tail)?;
+                carried = true;
+            }
+        }
+        if !carried {
+            break;
+        }
+    }
     for target in held {
         target.unchanged()?;
     }
@@ -540,15 +606,16 @@ pub(crate) fn transact(held: &[Held], writes: &[Write], cancel: &Cancel) -> Resu
         wait_for_writers(locked.meta.key(), Instant::now() + WRITER_WAIT);
         // Not the ctime: the rename itself changes it (the old inode lost its name).
         let now = Meta::of(&locked.file.metadata()?);
-        if now.stamp.size == locked.meta.stamp.size && now.stamp.mtime == locked.meta.stamp.mtime {
+        let seen = locked.seen.get();
+        if now.stamp.size == seen.size && now.stamp.mtime == seen.mtime {
             continue;
         }
         let orphan = read_all_at(&locked.file, now.stamp.size)?;
-        let before = locked.content.get();
-        if before.is_some_and(|before| *before == orphan) {
+        let before = locked.before();
+        if before.as_ref().is_some_and(|before| *before == orphan) {
             continue;
         }
-        let appended = match (before, length) {
+        let appended = match (before.as_deref(), length) {
             (Some(before), Some(_)) if orphan.len() > before.len() && orphan.starts_with(before) => {
                 Some(&orphan[before.len()..])
             }
@@ -717,8 +784,8 @@ fn undo(held: &[Held], done: Vec<Done>, late: Option<(usize, Vec<u8>)>) {
                 return Some(content.clone());
             }
             let locked = target.locked.as_ref()?;
-            match locked.content.get() {
-                Some(content) => Some(content.clone()),
+            match locked.before() {
+                Some(content) => Some(content),
                 None => read_all_at(&locked.file, locked.meta.stamp.size).ok(),
             }
         };

@@ -4,7 +4,9 @@
 //! and only then touches the disk — so a refused call reads nothing and reveals nothing.
 //! Paths outside the project ask `external_directory` first; `write`, `edit` and
 //! `apply_patch` all ask as `edit`. Writes are atomic (a temporary file and a rename),
-//! keep a file's byte-order mark and mode, and take one lock per file.
+//! keep a file's byte-order mark, mode and owner, take an `flock` on the file that every
+//! toolgate process honours, and never overwrite a change made since the file was read
+//! (see the `change` module and README.md, "Changing files").
 //!
 //! ```
 //! # let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();

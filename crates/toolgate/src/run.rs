@@ -145,7 +145,16 @@ pub(crate) fn call(project: &Project, args: CallArgs<'_>) -> Result<(), Failure>
                 }
             )));
         }
-        Err(failure) => return Err(Failure::runtime(failure)),
+        Err(failure) => {
+            // A call that could not be settled (a panic, an output that cannot be bounded)
+            // is still answered in JSON when JSON was asked for.
+            if args.json {
+                let result = ModelResult::Error(failure.to_string()).to_json();
+                let value = json!({"result": result, "output": null, "outputPaths": []});
+                println!("{}", serde_json::to_string_pretty(&value).map_err(Failure::runtime)?);
+            }
+            return Err(Failure::runtime(failure));
+        }
     };
     if args.json {
         let value = json!({
