@@ -12,6 +12,8 @@
 // Test support: a failure here should abort the test with its message.
 #![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)]
 
+pub mod shell_oracle;
+
 use schemars::JsonSchema;
 use serde::Deserialize;
 use toolgate_core::{Context, Tool, ToolFailure};

@@ -347,6 +347,28 @@ const FIGURES: &[Figure] = &[
         target: Target::AtMost(50.0),
         how: "whole process, `tests/examples/mcp_start.rs`: the release binary spawned, initialize + initialized + tools/list written at once, time to the answer; median of 10 cold starts",
     },
+    Figure {
+        issue: 12,
+        name: "shell oracle: generated lines checked per second",
+        unit: "lines/s",
+        source: Source::Example {
+            example: "oracle_throughput",
+            key: "oracle_lines_per_second",
+        },
+        target: Target::AtLeast(200.0),
+        how: "whole process, `tests/examples/oracle_throughput.rs`: 2,000 generated lines (seed 12) end to end — fresh project copy, `plan()`, real bash under one long-lived strace per worker inside the unshare sandbox, observation, both soundness checks — with the default workers (two per core); lines the analysis denies are checked without running (nothing would run)",
+    },
+    Figure {
+        issue: 12,
+        name: "shell oracle: of those, lines run in the sandbox per second (reference)",
+        unit: "lines/s",
+        source: Source::Example {
+            example: "oracle_throughput",
+            key: "oracle_run_lines_per_second",
+        },
+        target: Target::AtMost(f64::INFINITY),
+        how: "the same run: only the lines that were executed, per second of the whole run",
+    },
 ];
 
 struct Measured<'a> {

@@ -8,6 +8,9 @@
 //!   against their targets and rewrites `BENCHMARKS.md`.
 //! - `cargo xtask dist`: release build of the `toolgate` binary.
 //! - `cargo xtask api`: the public API size of each library crate.
+//! - `cargo xtask fuzz-shell N [--seed S] [--no-record] [--show N]`: N generated command
+//!   lines through the bash analysis oracle (issue #12); failures are appended to
+//!   `crates/builtins-shell/tests/corpus/oracle-failures.jsonl`.
 
 mod api;
 mod bench;
@@ -18,7 +21,7 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 
-const USAGE: &str = "usage: cargo xtask <ci | tidy | bench [FILTER] | dist | api>";
+const USAGE: &str = "usage: cargo xtask <ci | tidy | bench [FILTER] | dist | api | fuzz-shell N [--seed S] [--no-record]>";
 const CARGO_DENY_VERSION: &str = "0.20.2";
 
 fn main() -> ExitCode {
@@ -29,6 +32,7 @@ fn main() -> ExitCode {
         Some("dist") => dist(),
         Some("tidy") => tidy::run(),
         Some("api") => api::run(),
+        Some("fuzz-shell") => fuzz_shell(&args[1..]),
         Some("-h" | "--help" | "help") => {
             println!("{USAGE}");
             Ok(())
@@ -155,6 +159,25 @@ fn ci() -> Result<()> {
     let failed: Vec<&str> = steps.iter().filter(|step| !step.ok).map(|step| step.name).collect();
     if !failed.is_empty() {
         bail!("failed steps: {}", failed.join(", "));
+    }
+    Ok(())
+}
+
+fn fuzz_shell(args: &[String]) -> Result<()> {
+    let mut command = cargo(&[
+        "run",
+        "--release",
+        "--locked",
+        "--package",
+        "e2e",
+        "--example",
+        "fuzz_shell",
+        "--",
+    ]);
+    command.args(args);
+    let status = command.status().context("could not run the fuzz_shell example")?;
+    if !status.success() {
+        bail!("fuzz-shell failed ({status})");
     }
     Ok(())
 }

@@ -1,0 +1,542 @@
+//! Where lines run: a throwaway sandbox, a driver inside it, and the recorders around it.
+//!
+//! A worker is one long-lived process tree:
+//!
+//! ```text
+//! strace -f (outside: records execve, opens, writes, renames, deletes, chdir, forks)
+//!   └─ Sandbox::command  (the swappable part: today `unshare`, later toolgate's own)
+//!        └─ driver.sh    (bash, pid 1 of the sandbox's pid namespace)
+//!             └─ per line: bash --norc --noprofile -c LINE   (BASH_ENV turns xtrace on)
+//! ```
+//!
+//! Starting strace once per worker instead of once per line is what makes the throughput:
+//! a traced fork and exec costs little more than an untraced one, a fresh strace costs
+//! more than the line. The driver marks each line's start and end with an `open` of a
+//! file that does not exist (`mark/begin.N`, `mark/end.N`), so the host can cut the one
+//! strace stream into lines; before the end mark it kills every process the line left
+//! behind (by id, from its own `/proc`, which only holds the sandbox's processes), so
+//! nothing of one line runs into the next.
+
+use std::ffi::OsString;
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
+use std::time::{Duration, Instant};
+
+/// Runs a program confined. Swappable: issue #16 puts toolgate's own kernel sandbox here.
+///
+/// The contract the oracle relies on: the program can write only under `writable` (any
+/// other write fails), reaches no network, and is pid 1 of a fresh pid namespace with its
+/// own `/proc` (the driver refuses to run otherwise, since it kills every other pid it
+/// sees between lines).
+pub trait Sandbox: Send + Sync {
+    /// A short name for reports.
+    fn name(&self) -> &'static str;
+
+    /// The command that runs `program` confined. `scratch` is a directory for the
+    /// sandbox's own files (inside `writable`).
+    fn command(&self, writable: &Path, scratch: &Path, program: &[OsString]) -> std::io::Result<Command>;
+}
+
+/// User, mount, pid and network namespaces from util-linux `unshare`; every mount but the
+/// writable directory remounted read-only; capabilities dropped with `setpriv`.
+pub struct Unshare;
+
+const SETUP: &str = r#"#!/bin/sh
+# Runs inside fresh user, mount, pid and network namespaces: makes every mount but $1
+# read-only, checks it, then runs the rest of the arguments without any capability (so
+# nothing inside can undo the read-only mounts).
+set -eu
+writable=$1
+shift
+mount --bind "$writable" "$writable"
+while read -r _ _ _ _ point options _; do
+  point=$(printf '%b' "$point")
+  [ "$point" = "$writable" ] && continue
+  case ",$options," in *,ro,*) continue ;; esac
+  mount -o "remount,bind,ro${options#rw}" "$point"
+done < /proc/self/mountinfo
+parent=$(dirname "$writable")
+if ( : > "$parent/.toolgate-oracle-probe" ) 2>/dev/null; then
+  echo "sandbox setup: $parent is still writable" >&2
+  exit 1
+fi
+if grep -v -e '^ *lo:' -e '^Inter-' -e '^ *face' /proc/net/dev | grep -q .; then
+  echo "sandbox setup: a network interface besides lo" >&2
+  exit 1
+fi
+exec setpriv --no-new-privs --bounding-set=-all --inh-caps=-all -- "$@"
+"#;
+
+impl Sandbox for Unshare {
+    fn name(&self) -> &'static str {
+        "unshare"
+    }
+
+    fn command(&self, writable: &Path, scratch: &Path, program: &[OsString]) -> std::io::Result<Command> {
+        let setup = scratch.join("setup.sh");
+        std::fs::write(&setup, SETUP)?;
+        let mut command = Command::new("unshare");
+        command
+            .args([
+                "--user",
+                "--map-root-user",
+                "--mount",
+                "--net",
+                "--pid",
+                "--fork",
+                "--mount-proc",
+                "--kill-child",
+                "--",
+                "/bin/sh",
+            ])
+            .arg(setup)
+            .arg(writable)
+            .args(program);
+        Ok(command)
+    }
+}
+
+const DRIVER: &str = r#"# The oracle's driver: pid 1 of the sandbox's pid namespace, one line at a time.
+# Requests on stdin: ID NUL DIR NUL (the line is in DIR/line, the project in DIR/proj).
+# Answers on the original stdout: "ID STATUS" lines.
+h=$1
+[[ $$ == 1 ]] || { echo "driver: not pid 1 of its own pid namespace; refusing to run" >&2; exit 70; }
+exec 8<> "$h/sleep.fifo"
+settle() {
+  # Give what the line left running (a process substitution, a pipeline's tail) a moment
+  # to finish on its own, so what it does is not cut short at random.
+  local pid tries
+  for ((tries = 0; tries < 30; tries++)); do
+    for pid in /proc/[0-9]*; do
+      [[ ${pid#/proc/} == 1 ]] || { read -t 0.01 -u 8; continue 2; }
+    done
+    return 0
+  done
+}
+reap() {
+  local pid again tries
+  for ((tries = 0; tries < 500; tries++)); do
+    again=0
+    for pid in /proc/[0-9]*; do
+      pid=${pid#/proc/}
+      [[ $pid == 1 ]] && continue
+      kill -KILL "$pid" 2>/dev/null
+      again=1
+    done
+    ((again)) || return 0
+    read -t 0.01 -u 8
+  done
+  echo "driver: processes survived the reap" >&3
+}
+trap reap USR1
+exec 3>&1 >/dev/null 2>&1
+while IFS= read -r -d '' id && IFS= read -r -d '' dir; do
+  IFS= read -r -d '' line < "$dir/line"
+  : < "$h/mark/begin.$id"
+  (
+    cd "$dir/proj" || exit 125
+    export HOME="$dir/home" TMPDIR="$dir/tmp" BASH_ENV="$h/trace.sh" BASH_XTRACEFD=9
+    exec bash --norc --noprofile -c "$line"
+  ) 9> "$h/xtrace" > "$h/out" 2>&1 < /dev/null 3>&- 8>&- &
+  wait "$!"
+  status=$?
+  settle
+  reap
+  : < "$h/mark/end.$id"
+  printf '%s %s\n' "$id" "$status" >&3
+done
+"#;
+
+const TRACE: &str = "PS4=$'\\x1e${BASHPID} '\nset -x\n";
+
+/// Programs replaced by a stub that records its arguments and does nothing: they would
+/// delete, reach the network or gain privileges. `sudo` and `doas` run what they wrap.
+const STUBS: &[&str] = &[
+    "rm", "curl", "wget", "nc", "ncat", "ssh", "scp", "rsync", "sudo", "doas",
+];
+
+fn stub(name: &str, log: &Path) -> String {
+    let tail = if matches!(name, "sudo" | "doas") {
+        "while [ $# -gt 0 ]; do case $1 in -u|-g|-C|-h|-p) shift 2 ;; --) shift; break ;; -*) shift ;; *) break ;; esac; done\n[ $# -gt 0 ] && exec \"$@\"\nexit 0\n"
+    } else {
+        "exit 0\n"
+    };
+    format!(
+        "#!/bin/sh\n# toolgate oracle stub: records its arguments, does nothing.\n{{ printf '%s' {name}; for a do printf '\\037%s' \"$a\"; done; printf '\\036'; }} >> '{}'\n{tail}",
+        log.display()
+    )
+}
+
+/// The files of one worker.
+pub struct Harness {
+    /// The harness directory (`h<N>`).
+    pub dir: PathBuf,
+    /// Where the lines' directories are made (`w<N>`).
+    pub lines: PathBuf,
+}
+
+/// What a worker reports for one line.
+pub struct Ran {
+    /// The strace lines between the line's marks.
+    pub trace: Vec<Vec<u8>>,
+    /// The driver's pid (host numbering), whose own calls are not the line's.
+    pub driver: u32,
+    /// The xtrace output.
+    pub xtrace: Vec<u8>,
+    /// The stubs' log.
+    pub stubs: Vec<u8>,
+    /// Git's trace.
+    pub git: Vec<u8>,
+    /// The line's output (stdout and stderr), at most 4 KiB.
+    pub output: String,
+    /// Its exit status (as `wait` saw it; 137/138 after a kill).
+    pub status: Option<i32>,
+    /// Whether the timeout ended it.
+    pub timed_out: bool,
+}
+
+/// A running worker.
+pub struct Worker {
+    harness: Harness,
+    child: Child,
+    stdin: Option<ChildStdin>,
+    done: Receiver<String>,
+    trace: Receiver<Vec<u8>>,
+    fifo: PathBuf,
+    driver: Option<u32>,
+    /// The begin mark already read while looking for the driver's pid.
+    begun: Option<String>,
+}
+
+/// Why a worker failed.
+#[derive(Debug)]
+pub struct WorkerError(pub String);
+
+impl std::fmt::Display for WorkerError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+fn io_error(what: &str) -> impl Fn(std::io::Error) -> WorkerError + '_ {
+    move |error| WorkerError(format!("{what}: {error}"))
+}
+
+/// The environment every line starts from (besides `HOME`, `TMPDIR`, `BASH_ENV`,
+/// `BASH_XTRACEFD`, which the driver sets per line).
+pub fn base_env(harness: &Path) -> Vec<(String, String)> {
+    vec![
+        (
+            "PATH".into(),
+            format!("{}/bin:/usr/local/bin:/usr/bin:/bin", harness.display()),
+        ),
+        ("LC_ALL".into(), "C".into()),
+        ("TERM".into(), "dumb".into()),
+        ("GIT_TRACE".into(), harness.join("git.trace").display().to_string()),
+        ("GIT_TERMINAL_PROMPT".into(), "0".into()),
+        ("GIT_CONFIG_NOSYSTEM".into(), "1".into()),
+    ]
+}
+
+/// Links to the real interpreters that must not be found through a shim (pyenv's would
+/// run a dozen commands of its own).
+pub struct Links {
+    /// `(name, target)` pairs put in the stub directory.
+    pub links: Vec<(String, PathBuf)>,
+}
+
+impl Worker {
+    /// Prepares the harness directory `dir` and starts the worker.
+    pub fn start(
+        sandbox: &dyn Sandbox,
+        writable: &Path,
+        harness: Harness,
+        links: &Links,
+    ) -> Result<Worker, WorkerError> {
+        let h = &harness.dir;
+        std::fs::create_dir_all(h.join("bin")).map_err(io_error("harness directory"))?;
+        std::fs::create_dir_all(h.join("mark")).map_err(io_error("mark directory"))?;
+        std::fs::create_dir_all(&harness.lines).map_err(io_error("line directory"))?;
+        let log = h.join("stub.log");
+        for name in STUBS {
+            let path = h.join("bin").join(name);
+            std::fs::write(&path, stub(name, &log)).map_err(io_error("stub"))?;
+            set_mode(&path, 0o755)?;
+        }
+        for (name, target) in &links.links {
+            let path = h.join("bin").join(name);
+            let _ = std::fs::remove_file(&path);
+            std::os::unix::fs::symlink(target, &path).map_err(io_error("link"))?;
+        }
+        std::fs::write(h.join("driver.sh"), DRIVER).map_err(io_error("driver"))?;
+        std::fs::write(h.join("trace.sh"), TRACE).map_err(io_error("trace.sh"))?;
+        for fifo in ["sleep.fifo", "strace.fifo"] {
+            let path = h.join(fifo);
+            let _ = std::fs::remove_file(&path);
+            rustix::fs::mkfifoat(rustix::fs::CWD, &path, rustix::fs::Mode::from_raw_mode(0o600))
+                .map_err(|error| WorkerError(format!("mkfifo {}: {error}", path.display())))?;
+        }
+        let program: Vec<OsString> = vec![
+            "bash".into(),
+            "--norc".into(),
+            "--noprofile".into(),
+            h.join("driver.sh").into(),
+            h.clone().into(),
+        ];
+        let sandboxed = sandbox
+            .command(writable, h, &program)
+            .map_err(io_error("sandbox command"))?;
+        let fifo = h.join("strace.fifo");
+        let mut command = Command::new("strace");
+        command
+            .args([
+                "-f",
+                "-qq",
+                "--seccomp-bpf",
+                "-y",
+                "-v",
+                "-s",
+                "65536",
+                "-e",
+                "signal=none",
+                "-e",
+                "trace=execve,execveat,open,openat,openat2,creat,truncate,rename,renameat,renameat2,unlink,unlinkat,rmdir,mkdir,mkdirat,link,linkat,symlink,symlinkat,chmod,fchmodat,chown,lchown,fchownat,utimensat,mknodat,chdir,fchdir",
+                "-o",
+            ])
+            .arg(&fifo)
+            .arg("--")
+            .arg(sandboxed.get_program())
+            .args(sandboxed.get_args())
+            .env_clear()
+            .envs(base_env(h))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(
+                std::fs::File::create(h.join("stderr"))
+                    .map(Stdio::from)
+                    .map_err(io_error("stderr file"))?,
+            );
+        let mut child = command
+            .spawn()
+            .map_err(io_error("could not start strace (is it installed?)"))?;
+        let stdin = child.stdin.take().ok_or_else(|| WorkerError("no stdin".into()))?;
+        let stdout = child.stdout.take().ok_or_else(|| WorkerError("no stdout".into()))?;
+        let (done_tx, done) = channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if done_tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let (trace_tx, trace) = channel();
+        let reader_fifo = fifo.clone();
+        std::thread::spawn(move || {
+            let Ok(file) = std::fs::File::open(&reader_fifo) else {
+                return;
+            };
+            let mut reader = BufReader::with_capacity(1 << 16, file);
+            loop {
+                let mut line = Vec::new();
+                match reader.read_until(b'\n', &mut line) {
+                    Ok(0) | Err(_) => break,
+                    Ok(_) => {
+                        if trace_tx.send(line).is_err() {
+                            break;
+                        }
+                    }
+                }
+            }
+        });
+        Ok(Worker {
+            harness,
+            child,
+            stdin: Some(stdin),
+            done,
+            trace,
+            fifo,
+            driver: None,
+            begun: None,
+        })
+    }
+
+    /// The harness of this worker.
+    pub fn harness(&self) -> &Harness {
+        &self.harness
+    }
+
+    fn stderr(&self) -> String {
+        std::fs::read_to_string(self.harness.dir.join("stderr")).unwrap_or_default()
+    }
+
+    /// Runs the line already written to `dir/line` (project in `dir/proj`) as request `id`.
+    pub fn run(&mut self, id: u64, dir: &Path, timeout: Duration) -> Result<Ran, WorkerError> {
+        // The logs of the previous line, emptied here rather than by the driver: an open
+        // inside the sandbox is a traced call, one out here is not.
+        for log in ["stub.log", "git.trace"] {
+            std::fs::write(self.harness.dir.join(log), b"").map_err(io_error("log"))?;
+        }
+        let mut request = Vec::new();
+        request.extend_from_slice(id.to_string().as_bytes());
+        request.push(0);
+        request.extend_from_slice(dir.as_os_str().as_encoded_bytes());
+        request.push(0);
+        let Some(stdin) = self.stdin.as_mut() else {
+            return Err(WorkerError("the worker is shut down".into()));
+        };
+        stdin
+            .write_all(&request)
+            .and_then(|()| stdin.flush())
+            .map_err(|error| WorkerError(format!("the driver is gone ({error}): {}", self.stderr())))?;
+        let id_text = id.to_string();
+        let mut timed_out = false;
+        let deadline = Instant::now() + timeout;
+        let answer = loop {
+            let wait = if timed_out {
+                Duration::from_secs(10)
+            } else {
+                deadline.saturating_duration_since(Instant::now())
+            };
+            match self.done.recv_timeout(wait) {
+                Ok(answer) if answer.split_whitespace().next() == Some(id_text.as_str()) => break answer,
+                Ok(_) => continue,
+                Err(RecvTimeoutError::Timeout) if !timed_out => {
+                    timed_out = true;
+                    // Ask the driver to kill the line: it is pid 1 inside, we know its
+                    // host pid from its first mark.
+                    let driver = self.driver.or_else(|| self.driver_from_trace(&id_text));
+                    match driver.and_then(|pid| rustix::process::Pid::from_raw(pid as i32)) {
+                        Some(pid) => {
+                            let _ = rustix::process::kill_process(pid, rustix::process::Signal::USR1);
+                        }
+                        None => return Err(WorkerError("timed out before the driver was known".into())),
+                    }
+                }
+                Err(RecvTimeoutError::Timeout) => {
+                    return Err(WorkerError("the driver did not end a timed-out line".into()));
+                }
+                Err(RecvTimeoutError::Disconnected) => {
+                    return Err(WorkerError(format!("the worker exited: {}", self.stderr())));
+                }
+            }
+        };
+        let status = answer.split_whitespace().nth(1).and_then(|s| s.parse().ok());
+        let trace = self.segment(&id_text)?;
+        let read = |name: &str| std::fs::read(self.harness.dir.join(name)).unwrap_or_default();
+        let mut output = String::from_utf8_lossy(&read("out")).into_owned();
+        if output.len() > 4096 {
+            let mut cut = 4096;
+            while !output.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            output.truncate(cut);
+        }
+        Ok(Ran {
+            trace,
+            driver: self.driver.unwrap_or(0),
+            xtrace: read("xtrace"),
+            stubs: read("stub.log"),
+            git: read("git.trace"),
+            output,
+            status,
+            timed_out,
+        })
+    }
+
+    /// Reads trace lines until the begin mark of `id`, to learn the driver's pid.
+    fn driver_from_trace(&mut self, id: &str) -> Option<u32> {
+        let begin = format!("begin.{id}");
+        while let Ok(line) = self.trace.recv_timeout(Duration::from_millis(200)) {
+            if let Some((pid, name)) = crate::shell_oracle::observe::marker(&line)
+                && name == begin
+            {
+                self.driver = Some(pid);
+                self.begun = Some(name);
+                return Some(pid);
+            }
+        }
+        None
+    }
+
+    /// The trace lines of request `id`: between its begin and end marks.
+    fn segment(&mut self, id: &str) -> Result<Vec<Vec<u8>>, WorkerError> {
+        let begin = format!("begin.{id}");
+        let end = format!("end.{id}");
+        let mut collecting = self.begun.take().as_deref() == Some(begin.as_str());
+        let mut lines = Vec::new();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let line = match self
+                .trace
+                .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+            {
+                Ok(line) => line,
+                Err(_) => {
+                    return Err(WorkerError(format!(
+                        "the trace of line {id} did not reach its end mark: {}",
+                        self.stderr()
+                    )));
+                }
+            };
+            if let Some((pid, name)) = crate::shell_oracle::observe::marker(&line) {
+                if name == begin {
+                    self.driver = Some(pid);
+                    collecting = true;
+                    continue;
+                }
+                if name == end && Some(pid) == self.driver {
+                    return Ok(lines);
+                }
+            }
+            if collecting {
+                lines.push(line);
+            }
+        }
+    }
+
+    /// Ends the worker: closing its requests ends the driver, and with it the sandbox.
+    fn shut_down(&mut self) {
+        drop(self.stdin.take());
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < deadline {
+            match self.child.try_wait() {
+                Ok(Some(_)) | Err(_) => break,
+                Ok(None) => std::thread::sleep(Duration::from_millis(5)),
+            }
+        }
+        if matches!(self.child.try_wait(), Ok(None)) {
+            // Hung: kill what we started, by id — the sandbox's `unshare` (strace's
+            // child; `--kill-child` takes the namespace with it), then strace.
+            let strace = self.child.id();
+            let children =
+                std::fs::read_to_string(format!("/proc/{strace}/task/{strace}/children")).unwrap_or_default();
+            for child in children.split_whitespace().filter_map(|pid| pid.parse::<i32>().ok()) {
+                if let Some(pid) = rustix::process::Pid::from_raw(child) {
+                    let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
+                }
+            }
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+        // Unblock the trace reader if strace never opened its end of the fifo.
+        let _ = std::fs::OpenOptions::new()
+            .write(true)
+            .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
+            .open(&self.fifo);
+    }
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        self.shut_down();
+    }
+}
+
+fn set_mode(path: &Path, mode: u32) -> Result<(), WorkerError> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).map_err(io_error("chmod"))
+}
