@@ -21,7 +21,8 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 
-const USAGE: &str = "usage: cargo xtask <ci | tidy | bench [FILTER] | dist | api | fuzz-shell N [--seed S] [--no-record]>";
+const USAGE: &str =
+    "usage: cargo xtask <ci | tidy | bench [FILTER] | dist | api | fuzz-shell N [--seed S] [--no-record]>";
 const CARGO_DENY_VERSION: &str = "0.20.2";
 
 fn main() -> ExitCode {
