@@ -2,6 +2,7 @@
 //! result whatever the command does (hangs, floods, escapes the group, ignores TERM).
 
 use std::collections::VecDeque;
+use std::ffi::{OsStr, OsString};
 use std::os::fd::OwnedFd;
 use std::path::Path;
 use std::process::Stdio;
@@ -125,15 +126,80 @@ pub fn default_shell() -> std::path::PathBuf {
     }
 }
 
+/// True for the variables that are toolgate's own and never reach a command: any
+/// `TOOLGATE_*` (the server token among them) and the websearch API keys.
+pub fn is_toolgate_secret(name: &OsStr) -> bool {
+    let name = name.as_encoded_bytes();
+    name.len() >= 9 && name[..9].eq_ignore_ascii_case(b"TOOLGATE_")
+        || [&b"EXA_API_KEY"[..], b"PARALLEL_API_KEY"]
+            .iter()
+            .any(|key| name.eq_ignore_ascii_case(key))
+}
+
+/// How to start one command line.
+#[derive(Clone, Copy, Debug)]
+pub struct Spawn<'a> {
+    /// The shell, run as `shell -c command`.
+    pub shell: &'a Path,
+    /// The command line.
+    pub command: &'a str,
+    /// Where it starts.
+    pub workdir: &'a Path,
+    /// A program and its arguments to run `shell -c command` through (a sandbox
+    /// trampoline); empty runs the shell itself.
+    pub prefix: &'a [OsString],
+    /// The whole environment of the command; `None` passes this process's on. Either way
+    /// the variables of [`is_toolgate_secret`] are left out.
+    pub env: Option<&'a [(OsString, OsString)]>,
+}
+
 /// Runs `command` with `shell -c` in `workdir`, stdin closed, stdout and stderr merged.
 pub async fn run(shell: &Path, command: &str, workdir: &Path, timeout: Duration) -> std::io::Result<Finished> {
+    run_with(
+        Spawn {
+            shell,
+            command,
+            workdir,
+            prefix: &[],
+            env: None,
+        },
+        timeout,
+    )
+    .await
+}
+
+/// [`run`] with everything a [`Spawn`] says.
+pub async fn run_with(spawn: Spawn<'_>, timeout: Duration) -> std::io::Result<Finished> {
+    let Spawn {
+        shell,
+        command,
+        workdir,
+        prefix,
+        env,
+    } = spawn;
     let (reader, writer) = std::io::pipe()?;
     // A larger pipe means fewer wake-ups for a chatty command; the kernel may refuse
     // (pipe-max-size), which only costs speed. Measured here for 1 GiB: 64 KiB 0.19 s,
     // 128 KiB 0.18 s, 1 MiB 0.39 s (a pipe larger than the cache thrashes it).
     let _ = rustix::pipe::fcntl_setpipe_size(&reader, READ_CHUNK);
     let mut child = {
-        let mut builder = tokio::process::Command::new(shell);
+        let mut builder = match prefix.split_first() {
+            Some((program, args)) => {
+                let mut builder = tokio::process::Command::new(program);
+                builder.args(args).arg(shell);
+                builder
+            }
+            None => tokio::process::Command::new(shell),
+        };
+        builder.env_clear();
+        match env {
+            Some(env) => {
+                builder.envs(env.iter().filter(|(name, _)| !is_toolgate_secret(name)).cloned());
+            }
+            None => {
+                builder.envs(std::env::vars_os().filter(|(name, _)| !is_toolgate_secret(name)));
+            }
+        }
         builder
             .arg("-c")
             .arg(command)
@@ -247,6 +313,22 @@ mod tests {
         let text = capture.text();
         assert!(text.ends_with("THE END"));
         assert!(text.contains(&format!("[... {} bytes of output omitted", capture.dropped())));
+    }
+
+    #[test]
+    fn toolgate_secrets_are_recognised_in_any_case() {
+        for name in [
+            "TOOLGATE_SERVER_TOKEN",
+            "TOOLGATE_X",
+            "toolgate_server_token",
+            "EXA_API_KEY",
+            "Parallel_Api_Key",
+        ] {
+            assert!(is_toolgate_secret(OsStr::new(name)), "{name}");
+        }
+        for name in ["TOOLGATE", "PATH", "MY_TOOLGATE_X", "EXA_API_KEYS"] {
+            assert!(!is_toolgate_secret(OsStr::new(name)), "{name}");
+        }
     }
 
     #[test]

@@ -50,7 +50,7 @@ impl App {
             ),
             (
                 "bash",
-                toolgate_builtins_shell::bash_tool(location, Arc::clone(&permissions)),
+                crate::sandbox::bash_tool(setup, location, Arc::clone(&permissions)),
             ),
             (
                 "todowrite",
@@ -134,8 +134,10 @@ pub(crate) fn server_parts(
     project: &crate::Project,
     mode: toolgate_permission::AskMode,
     questions_answerable: bool,
+    sandbox: Option<toolgate_sandbox::Mode>,
 ) -> Result<(toolgate_server::Parts, Option<toolgate_mcp_client::Gateway>), Failure> {
-    let setup = Setup::new(project, mode)?;
+    let mut setup = Setup::new(project, mode)?;
+    setup.sandbox = setup.sandbox.clone().with_cli(sandbox);
     let questions = QuestionService::new(questions_answerable);
     let app = App::new(&setup, questions.clone())?;
     if let Some(gateway) = &app.gateway {
@@ -160,4 +162,10 @@ pub(crate) fn server_runtime() -> Result<tokio::runtime::Runtime, Failure> {
         .enable_all()
         .build()
         .map_err(|e| Failure::runtime(format!("could not start the runtime: {e}")))
+}
+
+/// Makes this long-lived process non-dumpable, so that a command running as the same user
+/// cannot read its environment (the server token) or memory through `/proc/<pid>/`.
+pub(crate) fn hide_environment() {
+    let _ = rustix::process::set_dumpable_behavior(rustix::process::DumpableBehavior::NotDumpable);
 }

@@ -16,6 +16,8 @@ pub(crate) struct Setup {
     pub(crate) config: Config,
     pub(crate) agent: String,
     pub(crate) service: PermissionService,
+    /// The bash sandbox settings (`--sandbox` applied by the commands that take it).
+    pub(crate) sandbox: crate::sandbox::Settings,
 }
 
 impl Setup {
@@ -50,12 +52,14 @@ impl Setup {
         let service = PermissionService::new(agents, project_id, Some(store), mode)
             .with_headless_note("no terminal; use --auto to approve")
             .with_audit(audit);
+        let sandbox = crate::sandbox::Settings::from_config(&config, &dirs, &dir);
         Ok(Setup {
             dir,
             dirs,
             config,
             agent,
             service,
+            sandbox,
         })
     }
 }
@@ -148,6 +152,9 @@ pub(crate) fn check(project: &Project, action: &str, resources: &[String], json:
         if let Some(map) = value.as_object_mut() {
             map.insert("effect".into(), json!(overall));
             map.insert("also".into(), Value::Array(reports[1..].iter().map(report).collect()));
+            if action == "bash" {
+                map.insert("sandbox".into(), crate::sandbox::report(&setup).1);
+            }
         }
         println!("{}", serde_json::to_string_pretty(&value).map_err(Failure::runtime)?);
         return Ok(());
@@ -182,6 +189,9 @@ pub(crate) fn check(project: &Project, action: &str, resources: &[String], json:
             println!("  always would save: {}", request.save.join(", "));
         }
     }
+    if action == "bash" {
+        println!("{}", crate::sandbox::report(&setup).0);
+    }
     Ok(())
 }
 
@@ -199,6 +209,7 @@ pub(crate) fn config(project: &Project, json: bool) -> Result<(), Failure> {
             "dataDir": setup.dirs.data,
             "project": setup.dir,
             "rules": agent.rules.rules().iter().map(rule_json).collect::<Vec<_>>(),
+            "sandbox": crate::sandbox::report(&setup).1,
         });
         println!("{}", serde_json::to_string_pretty(&value).map_err(Failure::runtime)?);
         return Ok(());
@@ -210,6 +221,7 @@ pub(crate) fn config(project: &Project, json: bool) -> Result<(), Failure> {
         let files: Vec<String> = setup.config.sources.iter().map(|p| p.display().to_string()).collect();
         println!("config files: {}", files.join(", "));
     }
+    println!("{}", crate::sandbox::report(&setup).0);
     for (index, rule) in agent.rules.rules().iter().enumerate() {
         println!(
             "{:>4}  {:<20} {:<40} {:<5}  {}",

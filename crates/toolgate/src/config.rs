@@ -59,6 +59,8 @@ pub(crate) struct Config {
     /// the whole server object (a deep merge would mix two servers' settings).
     pub(crate) mcp: Vec<toolgate_mcp_client::config::Entry>,
     pub(crate) managed: Option<Value>,
+    /// The managed layer's `sandbox` block (its mode is a floor, see `sandbox::Settings`).
+    pub(crate) managed_sandbox: Option<Value>,
     pub(crate) sources: Vec<PathBuf>,
 }
 
@@ -100,6 +102,7 @@ impl Config {
                 validate_permission(permission, &file.display().to_string(), dirs)?;
             }
             config.managed = permission;
+            config.managed_sandbox = value.get("sandbox").cloned();
             config.sources.push(file);
         }
         config.merged = match merged {
@@ -226,6 +229,7 @@ fn read(file: &Path) -> Result<Value, ConfigError> {
         )));
     }
     validate(&value, &name)?;
+    crate::sandbox::validate(&value, &name)?;
     Ok(value)
 }
 

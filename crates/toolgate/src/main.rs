@@ -9,6 +9,7 @@ mod config;
 mod gateway;
 mod mcp;
 mod run;
+mod sandbox;
 mod server;
 
 use std::path::PathBuf;
@@ -79,6 +80,9 @@ echo '{\"command\": \"cargo test\"}' | toolgate call bash - --auto\n  toolgate c
         /// Print the whole settlement as JSON.
         #[arg(long)]
         json: bool,
+        /// Run bash in this sandbox mode (off, read-only, workspace-write), over the config's.
+        #[arg(long, value_name = "MODE", value_parser = parse_mode)]
+        sandbox: Option<toolgate_sandbox::Mode>,
     },
     /// Which effect the rules give an action on resources, and which rule decides.
     #[command(
@@ -124,6 +128,9 @@ echo '{\"command\": \"cargo test\"}' | toolgate call bash - --auto\n  toolgate c
         listen: Option<String>,
         #[command(flatten)]
         project: Project,
+        /// Run bash in this sandbox mode (off, read-only, workspace-write), over the config's.
+        #[arg(long, value_name = "MODE", value_parser = parse_mode)]
+        sandbox: Option<toolgate_sandbox::Mode>,
     },
     /// Serve the tools over MCP on stdio, for MCP clients (editors, agents); `mcp list`
     /// shows the configured MCP servers.
@@ -141,6 +148,9 @@ toolgate mcp\n  toolgate mcp --dir ~/src/app --agent plan\n  toolgate mcp list -
         /// Approve every ask once that no rule denies (no elicitation).
         #[arg(long)]
         auto: bool,
+        /// Run bash in this sandbox mode (off, read-only, workspace-write), over the config's.
+        #[arg(long, value_name = "MODE", value_parser = parse_mode)]
+        sandbox: Option<toolgate_sandbox::Mode>,
     },
     /// The project's saved "always" approvals.
     #[command(
@@ -216,7 +226,16 @@ impl Failure {
     }
 }
 
+fn parse_mode(text: &str) -> Result<toolgate_sandbox::Mode, String> {
+    text.parse()
+}
+
 fn main() -> ExitCode {
+    // The sandbox trampoline: before anything else, while the process has one thread.
+    let mut args = std::env::args_os();
+    if args.nth(1).is_some_and(|arg| arg == toolgate_sandbox::TRAMPOLINE) {
+        return ExitCode::from(toolgate_sandbox::trampoline_main(args.collect()));
+    }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(error) => {
@@ -234,6 +253,7 @@ fn main() -> ExitCode {
             session,
             auto,
             json,
+            sandbox,
         } => run::call(
             &project,
             run::CallArgs {
@@ -242,6 +262,7 @@ fn main() -> ExitCode {
                 session: session.as_deref(),
                 auto,
                 json,
+                sandbox,
             },
         ),
         Command::Check {
@@ -251,7 +272,11 @@ fn main() -> ExitCode {
             json,
         } => check::check(&project, &action, &resources, json),
         Command::Config { project, json } => check::config(&project, json),
-        Command::Serve { listen, project } => server::serve(&project, listen.as_deref()),
+        Command::Serve {
+            listen,
+            project,
+            sandbox,
+        } => server::serve(&project, listen.as_deref(), sandbox),
         Command::Mcp {
             action: Some(McpAction::List { json }),
             project,
@@ -261,7 +286,8 @@ fn main() -> ExitCode {
             action: None,
             project,
             auto,
-        } => mcp::serve_stdio(&project, auto),
+            sandbox,
+        } => mcp::serve_stdio(&project, auto, sandbox),
         Command::Audit { action, project } => match action {
             AuditAction::Tail { count, json } => run::audit_tail(&project, count, json),
         },

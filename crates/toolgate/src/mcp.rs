@@ -11,10 +11,15 @@ use crate::check::Setup;
 use crate::{Failure, Project};
 
 /// `toolgate mcp`.
-pub(crate) fn serve_stdio(project: &Project, auto: bool) -> Result<(), Failure> {
+pub(crate) fn serve_stdio(
+    project: &Project,
+    auto: bool,
+    sandbox: Option<toolgate_sandbox::Mode>,
+) -> Result<(), Failure> {
     let mode = if auto { AskMode::Auto } else { AskMode::Interactive };
     // Questions cannot be put through this channel yet: they are dismissed.
-    let (parts, gateway) = server_parts(project, mode, false)?;
+    crate::app::hide_environment();
+    let (parts, gateway) = server_parts(project, mode, false, sandbox)?;
     let client = toolgate_server::mcp::ClientHandle::default();
     if let Some(gateway) = &gateway {
         // Upstream elicitations go to this server's own client, schema and all.

@@ -66,6 +66,7 @@ pub(crate) struct CallArgs<'a> {
     pub(crate) session: Option<&'a str>,
     pub(crate) auto: bool,
     pub(crate) json: bool,
+    pub(crate) sandbox: Option<toolgate_sandbox::Mode>,
 }
 
 fn read_input(input: Option<&str>) -> Result<Value, Failure> {
@@ -94,7 +95,8 @@ pub(crate) fn call(project: &Project, args: CallArgs<'_>) -> Result<(), Failure>
         AskMode::Headless
     };
     let input = read_input(args.input)?;
-    let setup = Setup::new(project, mode)?;
+    let mut setup = Setup::new(project, mode)?;
+    setup.sandbox = setup.sandbox.clone().with_cli(args.sandbox);
     let questions = QuestionService::new(interactive);
     let app = App::new(&setup, questions.clone())?;
     if let Some(gateway) = &app.gateway {

@@ -8,12 +8,17 @@ use crate::app::{server_parts, server_runtime};
 use crate::{Failure, Project};
 
 /// `toolgate serve`.
-pub(crate) fn serve(project: &Project, listen: Option<&str>) -> Result<(), Failure> {
+pub(crate) fn serve(
+    project: &Project,
+    listen: Option<&str>,
+    sandbox: Option<toolgate_sandbox::Mode>,
+) -> Result<(), Failure> {
     let address: SocketAddr = listen
         .unwrap_or("127.0.0.1:7777")
         .parse()
         .map_err(|e| Failure::usage(format!("--listen: not an address:port ({e})")))?;
-    let (parts, gateway) = server_parts(project, AskMode::Interactive, true)?;
+    crate::app::hide_environment();
+    let (parts, gateway) = server_parts(project, AskMode::Interactive, true, sandbox)?;
     let runtime = server_runtime()?;
     runtime.block_on(async {
         let token = std::env::var("TOOLGATE_SERVER_TOKEN")

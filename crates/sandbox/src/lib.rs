@@ -1,0 +1,305 @@
+//! A kernel sandbox for the commands toolgate runs, so that the permission rules hold even
+//! against a command line the analysis misread.
+//!
+//! A [`Policy`] says what a command may do: where it may write (a few directories, nothing
+//! else), which existing paths are read-only or hidden, and whether it may use the network.
+//! The process that is about to run the command applies it to itself ([`apply`]) and then
+//! executes the command, so the command and everything it starts — including processes
+//! that leave its process group — stay inside. The mechanism, all unprivileged (and the
+//! same when run as root):
+//!
+//! - a private mount namespace (in a user namespace that maps only the user, unless the
+//!   user is root, who instead loses every capability a container's root would not
+//!   have), where everything but the writable roots is remounted read-only (so modes,
+//!   owners and times cannot change either), read-only paths inside the writable roots
+//!   are bound read-only, hidden paths get an empty directory or an unopenable socket
+//!   mounted over them, and the directories above those are pinned so that they cannot
+//!   be renamed away;
+//! - Landlock for writes: only the writable roots and a few devices (`/dev/null`, …); no
+//!   signals to, or tracing of, processes outside the sandbox;
+//! - seccomp for what Landlock does not cover: new namespaces, mounts, ptrace, the kernel
+//!   keyring, io_uring, BPF, and (network off) every socket that is not a Unix socket.
+//!
+//! No `unsafe` here: the process applies the policy to itself between `exec`s. The binary
+//! that uses this crate runs a hidden mode ([`TRAMPOLINE`]) that parses a policy from its
+//! arguments, applies it and executes the rest of its command line ([`trampoline_main`]);
+//! [`Policy::command_line`] builds that command line.
+//!
+//! ```
+//! use toolgate_sandbox::{Mode, Policy};
+//! let policy = Policy::new(Mode::WorkspaceWrite, "/src/app", false)
+//!     .masked(["/src/app/.env"]);
+//! let argv = policy.command_line("/usr/bin/toolgate", "/bin/sh", ["-c", "cat .env"]);
+//! assert_eq!(argv[1], "__sandbox-exec");
+//! let parsed = Policy::from_args(&argv[2..]).unwrap();
+//! assert_eq!(parsed.0, policy);
+//! assert_eq!(parsed.1, ["/bin/sh", "-c", "cat .env"]);
+//! ```
+
+mod explain;
+#[cfg(target_os = "linux")]
+mod linux;
+mod policy;
+
+use std::ffi::OsString;
+use std::path::Path;
+
+pub use policy::{DEVICES, Mode, ParseError, Policy};
+
+/// The first argument that puts the binary into its sandbox trampoline mode.
+pub const TRAMPOLINE: &str = "__sandbox-exec";
+
+/// The exit code of a trampoline that could not set the sandbox up: the command never ran.
+pub const EXIT_SETUP_FAILED: u8 = 125;
+
+/// The environment variable that makes the support probe report a missing kernel feature.
+/// It exists for tests of the fallback path; it can only weaken the sandbox of a process
+/// whose environment the user controls anyway.
+pub const SIMULATE_MISSING_ENV: &str = "TOOLGATE_TEST_SANDBOX_MISSING";
+
+/// Why the sandbox could not be applied.
+#[derive(Debug, thiserror::Error)]
+pub enum SandboxError {
+    /// A system call of the setup failed.
+    #[error("{step}: {source}")]
+    Step {
+        /// What was being done.
+        step: String,
+        /// The error the kernel returned.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Landlock refused or is not available.
+    #[error("Landlock: {0}")]
+    Landlock(String),
+    /// The seccomp filter could not be built or installed.
+    #[error("seccomp: {0}")]
+    Seccomp(String),
+    /// This operating system has no such sandbox.
+    #[error("the sandbox needs Linux (Landlock, user namespaces, seccomp)")]
+    Unsupported,
+}
+
+/// What applying a policy established.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Applied {
+    /// The Landlock ABI version the kernel offered.
+    pub landlock_abi: u32,
+}
+
+/// Applies `policy` to the current process, which must be single-threaded (a user
+/// namespace cannot be entered otherwise). Irreversible: call it right before `exec`.
+pub fn apply(policy: &Policy) -> Result<Applied, SandboxError> {
+    #[cfg(target_os = "linux")]
+    {
+        linux::apply(policy)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = policy;
+        Err(SandboxError::Unsupported)
+    }
+}
+
+/// Whether this system can run the sandbox.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Support {
+    /// Everything the sandbox needs works here.
+    Available {
+        /// The Landlock ABI version of the kernel.
+        landlock_abi: u32,
+    },
+    /// Something is missing; the text names it.
+    Missing(String),
+}
+
+impl Support {
+    /// True when the sandbox can be used.
+    pub fn is_available(&self) -> bool {
+        matches!(self, Support::Available { .. })
+    }
+}
+
+impl std::fmt::Display for Support {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Support::Available { landlock_abi } => {
+                write!(f, "available (Landlock ABI {landlock_abi}, namespaces, seccomp)")
+            }
+            Support::Missing(what) => write!(f, "unavailable: {what}"),
+        }
+    }
+}
+
+/// Finds out whether the sandbox works here by running `exe` (a binary that calls
+/// [`trampoline_main`] for [`TRAMPOLINE`]) in probe mode: the child sets up a
+/// representative sandbox on itself and reports.
+pub fn probe(exe: &Path) -> Support {
+    let output = std::process::Command::new(exe)
+        .args([TRAMPOLINE, "--probe"])
+        .stdin(std::process::Stdio::null())
+        .output();
+    let output = match output {
+        Ok(output) => output,
+        Err(error) => return Support::Missing(format!("could not run the sandbox probe {}: {error}", exe.display())),
+    };
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let abi = stdout
+        .lines()
+        .find_map(|line| line.strip_prefix("landlock-abi "))
+        .and_then(|abi| abi.trim().parse().ok());
+    match (output.status.success(), abi) {
+        (true, Some(landlock_abi)) => Support::Available { landlock_abi },
+        _ => {
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            let reason = stderr
+                .lines()
+                .rev()
+                .find_map(|line| line.strip_prefix("toolgate: sandbox: "))
+                .map(str::to_string)
+                .unwrap_or_else(|| format!("the sandbox probe failed ({}): {}", output.status, stderr.trim()));
+            Support::Missing(reason)
+        }
+    }
+}
+
+/// [`probe`], remembered in `cache` (a file) while nothing it depends on changes: the
+/// boot, the user, the binary, and the kernel's user-namespace settings. Only a working
+/// sandbox is remembered: a missing one is probed again by every process, so a fix is
+/// seen at once (and a stale "available" only makes commands fail, never run unsandboxed).
+pub fn probe_cached(exe: &Path, cache: &Path) -> Support {
+    let key = cache_key(exe);
+    if let Some(key) = &key
+        && let Ok(text) = std::fs::read_to_string(cache)
+        && let Some((stored, result)) = text.split_once('\n')
+        && stored == key
+        && let Some(landlock_abi) = result
+            .trim()
+            .strip_prefix("landlock-abi ")
+            .and_then(|abi| abi.parse().ok())
+    {
+        return Support::Available { landlock_abi };
+    }
+    let support = probe(exe);
+    if let (Some(key), Support::Available { landlock_abi }) = (&key, &support)
+        && let Some(dir) = cache.parent()
+        && std::fs::create_dir_all(dir).is_ok()
+    {
+        let temp = dir.join(format!(".support.{}", std::process::id()));
+        if std::fs::write(&temp, format!("{key}\nlandlock-abi {landlock_abi}\n")).is_ok() {
+            let _ = std::fs::rename(&temp, cache);
+        }
+        let _ = std::fs::remove_file(&temp);
+    }
+    support
+}
+
+fn cache_key(exe: &Path) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    if std::env::var_os(SIMULATE_MISSING_ENV).is_some() {
+        return None;
+    }
+    let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").ok()?;
+    let meta = std::fs::metadata(exe).ok()?;
+    let mut key = format!(
+        "v1 boot={} euid={} exe={}:{}:{}:{}.{}",
+        boot.trim(),
+        rustix_euid(),
+        exe.display(),
+        meta.ino(),
+        meta.len(),
+        meta.mtime(),
+        meta.mtime_nsec()
+    );
+    for knob in [
+        "/proc/sys/user/max_user_namespaces",
+        "/proc/sys/kernel/unprivileged_userns_clone",
+        "/proc/sys/kernel/apparmor_restrict_unprivileged_userns",
+    ] {
+        let value = std::fs::read_to_string(knob).unwrap_or_else(|_| "-".into());
+        key.push_str(&format!(" {}", value.trim()));
+    }
+    Some(key.replace('\n', " "))
+}
+
+#[cfg(target_os = "linux")]
+fn rustix_euid() -> u32 {
+    rustix::process::geteuid().as_raw()
+}
+
+#[cfg(not(target_os = "linux"))]
+fn rustix_euid() -> u32 {
+    0
+}
+
+/// The trampoline: `args` are the arguments after [`TRAMPOLINE`]. Parses the policy,
+/// applies it and executes the command; returns only on failure, with the exit code to
+/// use ([`EXIT_SETUP_FAILED`] when the command never ran), after saying why on stderr.
+///
+/// `--probe` instead sets up a representative sandbox, prints `landlock-abi N` and exits.
+pub fn trampoline_main(args: Vec<OsString>) -> u8 {
+    if args.first().is_some_and(|arg| arg == "--probe") {
+        return probe_main();
+    }
+    let (policy, command) = match Policy::from_args(&args) {
+        Ok(parsed) => parsed,
+        Err(error) => {
+            eprintln!("toolgate: sandbox: {error}");
+            return EXIT_SETUP_FAILED;
+        }
+    };
+    if let Err(error) = apply(&policy) {
+        eprintln!("toolgate: sandbox: {error}");
+        return EXIT_SETUP_FAILED;
+    }
+    let Some((program, rest)) = command.split_first() else {
+        eprintln!("toolgate: sandbox: no command to run");
+        return EXIT_SETUP_FAILED;
+    };
+    exec(program, rest)
+}
+
+#[cfg(unix)]
+fn exec(program: &OsString, args: &[OsString]) -> u8 {
+    use std::os::unix::process::CommandExt;
+    // `exec` resets the signal dispositions the Rust runtime changed (SIGPIPE), so the
+    // command starts like any child of a shell.
+    let error = std::process::Command::new(program).args(args).exec();
+    eprintln!(
+        "toolgate: sandbox: cannot run {}: {error}",
+        Path::new(program).display()
+    );
+    if error.kind() == std::io::ErrorKind::NotFound {
+        127
+    } else {
+        126
+    }
+}
+
+#[cfg(not(unix))]
+fn exec(_: &OsString, _: &[OsString]) -> u8 {
+    eprintln!("toolgate: sandbox: {}", SandboxError::Unsupported);
+    EXIT_SETUP_FAILED
+}
+
+fn probe_main() -> u8 {
+    if let Some(what) = std::env::var_os(SIMULATE_MISSING_ENV).filter(|value| !value.is_empty()) {
+        eprintln!(
+            "toolgate: sandbox: {} is missing (simulated by {SIMULATE_MISSING_ENV})",
+            what.to_string_lossy()
+        );
+        return 1;
+    }
+    let temp = std::env::temp_dir();
+    let policy = Policy::new(Mode::WorkspaceWrite, &temp, false);
+    match apply(&policy) {
+        Ok(applied) => {
+            println!("landlock-abi {}", applied.landlock_abi);
+            0
+        }
+        Err(error) => {
+            eprintln!("toolgate: sandbox: {error}");
+            1
+        }
+    }
+}
