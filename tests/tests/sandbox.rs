@@ -106,7 +106,6 @@ impl Project {
 
 /// What `call --json` printed.
 struct Settled {
-    code: i32,
     json: Value,
     stderr: String,
 }
@@ -115,7 +114,6 @@ impl From<std::process::Output> for Settled {
     fn from(output: std::process::Output) -> Settled {
         let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
         Settled {
-            code: output.status.code().unwrap_or(-1),
             json: serde_json::from_str(&stdout).unwrap_or(Value::Null),
             stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
         }
@@ -373,11 +371,9 @@ impl Listener {
         let accepted = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
         let counter = std::sync::Arc::clone(&accepted);
         std::thread::spawn(move || {
-            for stream in listener.incoming() {
-                if let Ok(mut stream) = stream {
-                    counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-                    let _ = stream.write_all(b"hello\n");
-                }
+            for mut stream in listener.incoming().flatten() {
+                counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                let _ = stream.write_all(b"hello\n");
             }
         });
         Listener { port, accepted }
@@ -414,7 +410,7 @@ fn the_network_is_off_even_to_loopback_but_unix_sockets_work() {
     p.bash(v6, &[]).ran("workspace-write", 1);
     assert_eq!(listener.accepted(), 0);
     // A Unix socket is not the network.
-    let accepted = std::thread::spawn(move || unix.accept().map(|(mut stream, _)| stream.write_all(b"unix ok\n")));
+    let accepted = std::thread::spawn(move || unix.accept().and_then(|(mut stream, _)| stream.write_all(b"unix ok\n")));
     let text = p
         .bash(
             &format!(

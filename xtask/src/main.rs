@@ -1,7 +1,8 @@
 //! `cargo xtask`: every chore of the workspace as one command.
 //!
 //! - `cargo xtask ci`: formatting, clippy, the whole test suite (nextest when installed,
-//!   then doc tests) and cargo-deny, one summary line per step.
+//!   then doc tests) and cargo-deny, one summary line per step. It says whether the
+//!   kernel runs the bash sandbox; when it does, the sandbox suite may not skip.
 //! - `cargo xtask tidy`: the dependency rule of ARCHITECTURE.md (from `cargo metadata`)
 //!   and test hygiene.
 //! - `cargo xtask bench [FILTER]`: runs the benchmarks, prints the table of figures
@@ -131,7 +132,8 @@ fn ci() -> Result<()> {
             ])],
         ),
     ];
-    let tests = if succeeds(&mut cargo(&["nextest", "--version"])) {
+    let sandbox = sandbox_support();
+    let mut tests = if succeeds(&mut cargo(&["nextest", "--version"])) {
         vec![
             cargo(&["nextest", "run", "--workspace", "--locked", "--no-fail-fast"]),
             cargo(&["test", "--workspace", "--doc", "--locked"]),
@@ -139,6 +141,12 @@ fn ci() -> Result<()> {
     } else {
         vec![cargo(&["test", "--workspace", "--locked", "--no-fail-fast"])]
     };
+    if sandbox {
+        // The kernel can run the sandbox: its suite must not skip.
+        for command in &mut tests {
+            command.env("TOOLGATE_REQUIRE_SANDBOX_TESTS", "1");
+        }
+    }
     steps.push(run_step("test", tests));
     let mut deny = Vec::new();
     if !succeeds(&mut cargo(&["deny", "--version"])) {
@@ -181,6 +189,38 @@ fn fuzz_shell(args: &[String]) -> Result<()> {
         bail!("fuzz-shell failed ({status})");
     }
     Ok(())
+}
+
+/// Whether this kernel runs the bash sandbox (Landlock, namespaces, seccomp): asks the
+/// binary's own probe and says which way the sandbox suite goes.
+fn sandbox_support() -> bool {
+    let built = cargo(&["build", "--locked", "--package", "toolgate"]).status();
+    if !built.is_ok_and(|status| status.success()) {
+        println!("sandbox suite: cannot tell (the toolgate binary did not build)");
+        return false;
+    }
+    let probe = Command::new(root().join("target/debug/toolgate"))
+        .args(["__sandbox-exec", "--probe"])
+        .env_remove("TOOLGATE_TEST_SANDBOX_MISSING")
+        .output();
+    match probe {
+        Ok(output) if output.status.success() => {
+            let abi = String::from_utf8_lossy(&output.stdout).trim().to_string();
+            println!("sandbox suite: runs ({abi}); its tests fail rather than skip");
+            true
+        }
+        Ok(output) => {
+            println!(
+                "sandbox suite: SKIPPED, the kernel cannot run the sandbox here: {}",
+                String::from_utf8_lossy(&output.stderr).trim()
+            );
+            false
+        }
+        Err(error) => {
+            println!("sandbox suite: SKIPPED, the probe did not start: {error}");
+            false
+        }
+    }
 }
 
 fn dist() -> Result<()> {

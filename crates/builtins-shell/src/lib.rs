@@ -422,7 +422,7 @@ async fn execute(
         if finished.exit != Some(0)
             && let Some(note) = launch.note.as_ref().and_then(|note| note(&finished.capture.text()))
         {
-            text.push_str("\n");
+            text.push('\n');
             text.push_str(&note);
         }
     }

@@ -72,10 +72,10 @@ pub(crate) fn explain(policy: &Policy, output: &str) -> Option<String> {
         }
         if HIDDEN.iter().any(|marker| line.contains(marker)) {
             // Only a hidden path explains these; any other missing file is not ours.
-            if let Some(note) = candidates(line).into_iter().find_map(|path| hidden(policy, &path)) {
-                if !notes.contains(&note) {
-                    notes.push(note);
-                }
+            if let Some(note) = candidates(line).into_iter().find_map(|path| hidden(policy, &path))
+                && !notes.contains(&note)
+            {
+                notes.push(note);
             }
             continue;
         }

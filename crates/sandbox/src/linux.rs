@@ -175,18 +175,14 @@ fn mount_view(policy: &Policy) -> Result<(), SandboxError> {
         if writable.iter().any(|root| under(point, root)) {
             continue;
         }
-        match kept_flags(point) {
-            Ok(Some(kept)) => {
-                let flags = MountFlags::BIND | MountFlags::RDONLY | kept;
-                match rustix::mount::mount_remount(point, flags, "") {
-                    Ok(()) => {}
-                    // Hidden under another mount, or out of this user's reach: nothing
-                    // the command can reach through this path either.
-                    Err(rustix::io::Errno::ACCESS | rustix::io::Errno::NOENT | rustix::io::Errno::NOTDIR) => {}
-                    Err(error) => return Err(errno(format!("make {} read-only", point.display()))(error)),
-                }
+        // Unreadable (hidden under another mount, out of this user's reach) or read-only
+        // already: nothing to do, the command cannot write there either.
+        if let Ok(Some(kept)) = kept_flags(point) {
+            let flags = MountFlags::BIND | MountFlags::RDONLY | kept;
+            match rustix::mount::mount_remount(point, flags, "") {
+                Ok(()) | Err(rustix::io::Errno::ACCESS | rustix::io::Errno::NOENT | rustix::io::Errno::NOTDIR) => {}
+                Err(error) => return Err(errno(format!("make {} read-only", point.display()))(error)),
             }
-            Ok(None) | Err(_) => {}
         }
     }
     // A path inside a hidden directory is hidden already.
@@ -452,8 +448,10 @@ fn seccomp(policy: &Policy) -> Result<(), SandboxError> {
     rules.insert(libc::SYS_clone, clone);
     // Typing into the terminal that started toolgate.
     let mut ioctl = Vec::new();
-    for request in [libc::TIOCSTI, libc::TIOCLINUX] {
-        ioctl.push(condition(1, SeccompCmpArgLen::Dword, SeccompCmpOp::Eq, request as u64)?);
+    // The request's type differs between C libraries (c_ulong, c_int).
+    #[allow(clippy::unnecessary_cast)]
+    for request in [libc::TIOCSTI as u64, libc::TIOCLINUX as u64] {
+        ioctl.push(condition(1, SeccompCmpArgLen::Dword, SeccompCmpOp::Eq, request)?);
     }
     rules.insert(libc::SYS_ioctl, ioctl);
     if !policy.network {

@@ -133,7 +133,7 @@ pub(crate) fn validate(value: &Value, file: &str) -> Result<(), ConfigError> {
         for (key, field) in map {
             let path = format!("sandbox.{key}");
             match key.as_str() {
-                "mode" if !field.as_str().is_some_and(|m| Mode::parse(m).is_some()) => {
+                "mode" if field.as_str().and_then(Mode::parse).is_none() => {
                     return Err(fail(&path, "\"off\", \"read-only\" or \"workspace-write\"", field));
                 }
                 "network" | "required" if !field.is_boolean() => return Err(fail(&path, "true or false", field)),
