@@ -23,6 +23,7 @@ const CRATES: &[&str] = &[
     "toolgate_builtins_session",
     "toolgate_server",
     "toolgate_gate",
+    "toolgate_sandbox",
 ];
 
 const PAGE_PREFIXES: &[&str] = &[
