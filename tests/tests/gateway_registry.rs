@@ -24,7 +24,10 @@ struct Sink {
 
 impl ToolSink for Sink {
     fn register(&self, name: &str, tool: toolgate_core::Tool) -> Result<(), String> {
-        let registration = self.registry.register([(name.to_string(), tool)]).map_err(|e| e.to_string())?;
+        let registration = self
+            .registry
+            .register([(name.to_string(), tool)])
+            .map_err(|e| e.to_string())?;
         let old = self.held.lock().unwrap().insert(name.to_string(), registration);
         drop(old);
         Ok(())
@@ -85,20 +88,32 @@ async fn list_changed_replaces_registrations_and_old_catalogs_go_stale() {
     gateway.start_all().await;
     let old = registry.materialize(|_| false);
     let offered: Vec<&str> = old.definitions().iter().map(|d| d.name.as_str()).collect();
-    assert!(offered.contains(&"py_echo") && !offered.contains(&"py_added_later"), "{offered:?}");
+    assert!(
+        offered.contains(&"py_echo") && !offered.contains(&"py_added_later"),
+        "{offered:?}"
+    );
     let ctx = Context::new("ses_1", "build");
     changes.borrow_and_update();
 
     // The server removes `echo` and says so.
     let shrunk = old.settle("py_shrink", json!({}), ctx.clone()).await;
     assert_eq!(text(&shrunk).await, "shrunk");
-    tokio::time::timeout(Duration::from_secs(20), changes.changed()).await.unwrap().unwrap();
+    tokio::time::timeout(Duration::from_secs(20), changes.changed())
+        .await
+        .unwrap()
+        .unwrap();
     assert!(!names(&registry).contains(&"py_echo".to_string()));
     // A call from the old catalog to the removed tool never runs elsewhere.
     let stale = old.settle("py_echo", json!({"text": "x"}), ctx.clone()).await;
-    assert!(matches!(stale, Err(SettleError::Stale { ref name }) if name == "py_echo"), "{stale:?}");
+    assert!(
+        matches!(stale, Err(SettleError::Stale { ref name }) if name == "py_echo"),
+        "{stale:?}"
+    );
     // A tool whose definition did not change keeps its registration.
-    let add = old.settle("py_add", json!({"a": 1, "b": 2}), ctx.clone()).await.unwrap();
+    let add = old
+        .settle("py_add", json!({"a": 1, "b": 2}), ctx.clone())
+        .await
+        .unwrap();
     assert_eq!(add.output.unwrap().structured, json!({"sum": 3}));
 
     // A tool added at run time is offered by the next catalog.
@@ -153,27 +168,47 @@ async fn the_reference_server_everything_over_stdio() {
     assert_eq!(names(&registry).len(), listed.len());
     let catalog = registry.materialize(|_| false);
     let ctx = Context::new("ses_1", "build");
-    let echo = catalog.settle("everything_echo", json!({"message": "hi"}), ctx.clone()).await;
+    let echo = catalog
+        .settle("everything_echo", json!({"message": "hi"}), ctx.clone())
+        .await;
     assert_eq!(text(&echo).await, "Echo: hi");
-    let sum = catalog.settle("everything_get-sum", json!({"a": 2, "b": 3}), ctx.clone()).await.unwrap();
+    let sum = catalog
+        .settle("everything_get-sum", json!({"a": 2, "b": 3}), ctx.clone())
+        .await
+        .unwrap();
     assert!(format!("{:?}", sum.result).contains('5'), "{sum:?}");
     let long = catalog
-        .settle("everything_trigger-long-running-operation", json!({"duration": 1, "steps": 2}), ctx.clone())
+        .settle(
+            "everything_trigger-long-running-operation",
+            json!({"duration": 1, "steps": 2}),
+            ctx.clone(),
+        )
         .await
         .unwrap();
     assert!(!long.result.is_error(), "{long:?}");
     let annotated = catalog
-        .settle("everything_get-annotated-message", json!({"messageType": "error", "includeImage": true}), ctx.clone())
+        .settle(
+            "everything_get-annotated-message",
+            json!({"messageType": "error", "includeImage": true}),
+            ctx.clone(),
+        )
         .await
         .unwrap();
-    let ModelResult::Content(parts) = &annotated.result else { panic!("{annotated:?}") };
+    let ModelResult::Content(parts) = &annotated.result else {
+        panic!("{annotated:?}")
+    };
     assert!(parts.iter().any(toolgate_core::Content::is_media), "{parts:?}");
-    let links = catalog.settle("everything_get-resource-links", json!({"count": 2}), ctx.clone()).await.unwrap();
+    let links = catalog
+        .settle("everything_get-resource-links", json!({"count": 2}), ctx.clone())
+        .await
+        .unwrap();
     assert!(format!("{:?}", links.result).contains("[resource link "), "{links:?}");
     // Sampling is not declared (toolgate has no model), so its tool is never offered: a
     // call to it fails clearly as an unknown tool, and nothing reaches the server.
     assert!(!listed.contains(&"trigger-sampling-request".to_string()));
-    let sampling = catalog.settle("everything_trigger-sampling-request", json!({"prompt": "hi"}), ctx).await;
+    let sampling = catalog
+        .settle("everything_trigger-sampling-request", json!({"prompt": "hi"}), ctx)
+        .await;
     assert!(
         matches!(sampling, Err(SettleError::Unknown { ref name }) if name == "everything_trigger-sampling-request"),
         "{sampling:?}"
