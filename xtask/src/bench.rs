@@ -369,6 +369,39 @@ const FIGURES: &[Figure] = &[
         target: Target::AtMost(f64::INFINITY),
         how: "the same run: only the lines that were executed, per second of the whole run",
     },
+    Figure {
+        issue: 17,
+        name: "MCP gateway: `tools/call` of a trivial upstream tool through `toolgate mcp` ÷ the same call made directly (median)",
+        unit: "×",
+        source: Source::Example {
+            example: "mcp_gateway",
+            key: "mcp_gateway_ratio",
+        },
+        target: Target::AtMost(1.3),
+        how: "whole process, `tests/examples/mcp_gateway.rs`: one minimal stdio JSON-RPC client, the Python SDK test server's `echo` called directly and as `py_echo` through the release `toolgate mcp` (rules, audit, output bound, the extra hop); median of 300 calls each, same run",
+    },
+    Figure {
+        issue: 17,
+        name: "MCP gateway: `tools/call` through `toolgate mcp` (median; reference)",
+        unit: "µs",
+        source: Source::Example {
+            example: "mcp_gateway",
+            key: "mcp_gateway_through_us",
+        },
+        target: Target::AtMost(f64::INFINITY),
+        how: "same run as the ratio; the direct call's median is printed as `mcp_gateway_direct_us`",
+    },
+    Figure {
+        issue: 17,
+        name: "`toolgate tools` cold with 10 MCP servers × 20 tools (median)",
+        unit: "ms",
+        source: Source::Example {
+            example: "mcp_fanout",
+            key: "mcp_fanout_tools_ms",
+        },
+        target: Target::AtMost(300.0),
+        how: "whole process, `tests/examples/mcp_fanout.rs`: the release binary with 10 stdio servers configured (a minimal MCP server, the example itself), started in parallel, initialize + tools/list each, 200 MCP tools listed; median of 10 runs",
+    },
 ];
 
 struct Measured<'a> {
