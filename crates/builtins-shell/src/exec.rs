@@ -112,17 +112,30 @@ impl Drop for GroupGuard {
     }
 }
 
-/// The shell to run commands with: `$SHELL` when it is bash or zsh, else `/bin/sh`.
+/// The shell to run commands with: `$SHELL` when it is bash or zsh, else bash where the
+/// system has it, else `/bin/sh`.
+///
+/// The permission analysis reads a line as bash does; running it with another shell (dash
+/// where `$SHELL` is unset, as under CI and service managers) would run something else.
 pub fn default_shell() -> std::path::PathBuf {
-    match std::env::var_os("SHELL").map(std::path::PathBuf::from) {
+    shell_from(std::env::var_os("SHELL"), |path| path.is_file())
+}
+
+/// [`default_shell`] with its environment as arguments, so it can be tried without one.
+fn shell_from(shell: Option<std::ffi::OsString>, exists: impl Fn(&std::path::Path) -> bool) -> std::path::PathBuf {
+    match shell.map(std::path::PathBuf::from) {
         Some(shell)
             if shell.is_absolute()
-                && shell.is_file()
+                && exists(&shell)
                 && matches!(shell.file_name().and_then(|n| n.to_str()), Some("bash" | "zsh")) =>
         {
             shell
         }
-        _ => std::path::PathBuf::from("/bin/sh"),
+        _ => ["/bin/bash", "/usr/bin/bash", "/usr/local/bin/bash"]
+            .into_iter()
+            .map(std::path::PathBuf::from)
+            .find(|bash| exists(bash))
+            .unwrap_or_else(|| std::path::PathBuf::from("/bin/sh")),
     }
 }
 
@@ -338,5 +351,45 @@ mod tests {
         capture.push(b"world");
         assert_eq!(capture.text(), "hello world");
         assert_eq!(capture.dropped(), 0);
+    }
+}
+
+#[cfg(test)]
+mod shell_tests {
+    use std::path::{Path, PathBuf};
+
+    use super::shell_from;
+
+    #[test]
+    fn bash_is_preferred_when_shell_is_unset_or_not_a_bash() {
+        let has = |known: &'static [&'static str]| move |path: &Path| known.iter().any(|k| Path::new(k) == path);
+        // Unset (CI, service managers): bash where the system has it, not dash.
+        assert_eq!(
+            shell_from(None, has(&["/bin/sh", "/bin/bash"])),
+            PathBuf::from("/bin/bash")
+        );
+        assert_eq!(
+            shell_from(None, has(&["/bin/sh", "/usr/bin/bash"])),
+            PathBuf::from("/usr/bin/bash")
+        );
+        assert_eq!(shell_from(None, has(&["/bin/sh"])), PathBuf::from("/bin/sh"));
+        // A shell that is not bash or zsh is not used.
+        assert_eq!(
+            shell_from(Some("/usr/bin/fish".into()), has(&["/usr/bin/fish", "/bin/bash"])),
+            PathBuf::from("/bin/bash")
+        );
+        // A relative or missing $SHELL is not used either.
+        assert_eq!(
+            shell_from(Some("bash".into()), has(&["/bin/bash"])),
+            PathBuf::from("/bin/bash")
+        );
+        assert_eq!(
+            shell_from(Some("/opt/bash".into()), has(&["/usr/bin/bash"])),
+            PathBuf::from("/usr/bin/bash")
+        );
+        assert_eq!(
+            shell_from(Some("/usr/bin/zsh".into()), has(&["/usr/bin/zsh", "/bin/bash"])),
+            PathBuf::from("/usr/bin/zsh")
+        );
     }
 }

@@ -197,7 +197,12 @@ fn candidates(line: &str) -> Vec<String> {
     let fields: Vec<&str> = line.split(": ").collect();
     if fields.len() >= 3 {
         for field in fields[1..fields.len() - 1].iter().rev() {
+            // dash and busybox put a verb before the path: `sh: 1: cannot create x: …`.
             let field = field.trim();
+            let field = ["cannot create ", "can't create ", "cannot open ", "can't open "]
+                .iter()
+                .find_map(|verb| field.strip_prefix(verb))
+                .unwrap_or(field);
             if could_be_path(field) && !found.iter().any(|f| f == field) {
                 found.push(field.to_string());
             }
@@ -302,6 +307,14 @@ mod tests {
             .explain("/bin/bash: line 1: locked: Read-only file system")
             .unwrap();
         assert!(note.starts_with("sandbox: /p/locked is read-only"), "{note}");
+        // dash and busybox spell it with a verb before the path.
+        for line in [
+            "/bin/sh: 1: cannot create locked: Read-only file system",
+            "sh: can't create locked: Read-only file system",
+        ] {
+            let note = policy.explain(line).unwrap();
+            assert!(note.starts_with("sandbox: /p/locked is read-only"), "{line}: {note}");
+        }
         let note = policy.explain("cat: .env: Permission denied").unwrap();
         assert!(note.starts_with("sandbox: /p/.env is hidden"), "{note}");
         let note = policy.explain("cat: secrets/key: Permission denied").unwrap();
