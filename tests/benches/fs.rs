@@ -1,4 +1,4 @@
-//! File tools: edit of a 10 MiB file, apply_patch of 100 files × 10 hunks.
+//! File tools: edit of a 10 MiB file, alone and 20 at once, apply_patch of 100 files × 10 hunks.
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
 use std::sync::Arc;
@@ -42,6 +42,42 @@ fn edit(c: &mut Criterion) {
                 .block_on(tool.settle(input, Context::default()))
                 .unwrap()
                 .unwrap()
+        })
+    });
+    group.finish();
+}
+
+fn edit_concurrent(c: &mut Criterion) {
+    let dir = tempfile::tempdir().unwrap();
+    let line = "let value = compute(input, options).unwrap_or_default(); // padding\n";
+    let body = line.repeat(10 * 1024 * 1024 / line.len() / 20);
+    let text: String = (0..20).map(|k| format!("{body}MARKER_{k:02} = 1\n")).collect();
+    std::fs::write(dir.path().join("big.rs"), &text).unwrap();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .build()
+        .unwrap();
+    let tool = edit_tool(services(dir.path()));
+    let mut group = c.benchmark_group("fs");
+    group.sample_size(10);
+    // 20 edits of the one file at once, each of its own line; every one must land.
+    let flip = std::cell::Cell::new(false);
+    group.bench_function("edit_10mib_20_concurrent", |b| {
+        b.iter(|| {
+            let (from, to) = if flip.get() { ("2", "1") } else { ("1", "2") };
+            flip.set(!flip.get());
+            runtime.block_on(async {
+                let calls: Vec<_> = (0..20)
+                    .map(|k| {
+                        let tool = tool.clone();
+                        let input = serde_json::json!({"path": "big.rs", "oldString": format!("MARKER_{k:02} = {from}"), "newString": format!("MARKER_{k:02} = {to}")});
+                        tokio::spawn(async move { tool.settle(input, Context::default()).await })
+                    })
+                    .collect();
+                for call in calls {
+                    call.await.unwrap().unwrap().unwrap();
+                }
+            })
         })
     });
     group.finish();
@@ -100,5 +136,5 @@ fn patch(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, edit, patch);
+criterion_group!(benches, edit, edit_concurrent, patch);
 criterion_main!(benches);

@@ -25,6 +25,12 @@ enum Source {
     },
     /// A `figure <key> <value>` line printed by a release example.
     Example { example: &'static str, key: &'static str },
+    /// The median of one criterion benchmark divided by the median of another.
+    Ratio {
+        bench: &'static str,
+        id: &'static str,
+        over: &'static str,
+    },
 }
 
 /// Which way a target points.
@@ -169,7 +175,7 @@ const FIGURES: &[Figure] = &[
             key: "grep_ratio",
         },
         target: Target::AtMost(1.1),
-        how: "whole process, `tests/examples/fs_bench.rs`: the grep tool settled in a fresh process against `rg -n 'unsafe impl'`, on `cargo vendor` of this workspace (about 270 MB) in target/bench-vendor; median of 7 after a warm-up",
+        how: "whole process, `tests/examples/fs_bench.rs`: the release `toolgate call grep` (config, rules, audit, bound) against `rg -n 'unsafe impl'`, on `cargo vendor` of this workspace in target/bench-vendor; the two alternate run by run, and which goes first alternates too; median of 11 after two warm-ups each",
     },
     Figure {
         issue: 4,
@@ -180,7 +186,7 @@ const FIGURES: &[Figure] = &[
             key: "glob_ratio",
         },
         target: Target::AtMost(1.1),
-        how: "whole process, `tests/examples/fs_bench.rs`: the glob tool (newest first, so it also stats every match) against ripgrep's file listing; median of 7",
+        how: "whole process, `tests/examples/fs_bench.rs`: the release `toolgate call glob '**/*.rs'` (newest first, so it also stats every match; hidden files in, .git out) against `rg --files -g '*.rs'`, alternating as above; median of 11",
     },
     Figure {
         issue: 4,
@@ -191,7 +197,7 @@ const FIGURES: &[Figure] = &[
             key: "read_last_page_ratio",
         },
         target: Target::AtMost(1.5),
-        how: "whole process, `tests/examples/fs_bench.rs`: read with an offset 100 lines before the end of a generated 1 GiB log (page cache warm) against `wc -l` on it; median of 7",
+        how: "whole process, `tests/examples/fs_bench.rs`: the release `toolgate call read` with an offset 100 lines before the end of a generated 1 GiB log of 107-byte lines (10,034,971 lines, page cache warm) against `wc -l` on it, alternating as above; median of 11 (#13: the first version timed the tool in-process on 80-byte lines with `wc` always first)",
     },
     Figure {
         issue: 4,
@@ -202,7 +208,7 @@ const FIGURES: &[Figure] = &[
             key: "read_peak_rss_mib",
         },
         target: Target::AtMost(32.0),
-        how: "whole process: VmHWM of the reading process (largest of 7)",
+        how: "whole process: `/usr/bin/time -f %M` of the release `toolgate call read` (largest of 3)",
     },
     Figure {
         issue: 4,
@@ -402,6 +408,40 @@ const FIGURES: &[Figure] = &[
         target: Target::AtMost(300.0),
         how: "whole process, `tests/examples/mcp_fanout.rs`: the release binary with 10 stdio servers configured (a minimal MCP server, the example itself), started in parallel, initialize + tools/list each, 200 MCP tools listed; median of 10 runs",
     },
+    Figure {
+        issue: 13,
+        name: "edit of a 10 MiB file with the cross-process lock and the compare-and-swap checks (median)",
+        unit: "ms",
+        source: Source::MedianMillis {
+            bench: "fs",
+            id: "fs/edit_10mib",
+        },
+        target: Target::AtMost(30.0),
+        how: "criterion, `tests/benches/fs.rs`: the edit tool end to end: flock on the file, read under the lock, replace, temporary file, check (inode, size, mtime, ctime), rename, wait for writers of the old inode in /proc, post-check",
+    },
+    Figure {
+        issue: 13,
+        name: "20 concurrent edits of one 10 MiB file ÷ one edit (medians)",
+        unit: "×",
+        source: Source::Ratio {
+            bench: "fs",
+            id: "fs/edit_10mib_20_concurrent",
+            over: "fs/edit_10mib",
+        },
+        target: Target::AtMost(20.0),
+        how: "criterion, `tests/benches/fs.rs`: 20 edit calls spawned at once on a 2-worker runtime, each of its own line of the same file, all of which must land, divided by one edit",
+    },
+    Figure {
+        issue: 13,
+        name: "grep over 5,000,000 matching lines, peak RSS",
+        unit: "MiB",
+        source: Source::Example {
+            example: "grep_peak",
+            key: "grep_5m_peak_rss_mib",
+        },
+        target: Target::AtMost(32.0),
+        how: "whole process, `tests/examples/grep_peak.rs`: VmHWM of a fresh process that settles grep (limit 100) over a 101 MB file of 5 M matching lines and checks the answer counts all of them (largest of 3)",
+    },
 ];
 
 struct Measured<'a> {
@@ -428,9 +468,10 @@ impl Measured<'_> {
 
 fn bench_of(source: &Source) -> Option<&'static str> {
     match source {
-        Source::MedianMicros { bench, .. } | Source::MedianMillis { bench, .. } | Source::Throughput { bench, .. } => {
-            Some(bench)
-        }
+        Source::MedianMicros { bench, .. }
+        | Source::MedianMillis { bench, .. }
+        | Source::Throughput { bench, .. }
+        | Source::Ratio { bench, .. } => Some(bench),
         Source::Example { .. } => None,
     }
 }
@@ -461,7 +502,7 @@ pub(crate) fn run(filter: Option<&str>) -> Result<()> {
         matches!(
             f.source,
             Source::Example {
-                example: "cold_start",
+                example: "cold_start" | "fs_bench",
                 ..
             }
         )
@@ -490,6 +531,7 @@ pub(crate) fn run(filter: Option<&str>) -> Result<()> {
             Source::MedianMicros { id, .. } => median_ns(id)? / 1_000.0,
             Source::MedianMillis { id, .. } => median_ns(id)? / 1_000_000.0,
             Source::Throughput { id, bytes, .. } => bytes / median_ns(id)?,
+            Source::Ratio { id, over, .. } => median_ns(id)? / median_ns(over)?,
             Source::Example { example, key } => example_figure(&example_output[example], key)
                 .with_context(|| format!("example {example} printed no `figure {key}` line"))?,
         };
