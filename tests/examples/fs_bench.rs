@@ -91,7 +91,7 @@ fn big_log(root: &Path) -> (PathBuf, u64) {
         let mut file = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(&path).unwrap());
         for n in 0..full {
             let line = format!(
-                "2026-11-29T12:00:00.000Z INFO request served in {:05} ms method=GET path=/api/v1/items/{n:010} st=200\n",
+                "2026-11-29T12:00:00.000Z INFO request served in {:07} ms method=GET path=/api/v1/items/{n:010} st=200\n",
                 n % 100_000
             );
             assert_eq!(line.len(), LINE_BYTES);

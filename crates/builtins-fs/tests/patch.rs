@@ -273,3 +273,33 @@ async fn a_failing_write_restores_every_file() {
     assert_eq!(project.read("b.txt"), "b\n");
     assert_eq!(project.read("locked/c.txt"), "c\n");
 }
+
+#[tokio::test]
+async fn already_applied_is_said_only_when_the_new_lines_prove_it() {
+    let project = Project::new();
+    project.write("a.rs", "fn main() {\n    run();\n}\n");
+    let tool = patch_tool(project.services());
+    // The old line is missing and the new one is a lone `}`, which is everywhere: not proof.
+    let brace = "*** Begin Patch\n*** Update File: a.rs\n@@\n-    stop();\n+}\n*** End Patch";
+    let error = call(&tool, json!({"patchText": brace})).await.unwrap_err();
+    assert!(error.contains("Failed to find expected lines"), "{error}");
+    assert!(!error.contains("already applied"), "{error}");
+    // New lines that say something, found once: already applied.
+    let applied = "*** Begin Patch\n*** Update File: a.rs\n@@\n-    walk();\n+    run();\n*** End Patch";
+    let error = call(&tool, json!({"patchText": applied})).await.unwrap_err();
+    assert!(error.contains("already applied"), "{error}");
+    assert_eq!(project.read("a.rs"), "fn main() {\n    run();\n}\n");
+}
+
+#[tokio::test]
+async fn crlf_files_keep_crlf_in_the_lines_a_patch_touches() {
+    let project = Project::new();
+    project.write("win.txt", "one\r\ntwo\r\nthree\r\n");
+    project.write("mixed.txt", "unix\nwin\r\nlast\n");
+    let tool = patch_tool(project.services());
+    let patch = "*** Begin Patch\n*** Update File: win.txt\n@@\n one\n-two\n+TWO\n+two and a half\n three\n@@\n+four\n*** Update File: mixed.txt\n@@\n-win\n+WIN\n*** End Patch";
+    call(&tool, json!({"patchText": patch})).await.unwrap();
+    assert_eq!(project.read("win.txt"), "one\r\nTWO\r\ntwo and a half\r\nthree\r\nfour\r\n");
+    // Lines left alone keep their own ending; new lines get the file's (it has CRLF).
+    assert_eq!(project.read("mixed.txt"), "unix\nWIN\r\nlast\n");
+}

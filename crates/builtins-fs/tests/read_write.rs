@@ -292,3 +292,29 @@ async fn concurrent_writes_never_interleave() {
     assert!(content.lines().all(|line| line == first));
     assert_eq!(content.lines().count(), 50_000);
 }
+
+#[tokio::test]
+async fn suggestions_are_spelled_as_the_path_was_given_and_listings_skip_special_files() {
+    let project = Project::new();
+    project.write("src/config.toml", "");
+    let read = read_tool(project.services());
+    let error = call(&read, json!({"path": "src/config"})).await.unwrap_err();
+    assert_eq!(error, "File not found: src/config\n\nDid you mean one of these?\nsrc/config.toml");
+    let absolute = project.root().join("src/config");
+    let error = call(&read, json!({"path": absolute.to_str().unwrap()})).await.unwrap_err();
+    assert!(
+        error.ends_with(&format!("\n{}", project.root().join("src/config.toml").display())),
+        "{error}"
+    );
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        project.dir.path().join("src/pipe"),
+        rustix::fs::FileType::Fifo,
+        rustix::fs::Mode::from_raw_mode(0o644),
+        0,
+    )
+    .unwrap();
+    let _socket = std::os::unix::net::UnixListener::bind(project.dir.path().join("src/sock")).unwrap();
+    let listing = call(&read, json!({"path": "src"})).await.unwrap();
+    assert_eq!(listing, "Read directory src, entries 1-1\nconfig.toml");
+}
