@@ -596,6 +596,17 @@ pub(crate) fn transact(held: &[Held], writes: &[Write], cancel: &Cancel) -> Resu
     // any more, so nobody new can open it), then carry an append over, or undo everything
     // for any other change.
     let mut late: Option<(usize, Vec<u8>)> = None;
+    // One scan of /proc for every replaced inode at once.
+    let replaced: HashSet<(u64, u64)> = done
+        .iter()
+        .filter_map(|record| match record {
+            Done::Replaced { index, .. } | Done::Deleted { index } => {
+                held[*index].locked.as_ref().map(|locked| locked.meta.key())
+            }
+            _ => None,
+        })
+        .collect();
+    wait_for_writers(&replaced, Instant::now() + WRITER_WAIT);
     for record in &done {
         let (index, length) = match record {
             Done::Replaced { index, length, .. } => (*index, Some(*length)),
@@ -603,7 +614,6 @@ pub(crate) fn transact(held: &[Held], writes: &[Write], cancel: &Cancel) -> Resu
             _ => continue,
         };
         let Some(locked) = &held[index].locked else { continue };
-        wait_for_writers(locked.meta.key(), Instant::now() + WRITER_WAIT);
         // Not the ctime: the rename itself changes it (the old inode lost its name).
         let now = Meta::of(&locked.file.metadata()?);
         let seen = locked.seen.get();
@@ -637,19 +647,23 @@ pub(crate) fn transact(held: &[Held], writes: &[Write], cancel: &Cancel) -> Resu
     Ok(())
 }
 
-/// Waits until no process this one can see has the inode `key` open for writing, or the
+/// Waits until no process this one can see has one of the inodes `keys` open for writing, or the
 /// deadline passes. `/proc/<pid>/fd` shows every descriptor of the processes of this user
 /// (of every user, for root); a replaced inode shows there as `… (deleted)`.
-fn wait_for_writers(key: (u64, u64), deadline: Instant) {
+fn wait_for_writers(keys: &HashSet<(u64, u64)>, deadline: Instant) {
+    if keys.is_empty() {
+        return;
+    }
     let mut pause = Duration::from_micros(100);
-    while writer_exists(key) && Instant::now() < deadline {
+    while writer_exists(keys) && Instant::now() < deadline {
         std::thread::sleep(pause);
         pause = (pause * 2).min(Duration::from_millis(2));
     }
 }
 
-/// Whether some visible process has the (replaced, nameless) inode `key` open for writing.
-fn writer_exists(key: (u64, u64)) -> bool {
+/// Whether some visible process has one of the (replaced, nameless) inodes `keys` open for
+/// writing.
+fn writer_exists(keys: &HashSet<(u64, u64)>) -> bool {
     let Ok(processes) = std::fs::read_dir("/proc") else {
         return false;
     };
@@ -668,7 +682,7 @@ fn writer_exists(key: (u64, u64)) -> bool {
             if !nameless {
                 continue;
             }
-            let same = std::fs::metadata(&path).is_ok_and(|meta| (meta.dev(), meta.ino()) == key);
+            let same = std::fs::metadata(&path).is_ok_and(|meta| keys.contains(&(meta.dev(), meta.ino())));
             if same && opened_for_writing(&process.path(), &descriptor.file_name()) {
                 return true;
             }

@@ -299,7 +299,10 @@ async fn crlf_files_keep_crlf_in_the_lines_a_patch_touches() {
     let tool = patch_tool(project.services());
     let patch = "*** Begin Patch\n*** Update File: win.txt\n@@\n one\n-two\n+TWO\n+two and a half\n three\n@@\n+four\n*** Update File: mixed.txt\n@@\n-win\n+WIN\n*** End Patch";
     call(&tool, json!({"patchText": patch})).await.unwrap();
-    assert_eq!(project.read("win.txt"), "one\r\nTWO\r\ntwo and a half\r\nthree\r\nfour\r\n");
+    assert_eq!(
+        project.read("win.txt"),
+        "one\r\nTWO\r\ntwo and a half\r\nthree\r\nfour\r\n"
+    );
     // Lines left alone keep their own ending; new lines get the file's (it has CRLF).
     assert_eq!(project.read("mixed.txt"), "unix\nWIN\r\nlast\n");
 }

@@ -299,9 +299,14 @@ async fn suggestions_are_spelled_as_the_path_was_given_and_listings_skip_special
     project.write("src/config.toml", "");
     let read = read_tool(project.services());
     let error = call(&read, json!({"path": "src/config"})).await.unwrap_err();
-    assert_eq!(error, "File not found: src/config\n\nDid you mean one of these?\nsrc/config.toml");
+    assert_eq!(
+        error,
+        "File not found: src/config\n\nDid you mean one of these?\nsrc/config.toml"
+    );
     let absolute = project.root().join("src/config");
-    let error = call(&read, json!({"path": absolute.to_str().unwrap()})).await.unwrap_err();
+    let error = call(&read, json!({"path": absolute.to_str().unwrap()}))
+        .await
+        .unwrap_err();
     assert!(
         error.ends_with(&format!("\n{}", project.root().join("src/config.toml").display())),
         "{error}"
