@@ -43,6 +43,21 @@ fn decision(c: &mut Criterion) {
             std::hint::black_box(rules.evaluate_naive("bash", std::hint::black_box("tool505 --flag value"))).effect
         })
     });
+    let mut large = vec![Rule::new("*", "*", Effect::Allow, Origin::Defaults)];
+    for n in 0..10_000 {
+        large.push(Rule::new(
+            "edit",
+            format!("src/module{n}/*/part?{n}.rs"),
+            Effect::Allow,
+            Origin::UserConfig,
+        ));
+    }
+    large.push(Rule::new("edit", "secret/*", Effect::Deny, Origin::UserConfig));
+    let large = Ruleset::new(large);
+    assert_eq!(large.evaluate("edit", "secret/key").effect, Effect::Deny);
+    group.bench_function("decision_10000_rules", |b| {
+        b.iter(|| std::hint::black_box(large.evaluate("edit", std::hint::black_box("src/lib.rs"))).effect)
+    });
     group.finish();
 }
 

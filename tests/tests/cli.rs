@@ -178,11 +178,14 @@ fn check_analyses_bash_like_the_tool() {
     let report = json_of(&out);
     assert_eq!(report["action"], "bash");
     assert_eq!(report["resources"][1]["resource"], "rm -rf build");
+    let project_config = std::fs::canonicalize(sandbox.project()).unwrap().join("toolgate.json");
     assert_eq!(
         report["resources"][1]["rule"],
-        json!({"action": "bash", "resource": "rm *", "effect": "deny", "origin": "user_config"})
+        json!({"action": "bash", "resource": "rm *", "effect": "deny", "origin": "user_config",
+               "source": project_config.display().to_string()})
     );
-    assert_eq!(report["save"], json!(["git status *", "rm *"]));
+    // `git status` is already allowed: "always" would save only the other part's pattern.
+    assert_eq!(report["save"], json!(["rm *"]));
     assert_eq!(
         report["resources"][0]["savePattern"], "git status *",
         "each sub-command with its save pattern"

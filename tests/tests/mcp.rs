@@ -182,3 +182,29 @@ fn without_elicitation_asks_are_declined() {
     drop(pipes.input);
     let _ = pipes.child.wait();
 }
+
+#[test]
+fn mcp_asks_doom_loop_on_repeated_calls() {
+    let sandbox = Sandbox::new();
+    sandbox.write("project/hello.txt", "hello world\n");
+    sandbox.write(
+        "project/toolgate.json",
+        r#"{"doom_loop_threshold": 3, "permission": {"doom_loop": "deny"}}"#,
+    );
+    let mut pipes = Pipes::start(&sandbox, json!({}));
+    let call = |pipes: &mut Pipes, id: u64, arguments: Value| {
+        pipes.send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "read", "arguments": arguments}}));
+        pipes.response(id, "once")
+    };
+    let same = json!({"path": "hello.txt", "limit": 5});
+    assert_eq!(call(&mut pipes, 2, same.clone())["result"]["isError"], false);
+    assert_eq!(call(&mut pipes, 3, same.clone())["result"]["isError"], false);
+    let third = call(&mut pipes, 4, same.clone());
+    assert_eq!(third["result"]["isError"], true, "{third}");
+    assert_eq!(third["result"]["content"][0]["text"], "Permission denied: doom_loop");
+    // The same values in another key order are another call.
+    let swapped = call(&mut pipes, 5, json!({"limit": 5, "path": "hello.txt"}));
+    assert_eq!(swapped["result"]["isError"], false, "{swapped}");
+    drop(pipes.input);
+    let _ = pipes.child.wait();
+}

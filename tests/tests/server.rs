@@ -315,3 +315,157 @@ async fn shutdown_declines_pending_asks_and_exits_zero() {
         .unwrap();
     assert_eq!(status.code(), Some(0));
 }
+
+/// The pending asks, polled until there are `count` (10 s deadline).
+async fn pending(served: &Served, count: usize) -> Vec<Value> {
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let (_, list) = get(served, "/permission").await;
+        let list = list.as_array().cloned().unwrap_or_default();
+        if list.len() >= count {
+            return list;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "expected {count} pending asks: {list:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+fn call_in_background(served: &Served, session: &str, body: Value) -> tokio::task::JoinHandle<Value> {
+    let url = format!("{}/session/{session}/call", served.base);
+    tokio::spawn(async move {
+        client()
+            .post(url)
+            .bearer_auth(TOKEN)
+            .body(body.to_string())
+            .send()
+            .await
+            .unwrap()
+            .json_value()
+            .await
+    })
+}
+
+#[tokio::test]
+async fn a_reply_to_another_projects_request_is_not_found() {
+    // Issue #11 item 7: two servers, two projects; an id of one is unknown to the other.
+    let (first, second) = (Sandbox::new(), Sandbox::new());
+    for sandbox in [&first, &second] {
+        sandbox.write("project/toolgate.json", r#"{"permission": {"bash": "ask"}}"#);
+    }
+    let (a, b) = (serve(&first), serve(&second));
+    let call = call_in_background(&a, "s", json!({"tool": "bash", "input": {"command": "echo a"}}));
+    let asked = pending(&a, 1).await;
+    let id = asked[0]["id"].as_str().unwrap().to_string();
+    let (status, body) = post(&b, &format!("/permission/{id}/reply"), r#"{"reply": "once"}"#).await;
+    assert_eq!(
+        (status, body["error"].as_str().unwrap()),
+        (404, format!("no pending permission request {id}").as_str())
+    );
+    assert_eq!(pending(&a, 1).await[0]["id"], id, "still pending where it was asked");
+    assert_eq!(
+        post(&a, &format!("/permission/{id}/reply"), r#"{"reply": "once"}"#)
+            .await
+            .0,
+        200
+    );
+    let result = call.await.unwrap();
+    assert_eq!(result["result"]["type"], "text", "{result}");
+}
+
+#[tokio::test]
+async fn a_whitespace_message_rejects_as_a_correction() {
+    let sandbox = Sandbox::new();
+    sandbox.write("project/toolgate.json", r#"{"permission": {"bash": "ask"}}"#);
+    let served = serve(&sandbox);
+    let call = call_in_background(&served, "s", json!({"tool": "bash", "input": {"command": "echo x"}}));
+    let id = pending(&served, 1).await[0]["id"].as_str().unwrap().to_string();
+    let reply = json!({"reply": "reject", "message": "   "}).to_string();
+    assert_eq!(post(&served, &format!("/permission/{id}/reply"), &reply).await.0, 200);
+    let result = call.await.unwrap();
+    assert_eq!(result["declined"], false, "a correction lets the loop go on: {result}");
+    assert_eq!(
+        result["result"]["value"],
+        "The user rejected permission to use this specific tool call with the following feedback:    "
+    );
+}
+
+#[tokio::test]
+async fn serve_asks_doom_loop_per_session() {
+    let sandbox = Sandbox::new();
+    sandbox.write("project/a.txt", "alpha\n");
+    sandbox.write("project/toolgate.json", r#"{"doom_loop_threshold": 2}"#);
+    let served = serve(&sandbox);
+    let body = json!({"tool": "read", "input": {"path": "a.txt"}});
+    let (status, first) = post(&served, "/session/s1/call", &body.to_string()).await;
+    assert_eq!((status, &first["result"]["type"]), (200, &json!("text")), "{first}");
+    // The second identical call of the session asks doom_loop, naming the tool.
+    let call = call_in_background(&served, "s1", body.clone());
+    let asked = pending(&served, 1).await;
+    assert_eq!(asked[0]["action"], "doom_loop");
+    assert_eq!(asked[0]["resources"], json!(["read"]));
+    assert_eq!(asked[0]["metadata"]["input"], json!({"path": "a.txt"}));
+    let id = asked[0]["id"].as_str().unwrap();
+    assert_eq!(
+        post(&served, &format!("/permission/{id}/reply"), r#"{"reply": "reject"}"#)
+            .await
+            .0,
+        200
+    );
+    let result = call.await.unwrap();
+    assert_eq!(result["declined"], true, "{result}");
+    // Another session, or the same values in another key order, is not a loop.
+    let (_, other) = post(&served, "/session/s2/call", &body.to_string()).await;
+    assert_eq!(other["result"]["type"], "text", "{other}");
+    let reordered = r#"{"tool": "read", "input": {"path": "a.txt", "limit": 1}}"#;
+    let (_, once) = post(&served, "/session/s3/call", reordered).await;
+    assert_eq!(once["result"]["type"], "text", "{once}");
+    let (_, swapped) = post(
+        &served,
+        "/session/s3/call",
+        r#"{"tool": "read", "input": {"limit": 1, "path": "a.txt"}}"#,
+    )
+    .await;
+    assert_eq!(swapped["result"]["type"], "text", "key order counts: {swapped}");
+}
+
+#[tokio::test]
+async fn the_ask_payload_carries_the_file_diff_and_the_allowed_parts() {
+    let sandbox = Sandbox::new();
+    sandbox.write(
+        "project/toolgate.json",
+        r#"{"permission": {"edit": "ask", "bash": {"*": "ask", "ls *": "allow"}}}"#,
+    );
+    let text: String = (1..=30).map(|n| format!("row {n}\n")).collect();
+    sandbox.write("project/rows.txt", &text);
+    let served = serve(&sandbox);
+    let edit = call_in_background(
+        &served,
+        "s",
+        json!({"tool": "edit", "input": {"path": "rows.txt", "oldString": "row 20\n", "newString": "row twenty\n"}}),
+    );
+    let asked = pending(&served, 1).await;
+    let diff = asked[0]["metadata"]["diff"].as_str().unwrap();
+    assert!(
+        diff.starts_with("--- rows.txt\n+++ rows.txt\n@@ -17,7 +17,7 @@\n row 17\n"),
+        "{diff}"
+    );
+    assert!(diff.contains("-row 20\n+row twenty\n row 21\n"), "{diff}");
+    let id = asked[0]["id"].as_str().unwrap();
+    post(&served, &format!("/permission/{id}/reply"), r#"{"reply": "reject"}"#).await;
+    edit.await.unwrap();
+    let bash = call_in_background(
+        &served,
+        "t",
+        json!({"tool": "bash", "input": {"command": "ls && touch new"}}),
+    );
+    let asked = pending(&served, 1).await;
+    assert_eq!(asked[0]["resources"], json!(["ls", "touch new"]));
+    assert_eq!(asked[0]["allowed"], json!(["ls"]));
+    assert_eq!(asked[0]["save"], json!(["touch *"]));
+    let id = asked[0]["id"].as_str().unwrap();
+    post(&served, &format!("/permission/{id}/reply"), r#"{"reply": "reject"}"#).await;
+    bash.await.unwrap();
+}

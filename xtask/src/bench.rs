@@ -98,7 +98,7 @@ const FIGURES: &[Figure] = &[
             id: "permission/decision_1000_rules",
         },
         target: Target::AtMost(2.0),
-        how: "criterion, `tests/benches/permission.rs`: rules indexed by literal action, one RegexSet pass per action, wildcard actions checked from the end",
+        how: "criterion, `tests/benches/permission.rs`: rules indexed by literal action (literal and `word *` patterns by hash, the rest in RegexSets of at most 512 patterns, long patterns matched alone), wildcard actions checked from the end; nothing is ever skipped",
     },
     Figure {
         issue: 3,
@@ -110,6 +110,17 @@ const FIGURES: &[Figure] = &[
         },
         target: Target::AtMost(f64::INFINITY),
         how: "criterion: every rule's precompiled pattern tried from the end; the proptest reference of the indexed evaluation",
+    },
+    Figure {
+        issue: 11,
+        name: "one permission decision against 10,000 edit rules with a deny after them (reference, not a target)",
+        unit: "µs",
+        source: Source::MedianMicros {
+            bench: "permission",
+            id: "permission/decision_10000_rules",
+        },
+        target: Target::AtMost(f64::INFINITY),
+        how: "criterion, `tests/benches/permission.rs`: 10,000 `src/moduleN/*/part?N.rs` edit rules (20 RegexSet passes) and `secret/*: deny` last, deciding `src/lib.rs`, which none of them matches, so every pass runs",
     },
     Figure {
         issue: 3,

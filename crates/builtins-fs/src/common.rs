@@ -1,6 +1,7 @@
 //! What every file tool does first: resolve the path, then ask — in that order, so a
 //! refused call reads nothing.
 
+use std::path::Path;
 use std::sync::Arc;
 
 use toolgate_core::{Context, Location, PathKind, PermissionRequest, Permissions, ResolvedPath, ToolFailure};
@@ -38,6 +39,19 @@ impl Services {
             save,
             metadata,
         } = ask;
+        let resolved = self.resolve_outside(ctx, path, kind, &failure).await?;
+        self.assert_on(ctx, &resolved, action, save, metadata, &failure).await?;
+        Ok(resolved)
+    }
+
+    /// Resolves `path` and asks `external_directory` when it is outside.
+    async fn resolve_outside(
+        &self,
+        ctx: &Context,
+        path: &str,
+        kind: PathKind,
+        failure: &impl Fn() -> String,
+    ) -> Result<ResolvedPath, ToolFailure> {
         let resolved = self
             .location
             .resolve(path, kind)
@@ -53,6 +67,19 @@ impl Services {
                 .await
                 .map_err(|refusal| ToolFailure::from(refusal).with_message(failure()))?;
         }
+        Ok(resolved)
+    }
+
+    /// Asks `action` on the resolved resource.
+    async fn assert_on(
+        &self,
+        ctx: &Context,
+        resolved: &ResolvedPath,
+        action: &str,
+        save: &[&str],
+        metadata: serde_json::Map<String, serde_json::Value>,
+        failure: &impl Fn() -> String,
+    ) -> Result<(), ToolFailure> {
         let mut request = PermissionRequest::new(action)
             .resources([resolved.resource.clone()])
             .save(save.iter().copied());
@@ -63,8 +90,7 @@ impl Services {
                 _ => failure(),
             };
             ToolFailure::from(refusal).with_message(message)
-        })?;
-        Ok(resolved)
+        })
     }
 }
 
@@ -86,28 +112,79 @@ impl Services {
         self.authorize(ctx, ask, failure).await
     }
 
-    /// [`Services::authorize`] for changing a file: `edit`, saved as `*`, with the change
-    /// as a unified diff for the prompt. The diff comes from the request alone: nothing is
-    /// read before approval.
+    /// [`Services::authorize`] for changing a file: `edit`, saved as `*`, with a unified
+    /// diff of the whole file for the prompt (spec §5.3, §5.4; issue #11): `change` turns
+    /// the current content (`None` for a missing file) into the new one. The file is read
+    /// for this only when a person will be asked ([`Permissions::would_ask`]) — after any
+    /// `external_directory` approval, never for a call a rule allows or denies — and only
+    /// if it is a regular file of at most [`PREVIEW_MAX_BYTES`]; otherwise, or when
+    /// `change` cannot say (no match), the prompt shows `fallback`, the change as the
+    /// request states it. Nothing read here decides anything or reaches the model.
     pub(crate) async fn authorize_edit(
         &self,
         ctx: &Context,
         path: &str,
-        diff: String,
+        fallback: String,
+        change: impl FnOnce(Option<&str>) -> Option<String> + Send + 'static,
         failure: impl Fn() -> String,
     ) -> Result<ResolvedPath, ToolFailure> {
+        let resolved = self.resolve_outside(ctx, path, PathKind::File, &failure).await?;
+        let probe = PermissionRequest::new("edit").resources([resolved.resource.clone()]);
+        let mut diff = fallback;
+        if self.permissions.would_ask(ctx, &probe) {
+            let target = resolved.path.clone();
+            let name = resolved.resource.clone();
+            let whole = blocking(move || {
+                let old = read_for_preview(&target).ok()?;
+                let new = change(old.as_deref())?;
+                Some(unified_diff(&name, old.as_deref().unwrap_or(""), &new))
+            })
+            .await?;
+            if let Some(whole) = whole {
+                diff = whole;
+            }
+        }
         let mut metadata = serde_json::Map::new();
         metadata.insert("filepath".into(), path.into());
         metadata.insert("diff".into(), diff.into());
-        let ask = PathAsk {
-            path,
-            kind: PathKind::File,
-            action: "edit",
-            save: &["*"],
-            metadata,
-        };
-        self.authorize(ctx, ask, failure).await
+        self.assert_on(ctx, &resolved, "edit", &["*"], metadata, &failure)
+            .await?;
+        Ok(resolved)
     }
+}
+
+/// The largest file a prompt diffs whole; larger ones show the change as requested.
+pub(crate) const PREVIEW_MAX_BYTES: u64 = 8 << 20;
+
+/// The current text of `path` for a prompt's diff: `Ok(None)` when there is no file;
+/// an error for anything but a regular UTF-8 file of at most [`PREVIEW_MAX_BYTES`]. A
+/// FIFO or device is never opened for reading in a way that could block or stream.
+fn read_for_preview(path: &Path) -> std::io::Result<Option<String>> {
+    use std::io::Read;
+    let not_previewed = || std::io::Error::other("not previewed");
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        // Opening a FIFO for reading would wait for a writer; non-blocking, it does not.
+        options.custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32);
+    }
+    let file = match options.open(path) {
+        Ok(file) => file,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(error) => return Err(error),
+    };
+    let meta = file.metadata()?;
+    if !meta.is_file() || meta.len() > PREVIEW_MAX_BYTES {
+        return Err(not_previewed());
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    file.take(PREVIEW_MAX_BYTES + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > PREVIEW_MAX_BYTES {
+        return Err(not_previewed());
+    }
+    String::from_utf8(bytes).map(Some).map_err(|_| not_previewed())
 }
 
 /// What a tool asks about one path.

@@ -105,9 +105,13 @@ async fn edit(services: &Services, input: EditInput, ctx: &Context) -> Result<Ed
         return Err(ToolFailure::new(EMPTY));
     }
     let path = input.path.clone();
-    let diff = unified_diff(&path, &input.old_string, &input.new_string);
+    let fallback = unified_diff(&path, &input.old_string, &input.new_string);
+    let planned = input.clone();
+    // The prompt shows the whole file's change; a change that cannot be worked out
+    // here (no match) shows as requested, and fails after approval as it always did.
+    let change = move |old: Option<&str>| old.and_then(|old| apply(old, &planned).ok()).map(|(new, _, _)| new);
     let resolved = services
-        .authorize_edit(ctx, &path, diff, || format!("Unable to edit {path}"))
+        .authorize_edit(ctx, &path, fallback, change, || format!("Unable to edit {path}"))
         .await?;
     let target = resolved.path.clone();
     let resource = resolved.resource.clone();

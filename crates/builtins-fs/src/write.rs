@@ -51,9 +51,11 @@ pub fn write_tool(services: Services) -> Tool {
 async fn write(services: &Services, input: WriteInput, ctx: &Context) -> Result<WriteOutput, ToolFailure> {
     let path = input.path.clone();
     let failure = || format!("Unable to write {path}");
-    let resolved = services
-        .authorize_edit(ctx, &path, unified_diff(&path, "", &input.content), failure)
-        .await?;
+    let fallback = unified_diff(&path, "", &input.content);
+    let planned = input.content.clone();
+    // An existing file's prompt shows what is overwritten.
+    let change = move |_: Option<&str>| Some(planned);
+    let resolved = services.authorize_edit(ctx, &path, fallback, change, failure).await?;
     let target = resolved.path.clone();
     let resource = resolved.resource.clone();
     let content = input.content;

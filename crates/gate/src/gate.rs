@@ -1,15 +1,14 @@
 //! The gate: catalog, doom_loop, settle, audit, events, spill cleanup.
 
-use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::sync::{broadcast, watch};
-use toolgate_core::{Context, ModelResult, PermissionRequest, Permissions, ToolFailure};
+use toolgate_core::{Context, ModelResult, ToolFailure};
 use toolgate_output_store::{CleanupTask, OutputStore};
 use toolgate_permission::audit::Caller;
-use toolgate_permission::{DOOM_LOOP_THRESHOLD, DoomLoop, PermissionService};
+use toolgate_permission::{DOOM_LOOP_THRESHOLD, PermissionService};
 use toolgate_registry::{Materialized, Registration, SettleError, Settlement, ToolRegistry};
 
 /// What the gate publishes about calls, for whoever listens (server-sent events, logs).
@@ -159,8 +158,6 @@ struct Inner {
     permissions: PermissionService,
     _registrations: Vec<Registration>,
     doom_threshold: usize,
-    /// The doom-loop detector of each session.
-    doom: Mutex<HashMap<String, DoomLoop>>,
     events: broadcast::Sender<GateEvent>,
     spills: Option<OutputStore>,
     /// The spill cleanup, started by the first call made inside a tokio runtime.
@@ -238,7 +235,6 @@ impl GateBuilder {
                 permissions: self.permissions,
                 _registrations: self.registrations,
                 doom_threshold: self.doom_threshold,
-                doom: Mutex::new(HashMap::new()),
                 events,
                 spills: self.spills,
                 cleanup: OnceLock::new(),
@@ -352,15 +348,6 @@ impl Gate {
         });
     }
 
-    /// Whether this call completes a doom loop: the same tool with the same input
-    /// `threshold` times in a row in one assistant message (spec §4.11).
-    fn repeats(&self, call: &Call) -> bool {
-        let mut doom = self.inner.doom.lock().unwrap_or_else(|poison| poison.into_inner());
-        doom.entry(call.session.clone())
-            .or_insert_with(|| DoomLoop::new(self.inner.doom_threshold))
-            .observe(&call.message, &call.tool, &call.input)
-    }
-
     /// Settles `call` against `catalog`, recording it from start to end.
     ///
     /// `Err` when the call never ran ([`SettleError::Unknown`], [`SettleError::Stale`])
@@ -393,26 +380,24 @@ impl Gate {
             tool: &call.tool,
             finished: false,
         };
-        let settled = if self.repeats(&call) {
-            let request = PermissionRequest::new("doom_loop")
-                .resources([call.tool.clone()])
-                .save([call.tool.clone()])
-                .metadata("tool", json!(call.tool))
-                .metadata("input", call.input.clone());
-            match Permissions::assert(&self.inner.permissions, &context, request).await {
-                Ok(()) => catalog.turn.settle(&call.tool, call.input, context.clone()).await,
-                Err(refusal) => {
-                    let failure = ToolFailure::from(refusal);
-                    Ok(Settlement {
-                        result: ModelResult::Error(failure.message().to_string()),
-                        output: None,
-                        output_paths: Vec::new(),
-                        refusal: failure.refusal().cloned(),
-                    })
-                }
+        // The same tool with the same input, again and again in one message, asks
+        // `doom_loop` first (spec §4.11); the permission service keeps the streaks.
+        let doom = self
+            .inner
+            .permissions
+            .doom_loop(&context, self.inner.doom_threshold, &call.tool, &call.input)
+            .await;
+        let settled = match doom {
+            Ok(()) => catalog.turn.settle(&call.tool, call.input, context.clone()).await,
+            Err(refusal) => {
+                let failure = ToolFailure::from(refusal);
+                Ok(Settlement {
+                    result: ModelResult::Error(failure.message().to_string()),
+                    output: None,
+                    output_paths: Vec::new(),
+                    refusal: failure.refusal().cloned(),
+                })
             }
-        } else {
-            catalog.turn.settle(&call.tool, call.input, context.clone()).await
         };
         in_flight.finished = true;
         match &settled {

@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::config::{ConfigError, effective_permission, key_path, rules_from_config};
+use crate::config::{ConfigError, key_path, layer_rules, rules_from_config};
 use crate::rules::{Effect, Origin, Rule, Ruleset};
 
 /// How an agent may be used.
@@ -61,6 +61,38 @@ pub struct AgentSettings {
     pub default_agent: Option<String>,
     /// The managed layer's `permission` value, appended last to every agent.
     pub managed: Option<Value>,
+    /// Further configuration layers, in order, after `permission`, `tools` and `agents`
+    /// above: each layer's rules are appended after the previous layer's (see
+    /// [`crate::config::layer_rules`]), and an agent's `mode`, `description` and
+    /// `disable` are taken from the last layer that sets them.
+    pub layers: Vec<ConfigLayer>,
+    /// Directories whose files the `skill` tool offers: `external_directory` allows
+    /// `<dir>/*` for each by default (spec §4.10), so what `skill` lists can be read.
+    pub skill_dirs: Vec<PathBuf>,
+}
+
+/// One configuration layer (a file, or `$TOOLGATE_PERMISSION`): its blocks as written.
+#[derive(Clone, Debug, Default)]
+pub struct ConfigLayer {
+    /// Where the layer comes from; rules read from it carry it as their source.
+    pub source: String,
+    /// The layer's `permission` value.
+    pub permission: Option<Value>,
+    /// The layer's legacy `tools` value.
+    pub tools: Option<Value>,
+    /// The layer's `agent` object.
+    pub agent: Option<Value>,
+}
+
+/// `error` as found in the layer `source`.
+fn in_layer(error: ConfigError, source: &str) -> ConfigError {
+    if source.is_empty() {
+        return error;
+    }
+    ConfigError {
+        path: format!("{source}: {}", error.path),
+        ..error
+    }
 }
 
 /// Every agent and the default one.
@@ -81,15 +113,42 @@ fn glob_in(dir: &Path, tail: &str) -> String {
     )
 }
 
-/// The defaults every agent starts with (V2's table, plus V1's `doom_loop: ask`).
-pub fn defaults(data_dir: &Path) -> Vec<Rule> {
+/// The directories `external_directory` allows by default: the spill files and each
+/// skill directory, as given and (when it resolves elsewhere) canonical, since the file
+/// tools ask for the canonical path.
+fn whitelisted(data_dir: &Path, skill_dirs: &[PathBuf]) -> Vec<String> {
+    let mut globs = vec![glob_in(data_dir, "tool-output/*")];
+    for dir in skill_dirs {
+        let mut spellings = vec![dir.clone()];
+        if let Ok(canonical) = std::fs::canonicalize(dir)
+            && &canonical != dir
+        {
+            spellings.push(canonical);
+        }
+        for spelling in spellings {
+            let glob = glob_in(&spelling, "*");
+            if !globs.contains(&glob) {
+                globs.push(glob);
+            }
+        }
+    }
+    globs
+}
+
+/// The defaults every agent starts with (V1's table: `doom_loop: ask`, and
+/// `external_directory` asking except for the spill files and the skill directories).
+pub fn defaults(data_dir: &Path, skill_dirs: &[PathBuf]) -> Vec<Rule> {
     use Effect::*;
     let o = Origin::Defaults;
-    vec![
+    let mut rules = vec![
         rule("*", "*", Allow, o),
         rule("doom_loop", "*", Ask, o),
         rule("external_directory", "*", Ask, o),
-        rule("external_directory", &glob_in(data_dir, "tool-output/*"), Allow, o),
+    ];
+    for glob in whitelisted(data_dir, skill_dirs) {
+        rules.push(rule("external_directory", &glob, Allow, o));
+    }
+    rules.extend([
         rule("question", "*", Deny, o),
         rule("plan_enter", "*", Deny, o),
         rule("plan_exit", "*", Deny, o),
@@ -97,17 +156,19 @@ pub fn defaults(data_dir: &Path) -> Vec<Rule> {
         rule("read", "*.env", Ask, o),
         rule("read", "*.env.*", Ask, o),
         rule("read", "*.env.example", Allow, o),
-    ]
+    ]);
+    rules
 }
 
-fn builtin(name: &str, data_dir: &Path) -> Option<(Mode, bool, &'static str, Vec<Rule>)> {
+fn builtin(name: &str, data_dir: &Path, skill_dirs: &[PathBuf]) -> Option<(Mode, bool, &'static str, Vec<Rule>)> {
     use Effect::*;
     let o = Origin::Agent;
     let readonly_external = || {
-        vec![
-            rule("external_directory", "*", Ask, o),
-            rule("external_directory", &glob_in(data_dir, "tool-output/*"), Allow, o),
-        ]
+        let mut rules = vec![rule("external_directory", "*", Ask, o)];
+        for glob in whitelisted(data_dir, skill_dirs) {
+            rules.push(rule("external_directory", &glob, Allow, o));
+        }
+        rules
     };
     Some(match name {
         "build" => (
@@ -203,52 +264,90 @@ impl Agents {
     pub fn build(settings: &AgentSettings) -> Result<Agents, AgentError> {
         let home = settings.home.as_deref();
         let data_dir = settings.data_dir.as_path();
-        let user = match effective_permission(settings.permission.as_ref(), settings.tools.as_ref(), "permission")? {
-            Some(value) => rules_from_config(&value, "permission", Origin::UserConfig, home)?,
-            None => Vec::new(),
-        };
+        let skill_dirs = settings.skill_dirs.as_slice();
+        // Every layer is read as rules first, then the layers are concatenated: no form
+        // (string, list, object) replaces another's rules.
+        let mut user = layer_rules(
+            settings.permission.as_ref(),
+            settings.tools.as_ref(),
+            "permission",
+            Origin::UserConfig,
+            home,
+        )?;
+        for layer in &settings.layers {
+            let rules = layer_rules(
+                layer.permission.as_ref(),
+                layer.tools.as_ref(),
+                "permission",
+                Origin::UserConfig,
+                home,
+            )
+            .map_err(|error| in_layer(error, &layer.source))?;
+            user.extend(rules.into_iter().map(|rule| rule.with_source(layer.source.clone())));
+        }
         let managed = match &settings.managed {
             Some(value) => rules_from_config(value, "managed.permission", Origin::Managed, home)?,
             None => Vec::new(),
         };
-        let configured = match &settings.agents {
-            None | Some(Value::Null) => serde_json::Map::new(),
-            Some(Value::Object(map)) => map.clone(),
-            Some(other) => {
-                return Err(ConfigError::new("agent", "an object of agent names", other).into());
+        // The `agent` objects of every layer, in order: (source, object).
+        let mut blocks_by_layer: Vec<(&str, &serde_json::Map<String, Value>)> = Vec::new();
+        let sources = std::iter::once(("", settings.agents.as_ref())).chain(
+            settings
+                .layers
+                .iter()
+                .map(|layer| (layer.source.as_str(), layer.agent.as_ref())),
+        );
+        for (source, agents) in sources {
+            match agents {
+                None | Some(Value::Null) => {}
+                Some(Value::Object(map)) => blocks_by_layer.push((source, map)),
+                Some(other) => {
+                    let error = ConfigError::new("agent", "an object of agent names", other);
+                    return Err(in_layer(error, source).into());
+                }
             }
-        };
+        }
         let tool_output = glob_in(data_dir, "tool-output/*");
 
         let mut names: Vec<String> = BUILTIN_NAMES.iter().map(|name| name.to_string()).collect();
-        names.extend(
-            configured
-                .keys()
-                .filter(|name| !BUILTIN_NAMES.contains(&name.as_str()))
-                .cloned(),
-        );
+        for (_, map) in &blocks_by_layer {
+            for name in map.keys() {
+                if !names.contains(name) {
+                    names.push(name.clone());
+                }
+            }
+        }
 
         let mut agents = Vec::new();
-        for name in names {
-            let block = configured.get(&name);
+        'agents: for name in names {
             let path = key_path("agent", &name);
-            let block = match block {
-                None | Some(Value::Null) => None,
-                Some(Value::Object(map)) => Some(map),
-                Some(other) => return Err(ConfigError::new(&path, "an object", other).into()),
+            let mut blocks = Vec::new();
+            for (source, map) in &blocks_by_layer {
+                match map.get(&name) {
+                    None | Some(Value::Null) => {}
+                    Some(Value::Object(block)) => blocks.push((*source, block)),
+                    Some(other) => return Err(in_layer(ConfigError::new(&path, "an object", other), source).into()),
+                }
+            }
+            // The last layer that sets a field decides it.
+            let field = |key: &str| {
+                blocks
+                    .iter()
+                    .rev()
+                    .find_map(|(source, block)| block.get(key).map(|value| (*source, value)))
             };
-            let field = |key: &str| block.and_then(|map| map.get(key));
-            if let Some(disable) = field("disable") {
+            if let Some((source, disable)) = field("disable") {
                 match disable.as_bool() {
-                    Some(true) => continue,
+                    Some(true) => continue 'agents,
                     Some(false) => {}
                     None => {
-                        return Err(ConfigError::new(&format!("{path}.disable"), "true or false", disable).into());
+                        let error = ConfigError::new(&format!("{path}.disable"), "true or false", disable);
+                        return Err(in_layer(error, source).into());
                     }
                 }
             }
-            let mut rules = defaults(data_dir);
-            let (mut mode, hidden, mut description) = match builtin(&name, data_dir) {
+            let mut rules = defaults(data_dir, skill_dirs);
+            let (mut mode, hidden, mut description) = match builtin(&name, data_dir, skill_dirs) {
                 Some((mode, hidden, description, own)) => {
                     rules.extend(own);
                     rules.extend(user.iter().cloned());
@@ -259,25 +358,37 @@ impl Agents {
                     (Mode::All, false, String::new())
                 }
             };
-            if let Some(value) = field("mode") {
+            if let Some((source, value)) = field("mode") {
                 mode = value.as_str().and_then(Mode::parse).ok_or_else(|| {
-                    ConfigError::new(&format!("{path}.mode"), "\"primary\", \"subagent\" or \"all\"", value)
+                    let error =
+                        ConfigError::new(&format!("{path}.mode"), "\"primary\", \"subagent\" or \"all\"", value);
+                    in_layer(error, source)
                 })?;
             }
-            if let Some(value) = field("description") {
+            if let Some((source, value)) = field("description") {
                 description = value
                     .as_str()
-                    .ok_or_else(|| ConfigError::new(&format!("{path}.description"), "a string", value))?
+                    .ok_or_else(|| {
+                        in_layer(
+                            ConfigError::new(&format!("{path}.description"), "a string", value),
+                            source,
+                        )
+                    })?
                     .to_string();
             }
-            let own = effective_permission(field("permission"), field("tools"), &format!("{path}.permission"))?;
-            if let Some(own) = own {
-                rules.extend(rules_from_config(
-                    &own,
+            for (source, block) in &blocks {
+                let own = layer_rules(
+                    block.get("permission"),
+                    block.get("tools"),
                     &format!("{path}.permission"),
                     Origin::AgentConfig,
                     home,
-                )?);
+                )
+                .map_err(|error| in_layer(error, source))?;
+                rules.extend(own.into_iter().map(|rule| match *source {
+                    "" => rule,
+                    source => rule.with_source(source),
+                }));
             }
             let denies_tool_output = rules
                 .iter()

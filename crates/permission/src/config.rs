@@ -39,14 +39,39 @@ impl ConfigError {
 
 const EFFECT: &str = "\"allow\", \"ask\" or \"deny\"";
 
-/// `path` extended by `key`: `.key` for plain names, `["key"]` otherwise.
+/// `path` extended by `key`: `.key` for plain names, `["key"]` otherwise. A key longer
+/// than 80 characters is shortened to its first 60 and `…`, so an error stays one line
+/// a person can read.
 pub fn key_path(path: &str, key: &str) -> String {
     let plain = !key.is_empty() && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
-    if plain {
+    if plain && key.len() <= 80 {
         format!("{path}.{key}")
+    } else if key.chars().count() > 80 {
+        let head = Value::String(key.chars().take(60).collect()).to_string();
+        let inner = head
+            .strip_prefix('"')
+            .and_then(|h| h.strip_suffix('"'))
+            .unwrap_or(&head);
+        format!("{path}[\"{inner}…\"]")
     } else {
         format!("{path}[{}]", Value::String(key.to_string()))
     }
+}
+
+/// The longest action or resource pattern a configuration may hold, in bytes. A longer
+/// one is refused at load with its key path: matching cost grows with pattern length,
+/// and no real rule comes near it.
+pub const MAX_PATTERN_BYTES: usize = 65_536;
+
+fn check_length(pattern: &str, path: &str) -> Result<(), ConfigError> {
+    if pattern.len() > MAX_PATTERN_BYTES {
+        return Err(ConfigError {
+            path: path.to_string(),
+            expected: format!("a pattern of at most {MAX_PATTERN_BYTES} bytes"),
+            found: format!("{} bytes", pattern.len()),
+        });
+    }
+    Ok(())
 }
 
 fn effect(value: &Value, path: &str) -> Result<Effect, ConfigError> {
@@ -82,10 +107,48 @@ pub fn expand_home(pattern: &str, home: Option<&Path>) -> String {
     }
 }
 
+/// The actions whose list-form resources are paths, so `~` and `$HOME` expand (spec §4.9,
+/// V2): every other resource — a bash command, a URL — stays as written.
+pub const PATH_ACTIONS: [&str; 3] = ["external_directory", "read", "edit"];
+
+/// V2's expansion for the list form: exactly `~` or `$HOME`, or either followed by `/`
+/// or `\`. (`$HOMEfoo` stays as written, unlike [`expand_home`].)
+///
+/// ```
+/// use std::path::Path;
+/// use toolgate_permission::config::expand_home_v2;
+/// let home = Some(Path::new("/home/me"));
+/// assert_eq!(expand_home_v2("~/notes/*", home), "/home/me/notes/*");
+/// assert_eq!(expand_home_v2("$HOME\\notes", home), "/home/me/notes");
+/// assert_eq!(expand_home_v2("$HOMEfoo", home), "$HOMEfoo");
+/// ```
+pub fn expand_home_v2(pattern: &str, home: Option<&Path>) -> String {
+    let Some(home) = home else {
+        return pattern.to_string();
+    };
+    let home = home.to_string_lossy();
+    let base = home.trim_end_matches('/');
+    for prefix in ["~", "$HOME"] {
+        if pattern == prefix {
+            return home.into_owned();
+        }
+        if let Some(rest) = pattern.strip_prefix(prefix)
+            && let Some(rest) = rest.strip_prefix('/').or_else(|| rest.strip_prefix('\\'))
+        {
+            return format!("{base}/{rest}");
+        }
+    }
+    pattern.to_string()
+}
+
 /// Rules from a `permission` value, in key order.
 ///
 /// Accepts OpenCode's object form (`"allow"`, or `{action: effect | {pattern: effect}}`)
 /// and the V2 list form (`[{action, resource, effect}]`). `path` names the value in errors.
+/// Whatever the form, the result is plain rules: a single effect is `{"*": effect}` and
+/// an action's single effect is `{action: {"*": effect}}`, so layers can be concatenated
+/// without one form replacing another. In the object form `~` and `$HOME` expand for
+/// every action (V1); in the list form only for [`PATH_ACTIONS`] (V2).
 ///
 /// ```
 /// use toolgate_permission::{config::rules_from_config, Effect, Origin};
@@ -108,16 +171,14 @@ pub fn rules_from_config(
             let mut rules = Vec::new();
             for (action, entry) in map {
                 let entry_path = key_path(path, action);
+                check_length(action, &entry_path)?;
                 match entry {
                     Value::Object(patterns) => {
                         for (pattern, value) in patterns {
                             let rule_path = key_path(&entry_path, pattern);
-                            rules.push(Rule::new(
-                                action,
-                                expand_home(pattern, home),
-                                effect(value, &rule_path)?,
-                                origin,
-                            ));
+                            let expanded = expand_home(pattern, home);
+                            check_length(&expanded, &rule_path)?;
+                            rules.push(Rule::new(action, expanded, effect(value, &rule_path)?, origin));
                         }
                     }
                     other => rules.push(Rule::new(action, "*", effect(other, &entry_path)?, origin)),
@@ -131,13 +192,15 @@ pub fn rules_from_config(
             .map(|(index, item)| {
                 let item_path = format!("{path}[{index}]");
                 let field = |name: &str| -> Result<&str, ConfigError> {
-                    item.get(name).and_then(Value::as_str).ok_or_else(|| {
+                    let text = item.get(name).and_then(Value::as_str).ok_or_else(|| {
                         ConfigError::new(
                             &format!("{item_path}.{name}"),
                             "a string",
                             item.get(name).unwrap_or(&Value::Null),
                         )
-                    })
+                    })?;
+                    check_length(text, &format!("{item_path}.{name}"))?;
+                    Ok(text)
                 };
                 if !item.is_object() {
                     return Err(ConfigError::new(
@@ -146,10 +209,18 @@ pub fn rules_from_config(
                         item,
                     ));
                 }
+                let action = field("action")?;
+                let resource = field("resource")?;
+                let resource = if PATH_ACTIONS.contains(&action) {
+                    expand_home_v2(resource, home)
+                } else {
+                    resource.to_string()
+                };
+                check_length(&resource, &format!("{item_path}.resource"))?;
                 let effect_value = item.get("effect").unwrap_or(&Value::Null);
                 Ok(Rule::new(
-                    field("action")?,
-                    expand_home(field("resource")?, home),
+                    action,
+                    resource,
                     effect(effect_value, &format!("{item_path}.effect"))?,
                     origin,
                 ))
@@ -191,7 +262,9 @@ pub fn permission_from_tools(tools: &Value, path: &str) -> Result<Map<String, Va
 }
 
 /// Deep-merges `over` into `base`: objects merge key by key (existing keys keep their
-/// place, new keys go last), anything else is replaced.
+/// place, new keys go last), anything else is replaced. Used for the settings that are
+/// not rules; `permission` and `tools` blocks are never merged this way (see
+/// [`layer_rules`]).
 pub fn deep_merge(base: &mut Value, over: &Value) {
     match (base, over) {
         (Value::Object(base), Value::Object(over)) => {
@@ -208,31 +281,44 @@ pub fn deep_merge(base: &mut Value, over: &Value) {
     }
 }
 
-/// The effective `permission` value of a config block: the legacy `tools` map merged
-/// under the explicit `permission` (explicit wins), as V1 does.
-pub fn effective_permission(
+/// The rules of one configuration layer: its legacy `tools` map first, then its
+/// `permission` (so the explicit `permission` wins, as in V1), each read as rules by
+/// [`rules_from_config`]. Layers are then merged by concatenation in layer order, and
+/// the last matching rule wins: a string, a list and an object layer each keep all of
+/// their rules, and a later layer overrides an earlier one only where its own rules match.
+///
+/// ```
+/// use serde_json::json;
+/// use toolgate_permission::{config::layer_rules, Effect, Origin, Ruleset};
+/// let project = layer_rules(Some(&json!("deny")), None, "permission", Origin::UserConfig, None).unwrap();
+/// let extra = layer_rules(Some(&json!({"read": "allow"})), None, "permission", Origin::UserConfig, None).unwrap();
+/// let rules = Ruleset::new([project, extra].concat());
+/// assert_eq!(rules.evaluate("read", "a.rs").effect, Effect::Allow);
+/// assert_eq!(rules.evaluate("webfetch", "https://x").effect, Effect::Deny);
+/// ```
+pub fn layer_rules(
     permission: Option<&Value>,
     tools: Option<&Value>,
     path: &str,
-) -> Result<Option<Value>, ConfigError> {
-    let from_tools = match tools {
-        Some(tools) => Some(permission_from_tools(tools, &path.replace("permission", "tools"))?),
-        None => None,
-    };
-    Ok(match (from_tools, permission) {
-        (None, None) => None,
-        (None, Some(permission)) => Some(permission.clone()),
-        (Some(tools), None) => Some(Value::Object(tools)),
-        (Some(tools), Some(Value::String(effect))) => {
-            // A single effect means `{"*": effect}`: keep the tools' entries before it.
-            let mut merged = Value::Object(tools);
-            deep_merge(&mut merged, &serde_json::json!({"*": effect}));
-            Some(merged)
-        }
-        (Some(tools), Some(permission)) => {
-            let mut merged = Value::Object(tools);
-            deep_merge(&mut merged, permission);
-            Some(merged)
-        }
-    })
+    origin: Origin,
+    home: Option<&Path>,
+) -> Result<Vec<Rule>, ConfigError> {
+    let mut rules = Vec::new();
+    if let Some(tools) = tools {
+        let tools_path = match path.rsplit_once("permission") {
+            Some((head, tail)) => format!("{head}tools{tail}"),
+            None => format!("{path}.tools"),
+        };
+        let from_tools = permission_from_tools(tools, &tools_path)?;
+        rules.extend(rules_from_config(
+            &Value::Object(from_tools),
+            &tools_path,
+            origin,
+            home,
+        )?);
+    }
+    if let Some(permission) = permission {
+        rules.extend(rules_from_config(permission, path, origin, home)?);
+    }
+    Ok(rules)
 }

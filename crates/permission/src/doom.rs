@@ -1,30 +1,73 @@
-//! doom_loop detection (spec §4.11): the same call, again and again, in one message.
+//! doom_loop detection (spec §4.11): the same call, again and again, in one assistant
+//! message of one session.
+//!
+//! The gate passes each call through [`crate::PermissionService::doom_loop`] before
+//! settling it; the streaks live here (one process) or in the approval database (one call
+//! per process, as `toolgate call` makes). A front end that knows no assistant messages
+//! uses the session as its one message.
+
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
+use std::sync::Mutex;
 
 use serde_json::Value;
 
 /// The default number of identical calls that make a loop.
 pub const DOOM_LOOP_THRESHOLD: usize = 3;
 
-/// Watches the tool calls of the current assistant message.
-///
-/// Feed it every call with [`DoomLoop::observe`]; when it returns true, assert
-/// `doom_loop` on the tool name before running the call.
+/// Where the recent calls of a session are remembered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DoomMemory {
+    /// In this process: right for a server that sees every call of its sessions.
+    Process,
+    /// In the approval database (`toolgate.db`), shared by every process using it: right
+    /// when each process makes one call. Falls back to the process when the database
+    /// cannot be written.
+    Database,
+}
+
+/// The identity of a call: the tool and its input exactly as sent. Key order counts, as
+/// in OpenCode's `JSON.stringify` comparison, so `{"a":1,"b":2}` and `{"b":2,"a":1}`
+/// are different calls.
+pub(crate) fn call_key(tool: &str, input: &Value) -> String {
+    let text = input.to_string();
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    tool.hash(&mut hasher);
+    text.hash(&mut hasher);
+    format!("{}:{}:{:016x}", tool.len(), text.len(), hasher.finish())
+}
+
+#[derive(Debug)]
+struct Streak {
+    message: String,
+    key: String,
+    count: usize,
+    /// When it last grew (an ever-increasing counter), for eviction.
+    seen: u64,
+}
+
+/// How many sessions the process keeps streaks for; the least recently seen half goes
+/// when there are more.
+const MAX_SESSIONS: usize = 10_000;
+
+/// Counts identical calls in a row, per session and assistant message.
 ///
 /// ```
 /// use toolgate_permission::DoomLoop;
-/// let mut watch = DoomLoop::new(3);
+/// let watch = DoomLoop::new(3);
 /// let input = serde_json::json!({"path": "a", "limit": 10});
-/// let same = serde_json::json!({"limit": 10, "path": "a"});
-/// assert!(!watch.observe("msg_1", "read", &input));
-/// assert!(!watch.observe("msg_1", "read", &same));
-/// assert!(watch.observe("msg_1", "read", &input));
-/// assert!(!watch.observe("msg_2", "read", &input), "a new message starts afresh");
+/// let reordered = serde_json::json!({"limit": 10, "path": "a"});
+/// assert!(!watch.observe("ses_1", "msg_1", "read", &input));
+/// assert!(!watch.observe("ses_1", "msg_1", "read", &input));
+/// assert!(watch.observe("ses_1", "msg_1", "read", &input), "the third identical call");
+/// assert!(!watch.observe("ses_2", "msg_1", "read", &input), "another session starts afresh");
+/// assert!(!watch.observe("ses_1", "msg_1", "read", &reordered), "key order counts: a new streak");
+/// assert!(!watch.observe("ses_1", "msg_2", "read", &reordered), "so does a new message");
 /// ```
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct DoomLoop {
     threshold: usize,
-    message: String,
-    calls: Vec<(String, String)>,
+    streaks: Mutex<(u64, HashMap<String, Streak>)>,
 }
 
 impl DoomLoop {
@@ -32,41 +75,47 @@ impl DoomLoop {
     pub fn new(threshold: usize) -> Self {
         DoomLoop {
             threshold: threshold.max(1),
+            streaks: Mutex::new((0, HashMap::new())),
+        }
+    }
+
+    /// The number of identical calls in a row that make a loop.
+    pub fn threshold(&self) -> usize {
+        self.threshold
+    }
+
+    /// Records a call of `tool` with `input` in `message` of `session`; true when it
+    /// makes `threshold` identical calls in a row there.
+    pub fn observe(&self, session: &str, message: &str, tool: &str, input: &Value) -> bool {
+        self.observe_key(session, message, call_key(tool, input)) >= self.threshold
+    }
+
+    /// Records a call by its key; returns the length of the streak it belongs to.
+    pub(crate) fn observe_key(&self, session: &str, message: &str, key: String) -> usize {
+        let mut guard = self.streaks.lock().unwrap_or_else(|poison| poison.into_inner());
+        let (clock, streaks) = &mut *guard;
+        *clock += 1;
+        let now = *clock;
+        if streaks.len() >= MAX_SESSIONS && !streaks.contains_key(session) {
+            let mut seen: Vec<u64> = streaks.values().map(|streak| streak.seen).collect();
+            seen.sort_unstable();
+            let cut = seen[seen.len() / 2];
+            streaks.retain(|_, streak| streak.seen > cut);
+        }
+        let streak = streaks.entry(session.to_string()).or_insert(Streak {
             message: String::new(),
-            calls: Vec::new(),
+            key: String::new(),
+            count: 0,
+            seen: now,
+        });
+        if streak.key == key && streak.message == message {
+            streak.count += 1;
+        } else {
+            streak.message = message.to_string();
+            streak.key = key;
+            streak.count = 1;
         }
+        streak.seen = now;
+        streak.count
     }
-
-    /// Records a call of `tool` with `input` in `message_id`; true when the last
-    /// `threshold` calls of this message are this same tool with the same input (JSON
-    /// compared with key order ignored).
-    pub fn observe(&mut self, message_id: &str, tool: &str, input: &Value) -> bool {
-        if self.message != message_id {
-            self.message = message_id.to_string();
-            self.calls.clear();
-        }
-        let key = canonical(input);
-        self.calls.push((tool.to_string(), key));
-        let Some(last) = self.calls.last() else {
-            return false;
-        };
-        let start = self.calls.len().saturating_sub(self.threshold);
-        self.calls.len() >= self.threshold && self.calls[start..].iter().all(|call| call == last)
-    }
-}
-
-/// JSON text with object keys sorted at every level.
-fn canonical(value: &Value) -> String {
-    fn sorted(value: &Value) -> Value {
-        match value {
-            Value::Object(map) => {
-                let mut entries: Vec<(&String, &Value)> = map.iter().collect();
-                entries.sort_by(|a, b| a.0.cmp(b.0));
-                Value::Object(entries.into_iter().map(|(k, v)| (k.clone(), sorted(v))).collect())
-            }
-            Value::Array(items) => Value::Array(items.iter().map(sorted).collect()),
-            other => other.clone(),
-        }
-    }
-    sorted(value).to_string()
 }

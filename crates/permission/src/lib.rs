@@ -32,10 +32,10 @@ mod service;
 mod store;
 pub mod wildcard;
 
-pub use agents::{Agent, AgentError, AgentSettings, Agents, Mode, defaults};
+pub use agents::{Agent, AgentError, AgentSettings, Agents, ConfigLayer, Mode, defaults};
 pub use audit::AuditLog;
 pub use config::ConfigError;
-pub use doom::{DOOM_LOOP_THRESHOLD, DoomLoop};
+pub use doom::{DOOM_LOOP_THRESHOLD, DoomLoop, DoomMemory};
 pub use rules::{Decision, Effect, Origin, Rule, Ruleset, combine};
-pub use service::{AskMode, Event, Explanation, PermissionService, Reply, ReplyError, Request, Source};
+pub use service::{AskMode, Event, Explanation, PermissionService, Reply, ReplyError, Request, Source, asked_save};
 pub use store::{Approval, ApprovalStore, StoreError, project_id};

@@ -2,10 +2,11 @@
 
 use std::collections::HashMap;
 use std::fmt;
+use std::sync::{Arc, OnceLock};
 
 use serde::{Deserialize, Serialize};
 
-use crate::wildcard::{Pattern, to_regex};
+use crate::wildcard::{Pattern, normalise, to_regex};
 
 /// What a rule decides.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -91,6 +92,10 @@ pub struct Rule {
     pub effect: Effect,
     /// Where it came from.
     pub origin: Origin,
+    /// The configuration layer it was read from (a file, `$TOOLGATE_PERMISSION`), when
+    /// it came from one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
 }
 
 impl Rule {
@@ -101,7 +106,14 @@ impl Rule {
             resource: resource.into(),
             effect,
             origin,
+            source: None,
         }
+    }
+
+    /// The same rule, read from the configuration layer `source`.
+    pub fn with_source(mut self, source: impl Into<String>) -> Self {
+        self.source = Some(source.into());
+        self
     }
 
     /// The rule as tool-core reports it in a refusal.
@@ -123,22 +135,190 @@ pub struct Decision<'a> {
     pub rule: Option<&'a Rule>,
 }
 
-/// Rules sharing one literal action, matched in one pass of a `RegexSet`.
+/// How many patterns go into one `RegexSet` at most. Larger sets compile slowly and
+/// thrash the lazy DFA; several smaller passes are faster and never hit a size limit.
+const CHUNK: usize = 512;
+
+/// The compiled-program size a chunk may reach (the `regex` default is 10 MiB). A chunk
+/// that does not fit is split; a single pattern that does not fit is scanned instead.
+const SIZE_LIMIT: usize = 32 << 20;
+
+/// The lazy DFA cache of one chunk.
+const DFA_LIMIT: usize = 8 << 20;
+
+/// Patterns longer than this (in bytes), or with more wildcards than [`SET_WILDCARDS`],
+/// are matched on their own: in a `RegexSet` they would blow up its automaton and
+/// every decision, while the segment matcher stays linear.
+const SET_BYTES: usize = 1024;
+
+/// See [`SET_BYTES`].
+const SET_WILDCARDS: usize = 32;
+
+/// Part of an [`Index`]'s regex rules: matched in one `RegexSet` pass, or (when no set
+/// could be built) pattern by pattern. Either way every rule is checked: nothing fails open.
 #[derive(Debug)]
+struct Chunk {
+    /// Positions in [`Index::rest`].
+    range: std::ops::Range<usize>,
+    set: Option<regex::RegexSet>,
+}
+
+/// The rules of one literal action whose resource patterns are all relative, or all
+/// absolute: literal and `word *` patterns by hash, `*` by its last index, the rest by
+/// chunked `RegexSet`s compiled on first use.
+#[derive(Debug, Default)]
+struct Index {
+    /// Literal pattern → its last rule index.
+    literals: HashMap<String, usize>,
+    /// `stem *` → its last rule index.
+    words: HashMap<String, usize>,
+    /// The longest stem in `words`, in bytes.
+    word_max: usize,
+    /// The last `*` rule.
+    any: Option<usize>,
+    /// Every other rule that suits a `RegexSet`, ascending.
+    rest: Vec<usize>,
+    /// Long or wildcard-heavy patterns, matched one by one, ascending.
+    scan: Vec<usize>,
+    chunks: OnceLock<Vec<Chunk>>,
+}
+
+impl Index {
+    fn add(&mut self, index: usize, pattern: &Pattern) {
+        if pattern.is_any() {
+            self.any = Some(index);
+        } else if let Some(literal) = pattern.literal().filter(|_| !cfg!(windows)) {
+            self.literals.insert(literal.to_string(), index);
+        } else if let Some(stem) = pattern.word().filter(|_| !cfg!(windows)) {
+            self.word_max = self.word_max.max(stem.len());
+            self.words.insert(stem.to_string(), index);
+        } else if pattern.as_str().len() > SET_BYTES || pattern.as_str().matches(['*', '?']).count() > SET_WILDCARDS {
+            self.scan.push(index);
+        } else {
+            self.rest.push(index);
+        }
+    }
+
+    fn chunks(&self, rules: &[Rule], size_limit: usize) -> &[Chunk] {
+        self.chunks.get_or_init(|| {
+            let mut chunks = Vec::new();
+            let mut start = 0;
+            while start < self.rest.len() {
+                let end = (start + CHUNK).min(self.rest.len());
+                build_chunks(&self.rest, rules, start..end, size_limit, &mut chunks);
+                start = end;
+            }
+            chunks
+        })
+    }
+
+    /// The last rule of this index matching `input` (normalised), if any is above `floor`.
+    fn last_match(&self, input: &str, compiled: &Compiled, floor: Option<usize>) -> Option<usize> {
+        let (rules, resources) = (&compiled.rules, &compiled.resources);
+        // `None` orders below every index, so `max` keeps the later rule.
+        let mut best = floor.max(self.any).max(self.literals.get(input).copied());
+        if !self.words.is_empty() {
+            best = best.max(self.words.get(input).copied());
+            for (at, _) in input.match_indices(' ') {
+                if at > self.word_max {
+                    break;
+                }
+                best = best.max(self.words.get(&input[..at]).copied());
+            }
+        }
+        if !self.rest.is_empty() {
+            for chunk in self.chunks(rules, compiled.size_limit).iter().rev() {
+                let positions = &self.rest[chunk.range.clone()];
+                if positions.last().copied() < best {
+                    break;
+                }
+                let found = match &chunk.set {
+                    Some(set) => set.matches(input).iter().next_back().map(|found| positions[found]),
+                    None => positions
+                        .iter()
+                        .rev()
+                        .copied()
+                        .find(|&index| resources[index].matches_normal(input)),
+                };
+                if found.is_some() {
+                    best = best.max(found);
+                    break;
+                }
+            }
+        }
+        for &index in self.scan.iter().rev() {
+            if Some(index) < best {
+                break;
+            }
+            if resources[index].matches_normal(input) {
+                best = Some(index);
+                break;
+            }
+        }
+        best
+    }
+}
+
+/// Builds sets for `rest[range]`, splitting what does not compile; a single pattern that
+/// cannot go into a set is scanned with its own matcher.
+fn build_chunks(
+    rest: &[usize],
+    rules: &[Rule],
+    range: std::ops::Range<usize>,
+    size_limit: usize,
+    out: &mut Vec<Chunk>,
+) {
+    let built = regex::RegexSetBuilder::new(
+        rest[range.clone()]
+            .iter()
+            .map(|&index| to_regex(&rules[index].resource)),
+    )
+    .size_limit(size_limit)
+    .dfa_size_limit(DFA_LIMIT)
+    .build();
+    match built {
+        Ok(set) => out.push(Chunk { range, set: Some(set) }),
+        Err(_) if range.len() <= 1 => out.push(Chunk { range, set: None }),
+        Err(_) => {
+            let middle = range.start + range.len() / 2;
+            build_chunks(rest, rules, range.start..middle, size_limit, out);
+            build_chunks(rest, rules, middle..range.end, size_limit, out);
+        }
+    }
+}
+
+/// Rules sharing one literal action.
+#[derive(Debug, Default)]
 struct Group {
-    /// Rule indices, ascending.
-    indices: Vec<usize>,
-    /// Compiled when the action is first evaluated: a process deciding one action (a
-    /// single `toolgate call`) compiles one set, not every agent's every action.
-    set: std::sync::OnceLock<regex::RegexSet>,
+    /// Rules whose resource pattern is relative (or not a path at all).
+    relative: Index,
+    /// Rules whose resource pattern is an absolute path.
+    absolute: Index,
+}
+
+#[derive(Debug)]
+struct Compiled {
+    rules: Vec<Rule>,
+    actions: Vec<Pattern>,
+    resources: Vec<Pattern>,
+    /// Per rule: its resource pattern is an absolute path.
+    absolute: Vec<bool>,
+    groups: HashMap<String, Group>,
+    /// Indices of rules whose action has a wildcard, ascending.
+    wild_actions: Vec<usize>,
+    /// The compiled-size limit of one `RegexSet` ([`SIZE_LIMIT`]; lower in tests).
+    size_limit: usize,
 }
 
 /// An ordered rule set, compiled once for fast last-match-wins evaluation.
 ///
-/// Rules whose action is a literal are grouped by action and their resource patterns
-/// matched together; the few rules whose action is itself a pattern are checked one by one
+/// Rules whose action is a literal are grouped by action: literal and `word *` resource
+/// patterns are looked up by hash, the others matched in `RegexSet` passes of at most
+/// 512 patterns, compiled on first use; a set that cannot be compiled is split, and a
+/// pattern that fits no set is matched on its own, so no rule set, however large, ever
+/// loses a rule. The few rules whose action is itself a pattern are checked one by one
 /// from the end. The result is exactly that of scanning the rules from the end
-/// ([`Ruleset::evaluate_naive`], kept as the reference).
+/// ([`Ruleset::evaluate_naive`], kept as the reference). Clones share the compiled form.
 ///
 /// ```
 /// use toolgate_permission::{Effect, Origin, Rule, Ruleset};
@@ -150,14 +330,9 @@ struct Group {
 /// assert_eq!(rules.evaluate("bash", "ls").effect, Effect::Allow);
 /// assert_eq!(rules.evaluate("edit", "a.rs").effect, Effect::Ask);
 /// ```
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Ruleset {
-    rules: Vec<Rule>,
-    actions: Vec<Pattern>,
-    resources: Vec<Pattern>,
-    groups: HashMap<String, Group>,
-    /// Indices of rules whose action has a wildcard, ascending.
-    wild_actions: Vec<usize>,
+    inner: Arc<Compiled>,
 }
 
 impl Default for Ruleset {
@@ -166,83 +341,96 @@ impl Default for Ruleset {
     }
 }
 
-impl Clone for Ruleset {
-    fn clone(&self) -> Self {
-        Ruleset::new(self.rules.clone())
+/// The stricter of two effects: deny, then ask, then allow.
+fn strictness(effect: Effect) -> u8 {
+    match effect {
+        Effect::Allow => 0,
+        Effect::Ask => 1,
+        Effect::Deny => 2,
     }
 }
 
 impl Ruleset {
     /// Compiles `rules` (in order: later rules win).
     pub fn new(rules: Vec<Rule>) -> Self {
+        Ruleset::with_size_limit(rules, SIZE_LIMIT)
+    }
+
+    fn with_size_limit(rules: Vec<Rule>, size_limit: usize) -> Self {
         let actions: Vec<Pattern> = rules.iter().map(|rule| Pattern::new(&rule.action)).collect();
         let resources: Vec<Pattern> = rules.iter().map(|rule| Pattern::new(&rule.resource)).collect();
-        let mut by_action: HashMap<String, Vec<usize>> = HashMap::new();
+        let absolute: Vec<bool> = resources.iter().map(Pattern::is_absolute).collect();
+        let mut groups: HashMap<String, Group> = HashMap::new();
         let mut wild_actions = Vec::new();
         for (index, action) in actions.iter().enumerate() {
             match action.literal() {
-                Some(literal) => by_action.entry(literal.to_string()).or_default().push(index),
+                Some(literal) => {
+                    let group = groups.entry(literal.to_string()).or_default();
+                    let index_of = if absolute[index] {
+                        &mut group.absolute
+                    } else {
+                        &mut group.relative
+                    };
+                    index_of.add(index, &resources[index]);
+                }
                 None => wild_actions.push(index),
             }
         }
-        let groups = by_action
-            .into_iter()
-            .map(|(action, indices)| {
-                (
-                    action,
-                    Group {
-                        indices,
-                        set: std::sync::OnceLock::new(),
-                    },
-                )
-            })
-            .collect();
         Ruleset {
-            rules,
-            actions,
-            resources,
-            groups,
-            wild_actions,
+            inner: Arc::new(Compiled {
+                rules,
+                actions,
+                resources,
+                absolute,
+                groups,
+                wild_actions,
+                size_limit,
+            }),
         }
     }
 
     /// The rules, in order.
     pub fn rules(&self) -> &[Rule] {
-        &self.rules
+        &self.inner.rules
     }
 
     /// True when there are no rules.
     pub fn is_empty(&self) -> bool {
-        self.rules.is_empty()
+        self.inner.rules.is_empty()
     }
 
     /// This set followed by `more` (merge is concatenation).
     pub fn merged(&self, more: &[Rule]) -> Ruleset {
-        let mut rules = self.rules.clone();
+        let mut rules = self.inner.rules.clone();
         rules.extend_from_slice(more);
         Ruleset::new(rules)
     }
 
     /// The index of the last rule matching `action` and `resource`.
     pub fn last_match(&self, action: &str, resource: &str) -> Option<usize> {
-        let mut best = self.groups.get(action).and_then(|group| {
-            let normal = resource.replace('\\', "/");
-            group
-                .set
-                .get_or_init(|| {
-                    regex::RegexSet::new(group.indices.iter().map(|&index| to_regex(&self.rules[index].resource)))
-                        .unwrap_or_else(|_| regex::RegexSet::empty())
-                })
-                .matches(&normal)
-                .iter()
-                .next_back()
-                .map(|found| group.indices[found])
-        });
-        for &index in self.wild_actions.iter().rev() {
+        let input = normalise(resource);
+        self.last_match_with(action, &input, None)
+    }
+
+    /// The last matching rule when rules with a relative pattern see `relative` and rules
+    /// with an absolute pattern see `absolute` (`None`: every rule sees `relative`).
+    fn last_match_with(&self, action: &str, relative: &str, absolute: Option<&str>) -> Option<usize> {
+        let compiled = &*self.inner;
+        let action_key = normalise(action);
+        let mut best = None;
+        if let Some(group) = compiled.groups.get(action_key.as_ref()) {
+            best = group.relative.last_match(relative, compiled, best);
+            best = group.absolute.last_match(absolute.unwrap_or(relative), compiled, best);
+        }
+        for &index in compiled.wild_actions.iter().rev() {
             if best.is_some_and(|best| best > index) {
                 break;
             }
-            if self.actions[index].matches(action) && self.resources[index].matches(resource) {
+            let input = match absolute {
+                Some(absolute) if compiled.absolute[index] => absolute,
+                _ => relative,
+            };
+            if compiled.actions[index].matches(action) && compiled.resources[index].matches_normal(input) {
                 best = Some(index);
                 break;
             }
@@ -250,12 +438,11 @@ impl Ruleset {
         best
     }
 
-    /// The decision for one resource: the last matching rule, else ask.
-    pub fn evaluate(&self, action: &str, resource: &str) -> Decision<'_> {
-        match self.last_match(action, resource) {
+    fn decision(&self, index: Option<usize>) -> Decision<'_> {
+        match index {
             Some(index) => Decision {
-                effect: self.rules[index].effect,
-                rule: Some(&self.rules[index]),
+                effect: self.inner.rules[index].effect,
+                rule: Some(&self.inner.rules[index]),
             },
             None => Decision {
                 effect: Effect::Ask,
@@ -264,20 +451,77 @@ impl Ruleset {
         }
     }
 
-    /// The reference: scan from the end, one pattern at a time.
-    pub fn evaluate_naive(&self, action: &str, resource: &str) -> Decision<'_> {
-        for (index, rule) in self.rules.iter().enumerate().rev() {
-            if self.actions[index].matches(action) && self.resources[index].matches(resource) {
-                return Decision {
-                    effect: rule.effect,
-                    rule: Some(rule),
-                };
+    /// The decision for one resource: the last matching rule, else ask.
+    pub fn evaluate(&self, action: &str, resource: &str) -> Decision<'_> {
+        self.decision(self.last_match(action, resource))
+    }
+
+    /// The decision for a project-relative path `relative` whose absolute spellings are
+    /// `absolutes` (spec §4.3 "absolute candidate"): a rule whose pattern is an absolute
+    /// path is matched against the absolute spelling, every other rule against the
+    /// relative path; with several spellings (a project reached through a symlink) the
+    /// strictest decision holds. With no spelling this is [`Ruleset::evaluate`].
+    ///
+    /// ```
+    /// use toolgate_permission::{Effect, Origin, Rule, Ruleset};
+    /// let rules = Ruleset::new(vec![
+    ///     Rule::new("*", "*", Effect::Allow, Origin::Defaults),
+    ///     Rule::new("edit", "/work/app/src/*", Effect::Deny, Origin::UserConfig),
+    /// ]);
+    /// let absolute = ["/work/app/src/y.rs".to_string()];
+    /// assert_eq!(rules.evaluate_path("edit", "src/y.rs", &absolute).effect, Effect::Deny);
+    /// assert_eq!(rules.evaluate("edit", "src/y.rs").effect, Effect::Allow);
+    /// ```
+    pub fn evaluate_path(&self, action: &str, relative: &str, absolutes: &[String]) -> Decision<'_> {
+        let relative_input = normalise(relative);
+        let mut chosen: Option<Decision<'_>> = None;
+        for absolute in absolutes {
+            let absolute = normalise(absolute);
+            let decision = self.decision(self.last_match_with(action, &relative_input, Some(&absolute)));
+            if chosen
+                .as_ref()
+                .is_none_or(|chosen| strictness(decision.effect) > strictness(chosen.effect))
+            {
+                chosen = Some(decision);
             }
         }
-        Decision {
-            effect: Effect::Ask,
-            rule: None,
+        chosen.unwrap_or_else(|| self.decision(self.last_match_with(action, &relative_input, None)))
+    }
+
+    /// The reference of [`Ruleset::evaluate_path`]: every rule tried from the end.
+    pub fn evaluate_path_naive(&self, action: &str, relative: &str, absolutes: &[String]) -> Decision<'_> {
+        if absolutes.is_empty() {
+            return self.evaluate_naive(action, relative);
         }
+        let compiled = &*self.inner;
+        let mut chosen: Option<Decision<'_>> = None;
+        for absolute in absolutes {
+            let found = (0..compiled.rules.len()).rev().find(|&index| {
+                let input = if compiled.absolute[index] {
+                    absolute.as_str()
+                } else {
+                    relative
+                };
+                compiled.actions[index].matches(action) && compiled.resources[index].matches(input)
+            });
+            let decision = self.decision(found);
+            if chosen
+                .as_ref()
+                .is_none_or(|chosen| strictness(decision.effect) > strictness(chosen.effect))
+            {
+                chosen = Some(decision);
+            }
+        }
+        chosen.unwrap_or_else(|| self.evaluate_naive(action, relative))
+    }
+
+    /// The reference: scan from the end, one pattern at a time.
+    pub fn evaluate_naive(&self, action: &str, resource: &str) -> Decision<'_> {
+        let compiled = &*self.inner;
+        let found = (0..compiled.rules.len())
+            .rev()
+            .find(|&index| compiled.actions[index].matches(action) && compiled.resources[index].matches(resource));
+        self.decision(found)
     }
 
     /// Several resources: any deny → deny, else any ask → ask, else allow (none → allow).
@@ -291,9 +535,10 @@ impl Ruleset {
 
     /// The rules whose action pattern matches `action`, in order (what a refusal reports).
     pub fn relevant(&self, action: &str) -> Vec<&Rule> {
-        self.rules
+        self.inner
+            .rules
             .iter()
-            .zip(&self.actions)
+            .zip(&self.inner.actions)
             .filter(|(_, pattern)| pattern.matches(action))
             .map(|(rule, _)| rule)
             .collect()
@@ -302,9 +547,10 @@ impl Ruleset {
     /// Whether a tool with permission action `action` is wholly denied (spec §2.4, §4.8):
     /// the last rule whose action matches has resource `*` and effect deny.
     pub fn hides(&self, action: &str) -> bool {
-        self.rules
+        self.inner
+            .rules
             .iter()
-            .zip(&self.actions)
+            .zip(&self.inner.actions)
             .rev()
             .find(|(_, pattern)| pattern.matches(action))
             .is_some_and(|(rule, _)| rule.resource == "*" && rule.effect == Effect::Deny)
@@ -322,4 +568,41 @@ pub fn combine(effects: impl IntoIterator<Item = Effect>) -> Effect {
         }
     }
     result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// With a size limit no set can meet, every chunk is split down to single patterns
+    /// that are scanned: the answers stay those of the naive scan.
+    #[test]
+    fn sets_that_do_not_compile_are_split_and_scanned() {
+        let effects = [Effect::Allow, Effect::Ask, Effect::Deny];
+        let rules: Vec<Rule> = (0..300)
+            .map(|n| {
+                Rule::new(
+                    "edit",
+                    format!("dir{n}/*/f?{}", n % 7),
+                    effects[n % 3],
+                    Origin::UserConfig,
+                )
+            })
+            .collect();
+        let tiny = Ruleset::with_size_limit(rules.clone(), 64);
+        let roomy = Ruleset::new(rules);
+        for n in 0..300 {
+            for resource in [format!("dir{n}/a/fx{}", n % 7), format!("dir{n}/a/fx{}", (n + 1) % 7)] {
+                let naive = tiny.evaluate_naive("edit", &resource);
+                assert_eq!(tiny.evaluate("edit", &resource), naive, "{resource}");
+                assert_eq!(roomy.evaluate("edit", &resource).effect, naive.effect, "{resource}");
+            }
+        }
+        let group = &tiny.inner.groups["edit"].relative;
+        let chunks = group.chunks.get().map(Vec::as_slice).unwrap_or_default();
+        assert_eq!(chunks.len(), 300, "split down to single patterns");
+        assert!(chunks.iter().all(|chunk| chunk.set.is_none()), "none fits: all scanned");
+        let roomy_chunks = roomy.inner.groups["edit"].relative.chunks.get().map(Vec::len);
+        assert_eq!(roomy_chunks, Some(1), "with the real limit one set holds them");
+    }
 }

@@ -9,8 +9,11 @@ use toolgate_core::{BoxFuture, Context, PermissionRequest, Permissions, Refusal}
 
 use crate::agents::{Agent, Agents};
 use crate::audit::{AuditLog, Caller};
+use crate::config::PATH_ACTIONS;
+use crate::doom::{DOOM_LOOP_THRESHOLD, DoomLoop, DoomMemory};
 use crate::rules::{Effect, Origin, Rule, Ruleset};
 use crate::store::{ApprovalStore, StoreError};
+use crate::wildcard::{Pattern, is_absolute_path};
 
 /// Who answers asks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -63,6 +66,9 @@ pub struct Request {
     pub metadata: Map<String, Value>,
     /// Resources no saved approval may satisfy.
     pub unsaveable: Vec<String>,
+    /// Resources a rule or saved approval already allows: shown as such, and their
+    /// patterns are not among those "always" saves. Only the others are asked.
+    pub allowed: Vec<String>,
     /// The asking tool call.
     pub source: Source,
     /// The asking agent (used to re-evaluate).
@@ -129,6 +135,12 @@ struct State {
 
 struct Inner {
     audit: Option<Arc<AuditLog>>,
+    /// The project directory's absolute spellings (`/` separators, no trailing slash):
+    /// relative `read`/`edit`/`external_directory` resources are also matched there.
+    roots: Vec<String>,
+    /// Where doom_loop streaks are kept, and the streaks kept in this process.
+    doom_memory: DoomMemory,
+    streaks: DoomLoop,
     headless_note: String,
     agents: Agents,
     project_id: String,
@@ -174,6 +186,9 @@ impl PermissionService {
         PermissionService {
             inner: Arc::new(Inner {
                 audit: None,
+                roots: Vec::new(),
+                doom_memory: DoomMemory::Process,
+                streaks: DoomLoop::new(DOOM_LOOP_THRESHOLD),
                 headless_note: "no one can answer".to_string(),
                 agents,
                 project_id: project_id.into(),
@@ -202,6 +217,59 @@ impl PermissionService {
             inner.audit = Some(audit);
         }
         self
+    }
+
+    /// The same service matching relative path resources (`read`, `edit`,
+    /// `external_directory`) also as absolute paths under each of `roots` — the project
+    /// directory, canonical and as given (spec §4.3 "absolute candidate", see
+    /// [`Ruleset::evaluate_path`]). Call before cloning.
+    pub fn with_roots(mut self, roots: impl IntoIterator<Item = std::path::PathBuf>) -> Self {
+        if let Some(inner) = Arc::get_mut(&mut self.inner) {
+            for root in roots {
+                let root = root.to_string_lossy().replace('\\', "/");
+                let root = match root.trim_end_matches('/') {
+                    "" => "/".to_string(),
+                    trimmed => trimmed.to_string(),
+                };
+                if !inner.roots.contains(&root) {
+                    inner.roots.push(root);
+                }
+            }
+        }
+        self
+    }
+
+    /// The same service keeping doom_loop streaks (see [`PermissionService::doom_loop`])
+    /// in `memory`: with [`DoomMemory::Database`] they live in the approval database, so
+    /// processes that each make one call (`toolgate call --session S`) see the streak.
+    /// The default is [`DoomMemory::Process`]. Call before cloning.
+    pub fn with_doom_memory(mut self, memory: DoomMemory) -> Self {
+        if let Some(inner) = Arc::get_mut(&mut self.inner) {
+            inner.doom_memory = memory;
+        }
+        self
+    }
+
+    /// The absolute spellings of `resource` under the project roots, when `action` is a
+    /// path action and `resource` is relative; empty otherwise.
+    fn absolutes(&self, action: &str, resource: &str) -> Vec<String> {
+        if self.inner.roots.is_empty() || !PATH_ACTIONS.contains(&action) {
+            return Vec::new();
+        }
+        let resource = resource.replace('\\', "/");
+        if is_absolute_path(&resource) {
+            return Vec::new();
+        }
+        let tail = resource.strip_prefix("./").unwrap_or(&resource);
+        self.inner
+            .roots
+            .iter()
+            .map(|root| match tail {
+                "" | "." => root.clone(),
+                tail if root == "/" => format!("/{tail}"),
+                tail => format!("{root}/{tail}"),
+            })
+            .collect()
     }
 
     /// The audit log, when there is one.
@@ -310,21 +378,27 @@ impl PermissionService {
         session: Option<&Ruleset>,
         action: &str,
         resource: &str,
+        absolutes: &[String],
     ) -> (Effect, Option<Rule>) {
-        if let Some(session) = session
-            && let Some(index) = session.last_match(action, resource)
-        {
-            let rule = &session.rules()[index];
-            return (rule.effect, Some(rule.clone()));
+        if let Some(session) = session {
+            let decision = session.evaluate_path(action, resource, absolutes);
+            if let Some(rule) = decision.rule {
+                return (decision.effect, Some(rule.clone()));
+            }
         }
         match agent {
             Some(agent) => {
-                let decision = agent.rules.evaluate(action, resource);
+                let decision = agent.rules.evaluate_path(action, resource, absolutes);
                 (decision.effect, decision.rule.cloned())
             }
             // An unknown agent may do nothing.
             None => (Effect::Deny, Some(Rule::new("*", "*", Effect::Deny, Origin::Agent))),
         }
+    }
+
+    /// The saved approval that allows `resource`, if any.
+    fn saved_match(saved: &Ruleset, action: &str, resource: &str, absolutes: &[String]) -> Option<Rule> {
+        saved.evaluate_path(action, resource, absolutes).rule.cloned()
     }
 
     /// Reloads saved approvals when another process changed the database.
@@ -354,12 +428,18 @@ impl PermissionService {
         let mut state = self.lock();
         let agent = self.agent(agent);
         let action = request.action.as_str();
+        let absolutes: Vec<Vec<String>> = request
+            .resources
+            .iter()
+            .map(|resource| self.absolutes(action, resource))
+            .collect();
         let configured: Vec<(Effect, Option<Rule>)> = {
             let session = state.sessions.get(session_id);
             request
                 .resources
                 .iter()
-                .map(|resource| Self::configured(agent, session, action, resource))
+                .zip(&absolutes)
+                .map(|(resource, spelled)| Self::configured(agent, session, action, resource, spelled))
                 .collect()
         };
         // Saved approvals only turn an ask into allow: without an ask the database is not
@@ -372,11 +452,11 @@ impl PermissionService {
             .resources
             .iter()
             .zip(configured)
-            .map(|(resource, (effect, rule))| {
+            .zip(&absolutes)
+            .map(|((resource, (effect, rule)), absolutes)| {
                 let saved = (effect == Effect::Ask && !request.unsaveable.contains(resource))
-                    .then(|| state.saved.rules.last_match(action, resource))
-                    .flatten()
-                    .map(|index| state.saved.rules.rules()[index].clone());
+                    .then(|| Self::saved_match(&state.saved.rules, action, resource, absolutes))
+                    .flatten();
                 match saved {
                     Some(saved) => Explanation {
                         resource: resource.clone(),
@@ -393,19 +473,22 @@ impl PermissionService {
             .collect()
     }
 
-    /// Decides `request` without asking: `Err(Blocked)` on deny, else allow or ask.
+    /// Decides `request` without asking: `Err(Blocked)` on deny, else the combined
+    /// effect (allow or ask) and each resource's own effect.
     fn decide(
         &self,
         state: &mut State,
         session_id: &str,
         agent_name: &str,
         request: &PermissionRequest,
-    ) -> Result<Effect, Refusal> {
+    ) -> Result<(Effect, Vec<Effect>), Refusal> {
         let agent = self.agent(agent_name);
         let session = state.sessions.get(session_id);
         let mut effects = Vec::with_capacity(request.resources.len());
+        let mut absolutes = Vec::with_capacity(request.resources.len());
         for resource in &request.resources {
-            let (effect, _) = Self::configured(agent, session, &request.action, resource);
+            let spelled = self.absolutes(&request.action, resource);
+            let (effect, _) = Self::configured(agent, session, &request.action, resource, &spelled);
             if effect == Effect::Deny {
                 let mut rules: Vec<toolgate_core::RuleRef> = match agent {
                     Some(agent) => agent
@@ -426,25 +509,81 @@ impl PermissionService {
                 });
             }
             effects.push(effect);
+            absolutes.push(spelled);
         }
         // Saved approvals come last, so they turn an ask into allow but never touch a deny;
         // when nothing asks they cannot change the answer, and the database is left alone.
         if !effects.contains(&Effect::Ask) {
-            return Ok(crate::rules::combine(effects));
+            return Ok((crate::rules::combine(effects.iter().copied()), effects));
         }
         let _ = self.refresh_saved(state);
         let saved = &state.saved.rules;
-        let effects = request.resources.iter().zip(effects).map(|(resource, effect)| {
-            if effect == Effect::Ask
-                && !request.unsaveable.contains(resource)
-                && saved.last_match(&request.action, resource).is_some()
-            {
-                Effect::Allow
-            } else {
-                effect
-            }
-        });
-        Ok(crate::rules::combine(effects))
+        let effects: Vec<Effect> = request
+            .resources
+            .iter()
+            .zip(effects)
+            .zip(&absolutes)
+            .map(|((resource, effect), spelled)| {
+                if effect == Effect::Ask
+                    && !request.unsaveable.contains(resource)
+                    && Self::saved_match(saved, &request.action, resource, spelled).is_some()
+                {
+                    Effect::Allow
+                } else {
+                    effect
+                }
+            })
+            .collect();
+        Ok((crate::rules::combine(effects.iter().copied()), effects))
+    }
+
+    /// Passes one call through the doom_loop watch (spec §4.11), before it is settled:
+    /// when it makes `threshold` identical calls (tool and input, key order significant)
+    /// in a row in its session and assistant message (`ctx.assistant_message_id`),
+    /// `doom_loop` is asserted on the tool's name like any other permission — the rules
+    /// decide (`ask` by default), "always" saves the tool's name. `Ok` when the call may
+    /// go ahead. A database that cannot record the call falls back to this process's
+    /// streaks.
+    pub async fn doom_loop(&self, ctx: &Context, threshold: usize, tool: &str, input: &Value) -> Result<(), Refusal> {
+        let key = crate::doom::call_key(tool, input);
+        let stored = match (self.inner.doom_memory, &self.inner.store) {
+            (DoomMemory::Database, Some(store)) => store
+                .record_call(&self.inner.project_id, &ctx.session_id, &ctx.assistant_message_id, &key)
+                .ok(),
+            _ => None,
+        };
+        let streak = match stored {
+            Some(count) => count,
+            None => self
+                .inner
+                .streaks
+                .observe_key(&ctx.session_id, &ctx.assistant_message_id, key),
+        };
+        if streak < threshold.max(1) {
+            return Ok(());
+        }
+        let request = PermissionRequest::new("doom_loop")
+            .resources([tool])
+            .save([tool])
+            .metadata("tool", tool)
+            .metadata("input", input.clone());
+        self.assert(ctx, request).await
+    }
+
+    /// Whether asserting `request` now would put a question to a person: the service is
+    /// interactive and the rules neither allow nor deny it. Tools use it to prepare what
+    /// only a prompt shows (a whole-file diff) and nothing else; the assertion itself
+    /// decides again.
+    pub fn would_ask(&self, ctx: &Context, request: &PermissionRequest) -> bool {
+        if self.inner.mode != AskMode::Interactive {
+            return false;
+        }
+        let mut state = self.lock();
+        !state.closed
+            && matches!(
+                self.decide(&mut state, &ctx.session_id, &ctx.agent, request),
+                Ok((Effect::Ask, _))
+            )
     }
 
     /// Asserts `request` for the session and agent of `ctx` (spec §4.4).
@@ -463,9 +602,9 @@ impl PermissionService {
             self.decide(&mut state, &ctx.session_id, &ctx.agent, &request)
         };
         match &decided {
-            Ok(Effect::Allow) => self.record(ctx, &request, Effect::Allow, None),
-            Ok(Effect::Deny) | Err(_) => self.record(ctx, &request, Effect::Deny, None),
-            Ok(Effect::Ask) => match self.inner.mode {
+            Ok((Effect::Allow, _)) => self.record(ctx, &request, Effect::Allow, None),
+            Ok((Effect::Deny, _)) | Err(_) => self.record(ctx, &request, Effect::Deny, None),
+            Ok((Effect::Ask, _)) => match self.inner.mode {
                 AskMode::Auto => self.record(ctx, &request, Effect::Ask, Some("auto")),
                 AskMode::Headless => self.record(ctx, &request, Effect::Ask, Some("headless")),
                 AskMode::Interactive => {}
@@ -477,17 +616,17 @@ impl PermissionService {
             if state.closed {
                 return Err(Refusal::declined());
             }
-            match decided? {
-                Effect::Allow => return Ok(()),
-                Effect::Deny => {
+            let effects = match decided? {
+                (Effect::Allow, _) => return Ok(()),
+                (Effect::Deny, _) => {
                     return Err(Refusal::Blocked {
                         action: request.action,
                         reason: None,
                         rules: Vec::new(),
                     });
                 }
-                Effect::Ask => {}
-            }
+                (Effect::Ask, effects) => effects,
+            };
             match self.inner.mode {
                 AskMode::Auto => return Ok(()),
                 AskMode::Headless => {
@@ -502,14 +641,23 @@ impl PermissionService {
                 }
                 AskMode::Interactive => {}
             }
+            let allowed: Vec<String> = request
+                .resources
+                .iter()
+                .zip(&effects)
+                .filter(|(_, effect)| **effect == Effect::Allow)
+                .map(|(resource, _)| resource.clone())
+                .collect();
+            let save = asked_save(&request.save, &request.resources, &allowed);
             let pending = Request {
                 id: toolgate_core::id::ascending("per"),
                 session_id: ctx.session_id.clone(),
                 action: request.action,
                 resources: request.resources,
-                save: request.save,
+                save,
                 metadata: request.metadata,
                 unsaveable: request.unsaveable,
+                allowed,
                 source: Source {
                     kind: "tool",
                     message_id: ctx.assistant_message_id.clone(),
@@ -572,7 +720,9 @@ impl PermissionService {
             }
             Reply::Reject => {
                 let session = target.request.session_id.clone();
-                let refusal = match message.map(str::trim).filter(|text| !text.is_empty()) {
+                // Spec §4.5: a message that is non-empty as sent is a correction, even one
+                // of spaces only; it reaches the model exactly as the person wrote it.
+                let refusal = match message.filter(|text| !text.is_empty()) {
                     Some(feedback) => Refusal::Corrected {
                         feedback: feedback.to_string(),
                     },
@@ -648,7 +798,7 @@ impl PermissionService {
             })
             .collect();
         for (id, session, agent, request) in candidates {
-            if matches!(self.decide(state, &session, &agent, &request), Ok(Effect::Allow))
+            if matches!(self.decide(state, &session, &agent, &request), Ok((Effect::Allow, _)))
                 && let Some(pending) = state.pending.remove(&id)
             {
                 self.resolve(pending, Reply::Always, Ok(()));
@@ -709,6 +859,30 @@ impl PermissionService {
     }
 }
 
+/// The "always" patterns of a request once the resources rules already allow are left
+/// out: a pattern goes when every resource it matches is allowed (a pattern that
+/// matches no resource at all is kept, it says nothing about them).
+///
+/// ```
+/// use toolgate_permission::asked_save;
+/// let save = ["git status *".to_string(), "rm *".to_string()];
+/// let resources = ["git status".to_string(), "rm -rf build".to_string()];
+/// assert_eq!(asked_save(&save, &resources, &resources[..1]), ["rm *"]);
+/// ```
+pub fn asked_save(save: &[String], resources: &[String], allowed: &[String]) -> Vec<String> {
+    if allowed.is_empty() {
+        return save.to_vec();
+    }
+    save.iter()
+        .filter(|pattern| {
+            let compiled = Pattern::new(pattern);
+            let covered: Vec<&String> = resources.iter().filter(|r| compiled.matches(r)).collect();
+            covered.is_empty() || covered.iter().any(|resource| !allowed.contains(resource))
+        })
+        .cloned()
+        .collect()
+}
+
 /// Removes a request from the pending set when its asker stops waiting.
 struct Withdraw<'a> {
     service: &'a PermissionService,
@@ -724,5 +898,9 @@ impl Drop for Withdraw<'_> {
 impl Permissions for PermissionService {
     fn assert<'a>(&'a self, ctx: &'a Context, request: PermissionRequest) -> BoxFuture<'a, Result<(), Refusal>> {
         Box::pin(PermissionService::assert(self, ctx, request))
+    }
+
+    fn would_ask(&self, ctx: &Context, request: &PermissionRequest) -> bool {
+        PermissionService::would_ask(self, ctx, request)
     }
 }

@@ -16,7 +16,20 @@ const MIGRATIONS: &[&str] = &["CREATE TABLE IF NOT EXISTS permission (
         time_created INTEGER NOT NULL,
         time_updated INTEGER NOT NULL
     );
-    CREATE UNIQUE INDEX IF NOT EXISTS permission_project_action_resource_idx ON permission (project_id, action, resource);"];
+    CREATE UNIQUE INDEX IF NOT EXISTS permission_project_action_resource_idx ON permission (project_id, action, resource);",
+    // The current streak of identical calls of each session (doom_loop, spec §4.11).
+    "CREATE TABLE IF NOT EXISTS doom_loop (
+        project_id TEXT NOT NULL,
+        session_id TEXT NOT NULL,
+        message_id TEXT NOT NULL,
+        call_key TEXT NOT NULL,
+        count INTEGER NOT NULL,
+        time_updated INTEGER NOT NULL,
+        PRIMARY KEY (project_id, session_id)
+    );"];
+
+/// Streaks not extended for this long are forgotten.
+const STREAK_TTL_MS: i64 = 24 * 60 * 60 * 1000;
 
 /// A database problem, with the file it concerns.
 #[derive(Debug, thiserror::Error)]
@@ -173,6 +186,47 @@ impl ApprovalStore {
             }
             transaction.commit()?;
             Ok(added)
+        })
+    }
+
+    /// Records a call with identity `call_key` in `message_id` of `session_id` of
+    /// `project_id`; returns how many identical calls in a row the session has made in
+    /// that message, this one included.
+    pub(crate) fn record_call(
+        &self,
+        project_id: &str,
+        session_id: &str,
+        message_id: &str,
+        call_key: &str,
+    ) -> Result<usize, StoreError> {
+        self.with(|c| {
+            let transaction = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+            let now = now_ms();
+            let previous: Option<(String, String, i64)> = transaction
+                .query_row(
+                    "SELECT message_id, call_key, count FROM doom_loop
+                     WHERE project_id = ?1 AND session_id = ?2 AND time_updated > ?3",
+                    params![project_id, session_id, now - STREAK_TTL_MS],
+                    |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)),
+                )
+                .optional()?;
+            let count = match previous {
+                Some((message, key, count)) if message == message_id && key == call_key => count.saturating_add(1),
+                _ => {
+                    // A new streak: a good moment to forget stale ones.
+                    transaction.execute("DELETE FROM doom_loop WHERE time_updated <= ?1", [now - STREAK_TTL_MS])?;
+                    1
+                }
+            };
+            transaction.execute(
+                "INSERT INTO doom_loop (project_id, session_id, message_id, call_key, count, time_updated)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+                 ON CONFLICT (project_id, session_id)
+                 DO UPDATE SET message_id = ?3, call_key = ?4, count = ?5, time_updated = ?6",
+                params![project_id, session_id, message_id, call_key, count, now],
+            )?;
+            transaction.commit()?;
+            Ok(count.max(0) as usize)
         })
     }
 

@@ -4,6 +4,12 @@
 //! everything else literal; a pattern ending in space + `*` also matches the bare word
 //! (`git *` matches `git`). Backslashes count as slashes on both sides. Anchored;
 //! case-insensitive only on Windows.
+//!
+//! A single pattern is matched by a small segment matcher, not a regular expression, so
+//! every pattern compiles whatever its length: nothing can turn a rule into one that
+//! never matches. Rule sets additionally build [`regex::RegexSet`]s from [`to_regex`] to
+//! match many patterns in one pass (see [`crate::Ruleset`]); the two implementations are
+//! checked against each other by proptests.
 
 use std::borrow::Cow;
 
@@ -24,8 +30,28 @@ enum Kind {
     Prefix(String),
     /// `literal *`: `literal` alone, or `literal ` followed by anything.
     Word(String),
-    /// Anything else.
-    Regex(regex::Regex),
+    /// Anything else: the pattern, and (for a pattern ending in ` *`) its stem.
+    Glob { full: Glob, stem: Option<Glob> },
+}
+
+/// A run of a segment: literal text or a number of single characters (`?`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Piece {
+    Text(String),
+    Any(usize),
+}
+
+/// The text between two `*`: pieces of literal text and `?`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+struct Segment {
+    pieces: Vec<Piece>,
+}
+
+/// A pattern split at its stars: `first*middle*…*last`, or one segment without a star.
+#[derive(Clone, Debug)]
+struct Glob {
+    segments: Vec<Segment>,
+    starred: bool,
 }
 
 fn slashed(text: &str) -> Cow<'_, str> {
@@ -33,6 +59,17 @@ fn slashed(text: &str) -> Cow<'_, str> {
         Cow::Owned(text.replace('\\', "/"))
     } else {
         Cow::Borrowed(text)
+    }
+}
+
+/// What a pattern and an input are compared as: slashes for backslashes, and lower case
+/// on Windows.
+fn normal(text: &str) -> Cow<'_, str> {
+    let text = slashed(text);
+    if cfg!(windows) {
+        Cow::Owned(text.to_lowercase())
+    } else {
+        text
     }
 }
 
@@ -59,15 +96,138 @@ pub(crate) fn to_regex(pattern: &str) -> String {
     format!("{flags}^(?:{body})$")
 }
 
+impl Segment {
+    fn parse(text: &str) -> Segment {
+        let mut pieces = Vec::new();
+        let mut literal = String::new();
+        for ch in text.chars() {
+            if ch == '?' {
+                if !literal.is_empty() {
+                    pieces.push(Piece::Text(std::mem::take(&mut literal)));
+                }
+                match pieces.last_mut() {
+                    Some(Piece::Any(count)) => *count += 1,
+                    _ => pieces.push(Piece::Any(1)),
+                }
+            } else {
+                literal.push(ch);
+            }
+        }
+        if !literal.is_empty() {
+            pieces.push(Piece::Text(literal));
+        }
+        Segment { pieces }
+    }
+
+    /// The end of this segment matched at byte `at` of `input`, if it matches there.
+    fn match_at(&self, input: &str, mut at: usize) -> Option<usize> {
+        for piece in &self.pieces {
+            match piece {
+                Piece::Text(text) => {
+                    if !input.get(at..)?.starts_with(text.as_str()) {
+                        return None;
+                    }
+                    at += text.len();
+                }
+                Piece::Any(count) => {
+                    let mut chars = input.get(at..)?.char_indices();
+                    for _ in 0..*count {
+                        chars.next()?;
+                    }
+                    at = chars.next().map_or(input.len(), |(offset, _)| at + offset);
+                }
+            }
+        }
+        Some(at)
+    }
+
+    /// The start of this segment when it ends exactly at the end of `input`.
+    fn match_end(&self, input: &str) -> Option<usize> {
+        let mut end = input.len();
+        for piece in self.pieces.iter().rev() {
+            match piece {
+                Piece::Text(text) => {
+                    if !input.get(..end)?.ends_with(text.as_str()) {
+                        return None;
+                    }
+                    end -= text.len();
+                }
+                Piece::Any(count) => {
+                    let mut chars = input.get(..end)?.char_indices().rev();
+                    for _ in 0..*count {
+                        end = chars.next()?.0;
+                    }
+                }
+            }
+        }
+        Some(end)
+    }
+
+    /// The leftmost match at or after byte `from`: (start, end).
+    fn find(&self, input: &str, from: usize) -> Option<(usize, usize)> {
+        // A leading literal lets the search jump between its occurrences.
+        if let Some(Piece::Text(text)) = self.pieces.first() {
+            let mut at = from;
+            loop {
+                let start = at + input.get(at..)?.find(text.as_str())?;
+                if let Some(end) = self.match_at(input, start) {
+                    return Some((start, end));
+                }
+                at = start + input.get(start..)?.chars().next()?.len_utf8();
+            }
+        }
+        let mut at = from;
+        loop {
+            if let Some(end) = self.match_at(input, at) {
+                return Some((at, end));
+            }
+            at += input.get(at..)?.chars().next()?.len_utf8();
+        }
+    }
+}
+
+impl Glob {
+    fn parse(pattern: &str) -> Glob {
+        let parts: Vec<&str> = pattern.split('*').collect();
+        Glob {
+            starred: parts.len() > 1,
+            segments: parts.into_iter().map(Segment::parse).collect(),
+        }
+    }
+
+    /// Whether `input` matches: the first segment at the start, the last at the end, and
+    /// every middle one leftmost in order between them (leftmost is always safe for
+    /// star-separated segments: it leaves the most room for the rest).
+    fn matches(&self, input: &str) -> bool {
+        let Some((first, rest)) = self.segments.split_first() else {
+            return input.is_empty();
+        };
+        if !self.starred {
+            return first.match_at(input, 0) == Some(input.len());
+        }
+        let Some(mut cursor) = first.match_at(input, 0) else {
+            return false;
+        };
+        let Some((last, middle)) = rest.split_last() else {
+            return false;
+        };
+        for segment in middle {
+            match segment.find(input, cursor) {
+                Some((_, end)) => cursor = end,
+                None => return false,
+            }
+        }
+        last.match_end(input).is_some_and(|start| start >= cursor)
+    }
+}
+
 impl Pattern {
-    /// Compiles `pattern`.
+    /// Compiles `pattern`. Every pattern compiles, whatever its length.
     pub fn new(pattern: &str) -> Self {
         let source = pattern.to_string();
-        let normal = slashed(pattern).into_owned();
+        let normal = normal(pattern).into_owned();
         let wild = |text: &str| text.contains(['*', '?']);
-        let kind = if cfg!(windows) {
-            Kind::Regex(compile(&normal))
-        } else if normal == "*" {
+        let kind = if normal == "*" {
             Kind::Any
         } else if !wild(&normal) {
             Kind::Literal(normal)
@@ -76,7 +236,10 @@ impl Pattern {
         } else if let Some(stem) = normal.strip_suffix('*').filter(|stem| !wild(stem)) {
             Kind::Prefix(stem.to_string())
         } else {
-            Kind::Regex(compile(&normal))
+            Kind::Glob {
+                full: Glob::parse(&normal),
+                stem: normal.strip_suffix(" *").map(Glob::parse),
+            }
         };
         Pattern { source, kind }
     }
@@ -91,7 +254,8 @@ impl Pattern {
         matches!(self.kind, Kind::Any)
     }
 
-    /// True when the pattern has no wildcard (it matches one string only).
+    /// The one string the pattern matches when it has no wildcard (as compared: slashes
+    /// for backslashes, lower case on Windows).
     pub fn literal(&self) -> Option<&str> {
         match &self.kind {
             Kind::Literal(text) => Some(text),
@@ -99,10 +263,27 @@ impl Pattern {
         }
     }
 
+    /// For `stem *` with a wildcard-free stem: the stem.
+    pub(crate) fn word(&self) -> Option<&str> {
+        match &self.kind {
+            Kind::Word(stem) => Some(stem),
+            _ => None,
+        }
+    }
+
+    /// Whether the pattern (after `\` → `/`) is an absolute path: `/…` or `C:/…`.
+    pub fn is_absolute(&self) -> bool {
+        is_absolute_path(&slashed(&self.source))
+    }
+
     /// Whether `input` matches.
     pub fn matches(&self, input: &str) -> bool {
-        let input = slashed(input);
-        let input = input.as_ref();
+        let input = normal(input);
+        self.matches_normal(&input)
+    }
+
+    /// [`Pattern::matches`] for an input already normalised (see [`normalise`]).
+    pub(crate) fn matches_normal(&self, input: &str) -> bool {
         match &self.kind {
             Kind::Any => true,
             Kind::Literal(text) => input == text,
@@ -110,20 +291,21 @@ impl Pattern {
             Kind::Word(stem) => input
                 .strip_prefix(stem.as_str())
                 .is_some_and(|rest| rest.is_empty() || rest.starts_with(' ')),
-            Kind::Regex(regex) => regex.is_match(input),
+            Kind::Glob { full, stem } => full.matches(input) || stem.as_ref().is_some_and(|stem| stem.matches(input)),
         }
     }
 }
 
-fn compile(pattern: &str) -> regex::Regex {
-    // Every metacharacter is escaped, so the expression is always valid; the fallback is
-    // a pattern that matches nothing rather than a panic.
-    regex::Regex::new(&to_regex(pattern)).unwrap_or_else(|_| never())
+/// An input as patterns compare it: slashes for backslashes, lower case on Windows.
+pub(crate) fn normalise(input: &str) -> Cow<'_, str> {
+    normal(input)
 }
 
-pub(crate) fn never() -> regex::Regex {
-    #[allow(clippy::unwrap_used)] // a constant expression that is known to compile
-    regex::Regex::new("[^\\s\\S]").unwrap()
+/// Whether `path` (with `/` separators) is absolute: `/…`, or a drive `C:/…`.
+pub fn is_absolute_path(path: &str) -> bool {
+    let bytes = path.as_bytes();
+    path.starts_with('/')
+        || (bytes.len() >= 3 && bytes[0].is_ascii_alphabetic() && bytes[1] == b':' && bytes[2] == b'/')
 }
 
 /// Matches `input` against `pattern` without compiling it for reuse.

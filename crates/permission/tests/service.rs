@@ -614,14 +614,14 @@ fn tool_output_allowance_respects_an_explicit_deny() {
 
 #[test]
 fn doom_loop_fires_on_the_threshold() {
-    let mut watch = toolgate_permission::DoomLoop::new(toolgate_permission::DOOM_LOOP_THRESHOLD);
+    let watch = toolgate_permission::DoomLoop::new(toolgate_permission::DOOM_LOOP_THRESHOLD);
     let input = json!({"command": "ls"});
-    assert!(!watch.observe("m", "bash", &input));
-    assert!(!watch.observe("m", "bash", &json!({"command": "pwd"})));
-    assert!(!watch.observe("m", "bash", &input));
-    assert!(!watch.observe("m", "bash", &input));
-    assert!(watch.observe("m", "bash", &input));
-    assert!(!watch.observe("m", "read", &input), "another tool breaks the run");
+    assert!(!watch.observe("s", "m", "bash", &input));
+    assert!(!watch.observe("s", "m", "bash", &json!({"command": "pwd"})));
+    assert!(!watch.observe("s", "m", "bash", &input));
+    assert!(!watch.observe("s", "m", "bash", &input));
+    assert!(watch.observe("s", "m", "bash", &input));
+    assert!(!watch.observe("s", "m", "read", &input), "another tool breaks the run");
 }
 
 proptest! {

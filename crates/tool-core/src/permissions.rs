@@ -146,4 +146,15 @@ impl Refusal {
 pub trait Permissions: Send + Sync {
     /// Asserts `request` for the session and agent of `ctx`.
     fn assert<'a>(&'a self, ctx: &'a Context, request: PermissionRequest) -> BoxFuture<'a, Result<(), Refusal>>;
+
+    /// Whether asserting `request` now would put it to a person (no rule allows or
+    /// denies it, and someone can answer). A tool may use it to prepare details only a
+    /// prompt shows — a whole-file diff, which means reading the file before the
+    /// assertion — and skip that work otherwise; it never authorises anything. The
+    /// default, `false`, suits an implementation that never shows prompts: nothing is
+    /// read for one.
+    fn would_ask(&self, ctx: &Context, request: &PermissionRequest) -> bool {
+        let _ = (ctx, request);
+        false
+    }
 }

@@ -144,6 +144,9 @@ struct CallBody {
     #[serde(default)]
     input: Value,
     agent: Option<String>,
+    /// The assistant message the call belongs to, when the client knows it: doom_loop
+    /// counts identical calls per message (spec §4.11); without it the session is one.
+    message: Option<String>,
 }
 
 async fn call(State(server): State<Shared>, Path(session): Path<String>, body: Bytes) -> Response {
@@ -159,7 +162,11 @@ async fn call(State(server): State<Shared>, Path(session): Path<String>, body: B
     let gate = &server.parts.gate;
     gate.prepare(Some(&body.tool)).await;
     let catalog = gate.catalog(&agent);
-    match gate.call(&catalog, Call::new(session, body.tool, input)).await {
+    let message = body.message.unwrap_or_else(|| session.clone());
+    match gate
+        .call(&catalog, Call::new(session, body.tool, input).in_message(message))
+        .await
+    {
         Ok(settled) => {
             let settlement = settled.settlement;
             axum::Json(json!({
@@ -291,7 +298,7 @@ fn openapi() -> Value {
         "paths": {
             "/tool": {"get": {"summary": "The catalog an agent is offered", "parameters": [{"name": "agent", "in": "query", "schema": {"type": "string"}}], "responses": {"200": ok("[{name, description, inputSchema}]"), "400": error, "401": error}}},
             "/session/{id}/call": {"post": {"summary": "Settle one tool call (waits while a permission or question is pending)", "parameters": id("id"),
-                "requestBody": body(json!({"type": "object", "required": ["tool"], "properties": {"tool": {"type": "string"}, "input": {"type": "object"}, "agent": {"type": "string"}}})),
+                "requestBody": body(json!({"type": "object", "required": ["tool"], "properties": {"tool": {"type": "string"}, "input": {"type": "object"}, "agent": {"type": "string"}, "message": {"type": "string", "description": "the assistant message the call belongs to (doom_loop counts per message; default: the session)"}}})),
                 "responses": {"200": ok("{result, output, outputPaths, declined}"), "400": error, "401": error}}},
             "/permission": {"get": {"summary": "Pending permission requests", "responses": {"200": ok("[Request]"), "401": error}}},
             "/permission/{requestID}/reply": {"post": {"summary": "Answer a permission request", "parameters": id("requestID"),

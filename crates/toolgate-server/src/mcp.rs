@@ -194,7 +194,10 @@ impl ServerHandler for Mcp {
         let catalog = gate.catalog(&self.parts.agent);
         // A client's `notifications/cancelled` only trips the token: dropping the call
         // future is what stops the call (a bash child, an upstream MCP request).
-        let call = gate.call(&catalog, Call::new(self.session.clone(), request.name, input));
+        // MCP has no assistant messages: the session is one message, so doom_loop counts
+        // identical calls across it (spec §4.11).
+        let one_message = Call::new(self.session.clone(), request.name, input).in_message(self.session.clone());
+        let call = gate.call(&catalog, one_message);
         let settled = tokio::select! {
             settled = call => settled,
             () = context.ct.cancelled() => {
@@ -229,7 +232,11 @@ fn message(request: &toolgate_permission::Request) -> String {
         text.push_str(&format!("\n$ {command}"));
     }
     for resource in &request.resources {
-        text.push_str(&format!("\n• {resource}"));
+        if request.allowed.contains(resource) {
+            text.push_str(&format!("\n✓ {resource} (already allowed by a rule)"));
+        } else {
+            text.push_str(&format!("\n• {resource}"));
+        }
     }
     if let Some(diff) = request.metadata.get("diff").and_then(Value::as_str) {
         text.push_str(&format!("\n\n{diff}"));
@@ -277,7 +284,8 @@ async fn answer_asks(service: PermissionService, client: ClientHandle) {
                 })) => service.reply(
                     &request.id,
                     Reply::Reject,
-                    Some(feedback.as_str()).filter(|f| !f.trim().is_empty()),
+                    // Non-empty as sent is a correction (spec §4.5), as over HTTP.
+                    Some(feedback.as_str()).filter(|f| !f.is_empty()),
                 ),
                 // Dismissed, cancelled, timed out or unreadable: a refusal.
                 _ => service.reply(&request.id, Reply::Reject, None),

@@ -6,7 +6,8 @@ use serde_json::{Value, json};
 use toolgate_permission::{Event, Request};
 
 /// A pending permission request: `{id, sessionID, action, resources, save, metadata,
-/// unsaveable?, source: {type, messageID, callID}}`.
+/// unsaveable?, allowed?, source: {type, messageID, callID}}` (`allowed`: the resources a
+/// rule already allows, shown but not asked).
 pub(crate) fn request(request: &Request) -> Value {
     let mut value = json!({
         "id": request.id,
@@ -21,6 +22,11 @@ pub(crate) fn request(request: &Request) -> Value {
         && let Some(map) = value.as_object_mut()
     {
         map.insert("unsaveable".into(), json!(request.unsaveable));
+    }
+    if !request.allowed.is_empty()
+        && let Some(map) = value.as_object_mut()
+    {
+        map.insert("allowed".into(), json!(request.allowed));
     }
     value
 }

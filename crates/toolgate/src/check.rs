@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use serde_json::{Value, json};
 use toolgate_core::PermissionRequest;
-use toolgate_permission::{Agents, ApprovalStore, AskMode, Effect, PermissionService, Rule};
+use toolgate_permission::{Agents, ApprovalStore, AskMode, DoomMemory, Effect, PermissionService, Rule};
 
 use crate::config::{Config, Dirs};
 use crate::{Failure, Project};
@@ -21,19 +21,30 @@ pub(crate) struct Setup {
 }
 
 impl Setup {
+    /// The setup of a command that keeps doom_loop streaks in this process.
     pub(crate) fn new(project: &Project, mode: AskMode) -> Result<Setup, Failure> {
-        let dir = match &project.dir {
+        Setup::open(project, mode, DoomMemory::Process)
+    }
+
+    /// The setup of a project-aware command; `doom` says where doom_loop streaks live
+    /// (the database for `call`, where each process makes one call).
+    pub(crate) fn open(project: &Project, mode: AskMode, doom: DoomMemory) -> Result<Setup, Failure> {
+        let given = match &project.dir {
             Some(dir) => dir.clone(),
             None => std::env::current_dir().map_err(Failure::runtime)?,
         };
-        if !dir.is_dir() {
-            return Err(Failure::usage(format!("--dir {}: not a directory", dir.display())));
+        if !given.is_dir() {
+            return Err(Failure::usage(format!("--dir {}: not a directory", given.display())));
         }
-        let dir = std::fs::canonicalize(&dir).map_err(Failure::runtime)?;
+        let dir = std::fs::canonicalize(&given).map_err(Failure::runtime)?;
+        // Rules may name the project by the path the user knows it by, which may be a
+        // symlink to the canonical one: both spellings are matched.
+        let spelled = std::path::absolute(&given).unwrap_or_else(|_| dir.clone());
         let dirs = Dirs::discover();
         let config = Config::load(&dirs, &dir, project.config.as_deref()).map_err(Failure::usage)?;
-        let agents =
-            Agents::build(&config.agent_settings(&dirs)).map_err(|error| Failure::usage(format!("config: {error}")))?;
+        let skill_dirs = toolgate_builtins_fs::skill::skill_dirs(&dir, Some(&dirs.config));
+        let agents = Agents::build(&config.agent_settings(&dirs, skill_dirs))
+            .map_err(|error| Failure::usage(format!("config: {error}")))?;
         let agent = match &project.agent {
             Some(name) if agents.get(name).is_none() => {
                 let known: Vec<&str> = agents.all().iter().map(|a| a.name.as_str()).collect();
@@ -51,7 +62,9 @@ impl Setup {
         let audit = std::sync::Arc::new(toolgate_permission::AuditLog::new(dirs.data.join("audit.jsonl")));
         let service = PermissionService::new(agents, project_id, Some(store), mode)
             .with_headless_note("no terminal; use --auto to approve")
-            .with_audit(audit);
+            .with_audit(audit)
+            .with_roots([dir.clone(), spelled])
+            .with_doom_memory(doom);
         let sandbox = crate::sandbox::Settings::from_config(&config, &dirs, &dir);
         Ok(Setup {
             dir,
@@ -112,12 +125,31 @@ fn requests(setup: &Setup, action: &str, resources: &[String]) -> Result<Request
 }
 
 fn rule_json(rule: &Rule) -> Value {
-    json!({"action": rule.action, "resource": rule.resource, "effect": rule.effect, "origin": rule.origin})
+    let mut value =
+        json!({"action": rule.action, "resource": rule.resource, "effect": rule.effect, "origin": rule.origin});
+    if let (Some(source), Some(map)) = (&rule.source, value.as_object_mut()) {
+        map.insert("source".into(), json!(source));
+    }
+    value
+}
+
+/// Where a rule came from: its origin, and the layer (file) when it has one.
+fn origin_text(rule: &Rule) -> String {
+    match &rule.source {
+        Some(source) => format!("{} ({source})", rule.origin),
+        None => rule.origin.to_string(),
+    }
 }
 
 fn rule_text(rule: Option<&Rule>) -> String {
     match rule {
-        Some(rule) => format!("{} {:?} {} — {}", rule.action, rule.resource, rule.effect, rule.origin),
+        Some(rule) => format!(
+            "{} {:?} {} — {}",
+            rule.action,
+            rule.resource,
+            rule.effect,
+            origin_text(rule)
+        ),
         None => "no rule matched: ask".to_string(),
     }
 }
@@ -126,32 +158,49 @@ pub(crate) fn check(project: &Project, action: &str, resources: &[String], json:
     let setup = Setup::new(project, AskMode::Headless)?;
     let (requests, saves) = requests(&setup, action, resources)?;
     let mut reports = Vec::new();
+    let mut saved = Vec::new();
     for request in &requests {
         let explained = setup.service.explain("", &setup.agent, request);
         let effect = toolgate_permission::combine(explained.iter().map(|e| e.effect));
+        // What "always" would save: only the patterns of the parts that are asked.
+        let allowed: Vec<String> = explained
+            .iter()
+            .filter(|e| e.effect == Effect::Allow)
+            .map(|e| e.resource.clone())
+            .collect();
+        saved.push(toolgate_permission::asked_save(
+            &request.save,
+            &request.resources,
+            &allowed,
+        ));
         reports.push((request, explained, effect));
     }
     let overall = toolgate_permission::combine(reports.iter().map(|(_, _, effect)| *effect));
     if json {
-        let report =
-            |(request, explained, effect): &(&PermissionRequest, Vec<toolgate_permission::Explanation>, Effect)| {
-                json!({
-                    "action": request.action,
-                    "effect": effect,
-                    "resources": explained.iter().map(|e| json!({
-                        "resource": e.resource,
-                        "effect": e.effect,
-                        "rule": e.rule.as_ref().map(rule_json),
-                        "saveable": !request.unsaveable.contains(&e.resource),
-                        "savePattern": if request.action == "bash" { saves.get(&e.resource).cloned() } else { None },
-                    })).collect::<Vec<_>>(),
-                    "save": request.save,
-                })
-            };
-        let mut value = report(&reports[0]);
+        let report = |((request, explained, effect), save): (
+            &(&PermissionRequest, Vec<toolgate_permission::Explanation>, Effect),
+            &Vec<String>,
+        )| {
+            json!({
+                "action": request.action,
+                "effect": effect,
+                "resources": explained.iter().map(|e| json!({
+                    "resource": e.resource,
+                    "effect": e.effect,
+                    "rule": e.rule.as_ref().map(rule_json),
+                    "saveable": !request.unsaveable.contains(&e.resource),
+                    "savePattern": if request.action == "bash" { saves.get(&e.resource).cloned() } else { None },
+                })).collect::<Vec<_>>(),
+                "save": save,
+            })
+        };
+        let mut value = report((&reports[0], &saved[0]));
         if let Some(map) = value.as_object_mut() {
             map.insert("effect".into(), json!(overall));
-            map.insert("also".into(), Value::Array(reports[1..].iter().map(report).collect()));
+            map.insert(
+                "also".into(),
+                Value::Array(reports[1..].iter().zip(&saved[1..]).map(report).collect()),
+            );
             if action == "bash" {
                 map.insert("sandbox".into(), crate::sandbox::report(&setup).1);
             }
@@ -173,7 +222,10 @@ pub(crate) fn check(project: &Project, action: &str, resources: &[String], json:
         for explanation in explained {
             let note = if request.unsaveable.contains(&explanation.resource) {
                 "  (never saved: not analysable)".to_string()
-            } else if let (true, Some(save)) = (request.action == "bash", saves.get(&explanation.resource)) {
+            } else if let (true, Some(save)) = (
+                request.action == "bash" && explanation.effect == Effect::Ask,
+                saves.get(&explanation.resource),
+            ) {
                 format!("  → always: {save}")
             } else {
                 String::new()
@@ -185,8 +237,8 @@ pub(crate) fn check(project: &Project, action: &str, resources: &[String], json:
                 rule_text(explanation.rule.as_ref())
             );
         }
-        if *effect != Effect::Deny && !request.save.is_empty() {
-            println!("  always would save: {}", request.save.join(", "));
+        if *effect == Effect::Ask && !saved[index].is_empty() {
+            println!("  always would save: {}", saved[index].join(", "));
         }
     }
     if action == "bash" {
@@ -229,7 +281,7 @@ pub(crate) fn config(project: &Project, json: bool) -> Result<(), Failure> {
             rule.action,
             rule.resource,
             rule.effect.as_str(),
-            rule.origin
+            origin_text(rule)
         );
     }
     Ok(())

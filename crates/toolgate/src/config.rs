@@ -1,15 +1,19 @@
 //! Config loading: files, precedence, JSONC, validation with key paths.
 //!
-//! Layers, later wins (deep merge): the global `toolgate.json[c]` in the platform config
-//! directory, the project's `toolgate.json[c]` (or, when it has none, its
-//! `opencode.json[c]`), `--config FILE`, then `$TOOLGATE_PERMISSION` merged over the
-//! `permission` block. `managed.json` in the global config directory is the managed layer.
+//! Layers, in order: the global `toolgate.json[c]` in the platform config directory, the
+//! project's `toolgate.json[c]` (or, when it has none, its `opencode.json[c]`),
+//! `--config FILE`, then `$TOOLGATE_PERMISSION` (a `permission` value). Rules are never
+//! deep-merged: every layer's `permission` and `tools` (and each `agent.<name>` block's)
+//! are read as rules on their own — a string is `{"*": effect}`, the list form is its
+//! rules — and the layers' rules are concatenated in order, so the last matching rule
+//! wins and no form replaces another. Other settings deep-merge, later wins.
+//! `managed.json` in the global config directory is the managed layer.
 
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 use toolgate_permission::config::{deep_merge, key_path, rules_from_config};
-use toolgate_permission::{AgentSettings, Origin};
+use toolgate_permission::{AgentSettings, ConfigLayer, Origin};
 
 /// A config problem, reported as one line naming the file and the key path.
 #[derive(Debug)]
@@ -54,14 +58,45 @@ impl Dirs {
 /// The effective configuration and the files it came from.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Config {
+    /// Every setting except rules, deep-merged (later layers win).
     pub(crate) merged: Map<String, Value>,
     /// The `mcp` servers of every layer, merged by name: a higher layer's entry replaces
     /// the whole server object (a deep merge would mix two servers' settings).
     pub(crate) mcp: Vec<toolgate_mcp_client::config::Entry>,
+    /// Each layer's rule blocks (`permission`, `tools`, `agent`), in order.
+    pub(crate) layers: Vec<ConfigLayer>,
     pub(crate) managed: Option<Value>,
     /// The managed layer's `sandbox` block (its mode is a floor, see `sandbox::Settings`).
     pub(crate) managed_sandbox: Option<Value>,
     pub(crate) sources: Vec<PathBuf>,
+}
+
+/// Splits one file's value into its rule blocks (a layer) and the rest (deep-merged).
+fn split_layer(mut value: Value, source: String) -> (ConfigLayer, Value) {
+    let mut layer = ConfigLayer {
+        source,
+        ..ConfigLayer::default()
+    };
+    if let Value::Object(map) = &mut value {
+        layer.permission = map.shift_remove("permission");
+        layer.tools = map.shift_remove("tools");
+        if let Some(Value::Object(agents)) = map.get_mut("agent") {
+            let mut rules = Map::new();
+            for (name, block) in agents.iter_mut() {
+                let mut own = Map::new();
+                if let Value::Object(block) = block {
+                    for key in ["permission", "tools", "mode", "description", "disable"] {
+                        if let Some(field) = block.shift_remove(key) {
+                            own.insert(key.to_string(), field);
+                        }
+                    }
+                }
+                rules.insert(name.clone(), Value::Object(own));
+            }
+            layer.agent = Some(Value::Object(rules));
+        }
+    }
+    (layer, value)
 }
 
 impl Config {
@@ -72,28 +107,30 @@ impl Config {
         let global = first_existing(&dirs.config, &["toolgate.json", "toolgate.jsonc"]);
         let project = first_existing(dir, &["toolgate.json", "toolgate.jsonc"])
             .or_else(|| first_existing(dir, &["opencode.json", "opencode.jsonc"]));
-        for file in [global, project].into_iter().flatten() {
-            let value = read(&file)?;
-            deep_merge(&mut merged, &value);
-            config.merge_mcp(&value);
-            config.sources.push(file);
-        }
+        let mut files: Vec<PathBuf> = [global, project].into_iter().flatten().collect();
         if let Some(file) = explicit {
             if !file.is_file() {
                 return Err(ConfigError(format!("config file {} does not exist", file.display())));
             }
-            let value = read(file)?;
-            deep_merge(&mut merged, &value);
-            config.merge_mcp(&value);
-            config.sources.push(file.to_path_buf());
+            files.push(file.to_path_buf());
+        }
+        for file in files {
+            let value = read(&file)?;
+            let (layer, rest) = split_layer(value, file.display().to_string());
+            config.merge_mcp(&rest);
+            deep_merge(&mut merged, &rest);
+            config.layers.push(layer);
+            config.sources.push(file);
         }
         if let Ok(text) = std::env::var("TOOLGATE_PERMISSION") {
             let value: Value = serde_json::from_str(&text)
                 .map_err(|error| ConfigError(format!("$TOOLGATE_PERMISSION is not valid JSON: {error}")))?;
             validate_permission(&value, "$TOOLGATE_PERMISSION", dirs)?;
-            let mut over = Map::new();
-            over.insert("permission".into(), value);
-            deep_merge(&mut merged, &Value::Object(over));
+            config.layers.push(ConfigLayer {
+                source: "$TOOLGATE_PERMISSION".into(),
+                permission: Some(value),
+                ..ConfigLayer::default()
+            });
         }
         if let Some(file) = first_existing(&dirs.config, &["managed.json"]) {
             let value = read(&file)?;
@@ -134,20 +171,21 @@ impl Config {
             .collect()
     }
 
-    /// What the permission crate builds agents from.
-    pub(crate) fn agent_settings(&self, dirs: &Dirs) -> AgentSettings {
+    /// What the permission crate builds agents from; `skill_dirs` are the directories
+    /// the `skill` tool lists files from.
+    pub(crate) fn agent_settings(&self, dirs: &Dirs, skill_dirs: Vec<PathBuf>) -> AgentSettings {
         AgentSettings {
             data_dir: dirs.data.clone(),
             home: dirs.home.clone(),
-            permission: self.merged.get("permission").cloned(),
-            tools: self.merged.get("tools").cloned(),
-            agents: self.merged.get("agent").cloned(),
             default_agent: self
                 .merged
                 .get("default_agent")
                 .and_then(Value::as_str)
                 .map(str::to_string),
             managed: self.managed.clone(),
+            layers: self.layers.clone(),
+            skill_dirs,
+            ..AgentSettings::default()
         }
     }
 

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use toolgate_builtins_session::{QuestionEvent, QuestionRequest, QuestionService};
 use toolgate_core::ModelResult;
 use toolgate_gate::{Call, SettleError};
-use toolgate_permission::{AskMode, Event, PermissionService, Reply};
+use toolgate_permission::{AskMode, DoomMemory, Event, PermissionService, Reply};
 
 use crate::app::App;
 use crate::check::Setup;
@@ -95,7 +95,13 @@ pub(crate) fn call(project: &Project, args: CallArgs<'_>) -> Result<(), Failure>
         AskMode::Headless
     };
     let input = read_input(args.input)?;
-    let mut setup = Setup::new(project, mode)?;
+    // One process sees one call: the doom_loop streak of a named session is kept in the
+    // database. A fresh session has no streak to continue, and leaves it unopened.
+    let doom = match args.session {
+        Some(_) => DoomMemory::Database,
+        None => DoomMemory::Process,
+    };
+    let mut setup = Setup::open(project, mode, doom)?;
     setup.sandbox = setup.sandbox.clone().with_cli(args.sandbox);
     let questions = QuestionService::new(interactive);
     let app = App::new(&setup, questions.clone())?;
@@ -125,7 +131,10 @@ pub(crate) fn call(project: &Project, args: CallArgs<'_>) -> Result<(), Failure>
         let catalog = gate.catalog(&setup.agent);
         let prompt =
             interactive.then(|| tokio::spawn(prompt_loop(setup.service.clone(), questions.clone(), session.clone())));
-        let settled = gate.call(&catalog, Call::new(session.clone(), args.tool, input)).await;
+        // This front end has no assistant messages: the session is one message, so
+        // doom_loop counts identical calls across the session's processes.
+        let call = Call::new(session.clone(), args.tool, input).in_message(session.clone());
+        let settled = gate.call(&catalog, call).await;
         if let Some(prompt) = prompt {
             prompt.abort();
         }
@@ -326,6 +335,47 @@ fn paint(code: &str, text: &str, colour: bool) -> String {
     }
 }
 
+/// The lines of a unified diff, each with the line number it has in the file: the new
+/// file's for added and context lines, the old file's for removed ones; none for
+/// headers. A hunk's length comes from its `@@` header, so a removed line that starts
+/// with `--` is never taken for a file header.
+fn numbered_diff(diff: &str) -> Vec<(Option<usize>, &str)> {
+    // (next line number, lines left) in the old and the new file.
+    let (mut old, mut new) = ((0usize, 0usize), (0usize, 0usize));
+    let mut out = Vec::new();
+    for line in diff.lines() {
+        let in_hunk = old.1 > 0 || new.1 > 0;
+        if !in_hunk {
+            if let Some(header) = line.strip_prefix("@@ -") {
+                // `@@ -12,7 +12,8 @@`: start and length in each file (length 1 if absent).
+                let mut parts = header.split_whitespace();
+                let range = |part: Option<&str>| {
+                    let mut numbers = part.unwrap_or("").trim_start_matches('+').split(',');
+                    let start = numbers.next().and_then(|n| n.parse().ok()).unwrap_or(1);
+                    let length = numbers.next().map_or(Some(1), |n| n.parse().ok()).unwrap_or(1);
+                    (start, length)
+                };
+                old = range(parts.next());
+                new = range(parts.next());
+            }
+            out.push((None, line));
+        } else if line.starts_with('\\') {
+            out.push((None, line));
+        } else if line.starts_with('-') {
+            out.push((Some(old.0), line));
+            old = (old.0 + 1, old.1.saturating_sub(1));
+        } else if line.starts_with('+') {
+            out.push((Some(new.0), line));
+            new = (new.0 + 1, new.1.saturating_sub(1));
+        } else {
+            out.push((Some(new.0), line));
+            old = (old.0 + 1, old.1.saturating_sub(1));
+            new = (new.0 + 1, new.1.saturating_sub(1));
+        }
+    }
+    out
+}
+
 /// Shows one request on stderr and reads the answer from stdin.
 fn ask_on_terminal(request: &toolgate_permission::Request) -> (Reply, Option<String>) {
     let colour = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
@@ -345,7 +395,7 @@ fn ask_on_terminal(request: &toolgate_permission::Request) -> (Reply, Option<Str
         let _ = writeln!(err, "  {description}");
     }
     if let Some(diff) = request.metadata.get("diff").and_then(Value::as_str) {
-        for line in diff.lines() {
+        for (number, line) in numbered_diff(diff) {
             let painted = if line.starts_with('+') && !line.starts_with("+++") {
                 paint("32", line, colour)
             } else if line.starts_with('-') && !line.starts_with("---") {
@@ -355,14 +405,35 @@ fn ask_on_terminal(request: &toolgate_permission::Request) -> (Reply, Option<Str
             } else {
                 line.to_string()
             };
-            let _ = writeln!(err, "  {painted}");
+            let gutter = number.map(|n| format!("{n:>5} ")).unwrap_or_else(|| " ".repeat(6));
+            let _ = writeln!(err, "  {}{painted}", paint("2", &gutter, colour));
         }
     }
+    let asked: Vec<&String> = request
+        .resources
+        .iter()
+        .filter(|resource| !request.allowed.contains(resource))
+        .collect();
     for resource in &request.resources {
-        let _ = writeln!(err, "  • {resource}");
+        if request.allowed.contains(resource) {
+            let _ = writeln!(
+                err,
+                "  {} {resource}  (already allowed by a rule)",
+                paint("32", "✓", colour)
+            );
+        } else {
+            let _ = writeln!(err, "  • {resource}");
+        }
     }
-    let saveable: Vec<&String> = request.save.iter().collect();
-    let always = if saveable.is_empty() {
+    if !request.allowed.is_empty() {
+        let _ = writeln!(
+            err,
+            "  asking for {} of {}: the parts marked • ",
+            asked.len(),
+            request.resources.len()
+        );
+    }
+    let always = if request.save.is_empty() {
         "[a] allow always (nothing to save: same as once)".to_string()
     } else {
         format!("[a] allow always, saving: {}", request.save.join(", "))
@@ -452,4 +523,31 @@ pub(crate) fn audit_tail(project: &Project, count: usize, json: bool) -> Result<
         println!("{} {} {} {what}", text("time"), text("session"), text("agent"));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::numbered_diff;
+
+    #[test]
+    fn diff_lines_carry_their_file_line_numbers() {
+        let diff = "--- a.rs\n+++ a.rs\n@@ -9,3 +9,3 @@\n ctx\n--- removed comment\n+++ added comment\n ctx\n@@ -40 +40,2 @@\n-x\n+y\n+z\n";
+        let numbered: Vec<(Option<usize>, &str)> = numbered_diff(diff);
+        assert_eq!(
+            numbered,
+            [
+                (None, "--- a.rs"),
+                (None, "+++ a.rs"),
+                (None, "@@ -9,3 +9,3 @@"),
+                (Some(9), " ctx"),
+                (Some(10), "--- removed comment"),
+                (Some(10), "+++ added comment"),
+                (Some(11), " ctx"),
+                (None, "@@ -40 +40,2 @@"),
+                (Some(40), "-x"),
+                (Some(40), "+y"),
+                (Some(41), "+z"),
+            ]
+        );
+    }
 }
