@@ -474,3 +474,48 @@ fn toolgate_mcp_as_a_gateway_list_changed_elicitation_cancellation_and_a_crash()
         "{seen}"
     );
 }
+
+/// `call` at a terminal: a server's elicitation is put to the person as questions, one per
+/// field, and the answers go back to the server; dismissing declines; with no one to ask
+/// (no terminal) it is declined without waiting.
+#[test]
+fn elicitation_through_call_reaches_the_person_at_the_terminal() {
+    let sandbox = Sandbox::new();
+    write_config(
+        &sandbox,
+        &stdio_config(&sandbox, json!({"permission": {"py_*": "allow"}})),
+    );
+
+    let mut command = sandbox.command(&["call", "py_ask_name"]);
+    command.env("NO_COLOR", "1");
+    let mut session = e2e::pty::Session::spawn(command).unwrap();
+    let asked = session.expect("your own words", Duration::from_secs(60)).unwrap();
+    assert!(asked.contains("[MCP server py] What is your name?"), "{asked}");
+    // A text field offers no numbers to pick.
+    assert!(asked.contains("answer (your own words"), "{asked}");
+    session.send("Ada Lovelace\n").unwrap();
+    // The second field has a default: Enter keeps it.
+    let asked = session
+        .expect("Enter for the default: 30", Duration::from_secs(30))
+        .unwrap();
+    assert!(asked.contains("Age"), "{asked}");
+    session.send("\n").unwrap();
+    let (code, seen) = session.finish(Duration::from_secs(60)).unwrap();
+    assert_eq!(code, 0, "{seen}");
+    assert!(seen.contains("hello Ada Lovelace (30)"), "{seen}");
+
+    // `!` dismisses: the server hears a decline, the call itself still settles.
+    let mut command = sandbox.command(&["call", "py_ask_name"]);
+    command.env("NO_COLOR", "1");
+    let mut session = e2e::pty::Session::spawn(command).unwrap();
+    session.expect("your own words", Duration::from_secs(60)).unwrap();
+    session.send("!\n").unwrap();
+    let (code, seen) = session.finish(Duration::from_secs(60)).unwrap();
+    assert_eq!(code, 0, "{seen}");
+    assert!(seen.contains("no name (decline)"), "{seen}");
+
+    // No terminal, no one to answer: declined at once.
+    let (code, out, err) = sandbox.run(&["call", "py_ask_name"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("no name (decline)"), "{out}");
+}

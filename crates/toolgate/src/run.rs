@@ -290,12 +290,15 @@ fn answer_on_terminal(request: &QuestionRequest) -> Option<Vec<Vec<String>>> {
         for (index, option) in prompt.options.iter().enumerate() {
             let _ = writeln!(err, "  {}. {} — {}", index + 1, option.label, option.description);
         }
-        let how = if prompt.multiple {
-            "numbers separated by commas"
+        // A free-text question (an elicitation's text field) has no numbers to offer.
+        let how = if prompt.options.is_empty() {
+            ""
+        } else if prompt.multiple {
+            "numbers separated by commas, "
         } else {
-            "a number"
+            "a number, "
         };
-        let _ = write!(err, "  answer ({how}, your own words, Enter to skip, ! to dismiss): ");
+        let _ = write!(err, "  answer ({how}your own words, Enter to skip, ! to dismiss): ");
         let _ = err.flush();
         let mut line = String::new();
         match std::io::stdin().read_line(&mut line) {
