@@ -994,3 +994,12 @@ fn the_trampoline_refuses_a_policy_it_cannot_read_and_runs_nothing() {
     assert!(String::from_utf8_lossy(&output.stderr).contains("toolgate: sandbox: sandbox option --mode"));
     assert!(!Path::new(&marker).exists());
 }
+
+#[test]
+fn the_analysis_oracle_runs_its_lines_in_this_sandbox() {
+    if !kernel_sandbox() {
+        return;
+    }
+    // `shell_oracle::nothing_escapes_the_sandbox` and the generated lines then run in it.
+    assert_eq!(e2e::shell_oracle::Options::default().sandbox.name(), "toolgate");
+}

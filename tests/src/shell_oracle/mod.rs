@@ -41,7 +41,7 @@ use std::time::Duration;
 use toolgate_core::{Location, PermissionRequest};
 use toolgate_permission::{Effect, Ruleset};
 
-use sandbox::{Harness, Links, Sandbox, Unshare, Worker};
+use sandbox::{Harness, Links, Sandbox, Toolgate, Unshare, Worker};
 use soundness::{Event, Sound, Unsound};
 
 /// One line to check.
@@ -111,10 +111,23 @@ impl Default for Options {
             // Two per core: while one worker's line runs, the other's host side checks.
             workers: 2 * std::thread::available_parallelism().map_or(2, usize::from),
             timeout: Duration::from_secs(3),
-            sandbox: Arc::new(Unshare),
+            // toolgate's own sandbox where the kernel runs it, else util-linux's.
+            sandbox: match built_toolgate().and_then(Toolgate::available) {
+                Some(toolgate) => Arc::new(toolgate),
+                None => Arc::new(Unshare),
+            },
             run_denied: false,
         }
     }
+}
+
+/// The `toolgate` binary built next to this executable (tests in `target/<profile>/deps`,
+/// examples in `target/<profile>/examples`), if it is there. Never builds it: an example
+/// runs under `cargo run`, which holds the build lock a nested build would wait for.
+fn built_toolgate() -> Option<std::path::PathBuf> {
+    let exe = std::env::current_exe().ok()?;
+    let binary = exe.parent()?.parent()?.join("toolgate");
+    binary.exists().then_some(binary)
 }
 
 /// Why the oracle could not run at all.

@@ -99,6 +99,54 @@ impl Sandbox for Unshare {
     }
 }
 
+/// toolgate's own kernel sandbox (issue #16): the trampoline of the `toolgate` binary with a
+/// policy that makes only `writable` writable and turns the network off, inside the pid
+/// namespace (and its own `/proc`) the driver needs, which `unshare` provides around it.
+/// Chosen by default where the kernel can run it ([`Toolgate::available`]).
+pub struct Toolgate {
+    /// The `toolgate` binary whose `__sandbox-exec` mode applies the policy.
+    pub binary: PathBuf,
+}
+
+impl Toolgate {
+    /// The sandbox of `binary`, if this kernel can run it (its own probe says so).
+    pub fn available(binary: PathBuf) -> Option<Toolgate> {
+        toolgate_sandbox::probe(&binary).is_available().then_some(Toolgate { binary })
+    }
+}
+
+impl Sandbox for Toolgate {
+    fn name(&self) -> &'static str {
+        "toolgate"
+    }
+
+    fn command(&self, writable: &Path, _scratch: &Path, program: &[OsString]) -> std::io::Result<Command> {
+        let Some((first, rest)) = program.split_first() else {
+            return Err(std::io::Error::other("no program to run"));
+        };
+        let mut policy = toolgate_sandbox::Policy::new(toolgate_sandbox::Mode::WorkspaceWrite, writable, false);
+        // Only the oracle's directory: not the temp directory, not /dev/shm.
+        policy.writable = vec![writable.to_path_buf()];
+        let line = policy.command_line(&self.binary, first, rest);
+        // The pid namespace and its /proc: root of a user namespace is root to the
+        // trampoline, which then drops what a container's root would not have.
+        let mut command = Command::new("unshare");
+        command
+            .args([
+                "--user",
+                "--map-root-user",
+                "--mount",
+                "--pid",
+                "--fork",
+                "--mount-proc",
+                "--kill-child",
+                "--",
+            ])
+            .args(line);
+        Ok(command)
+    }
+}
+
 const DRIVER: &str = r#"# The oracle's driver: pid 1 of the sandbox's pid namespace, one line at a time.
 # Requests on stdin: ID NUL DIR NUL (the line is in DIR/line, the project in DIR/proj).
 # Answers on the original stdout: "ID STATUS" lines.
