@@ -1,5 +1,6 @@
 //! 1 GiB of output through the bash tool (registry + output store), side by side with
-//! the same command writing to /dev/null, as whole processes.
+//! the same command piped into `cat >/dev/null` (what any pipe reader pays) and writing
+//! straight to /dev/null (the reference), as whole processes in one run.
 //!
 //! Run without arguments it measures both by re-running itself: `tool` mode settles the
 //! call in this process and reports its peak RSS; the anchor is `sh -c 'CMD >/dev/null'`.
@@ -96,6 +97,7 @@ fn main() {
     let tool = median(&mut tool);
     let floor = median(&mut floor);
     println!("figure pipe_floor_ratio {:.3}", floor / anchor);
+    println!("figure pipe_ratio {:.3}", tool / floor);
     println!("figure anchor_seconds {anchor:.4}");
     println!("figure tool_seconds {tool:.4}");
     println!("figure wall_ratio {:.3}", tool / anchor);

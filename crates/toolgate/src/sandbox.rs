@@ -438,14 +438,23 @@ fn mask_file(data: &Path) -> Result<PathBuf, String> {
         return Ok(file);
     }
     std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    let _ = std::fs::remove_file(&file);
-    match std::os::unix::net::UnixListener::bind(&file) {
-        Ok(listener) => drop(listener),
-        // Another toolgate made it at the same moment: fine if it is right.
-        Err(error) if error.kind() == std::io::ErrorKind::AddrInUse => {}
-        Err(error) => return Err(format!("cannot create {}: {error}", file.display())),
+    // Made under a name of its own and renamed into place, so that concurrent calls (and
+    // processes) only ever see a finished one.
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let temp = dir.join(format!(
+        ".mask.{}.{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    ));
+    let _ = std::fs::remove_file(&temp);
+    let made = std::os::unix::net::UnixListener::bind(&temp)
+        .map(drop)
+        .and_then(|()| std::fs::set_permissions(&temp, std::fs::Permissions::from_mode(0o000)))
+        .and_then(|()| std::fs::rename(&temp, &file));
+    if let Err(error) = made {
+        let _ = std::fs::remove_file(&temp);
+        return Err(format!("cannot create {}: {error}", file.display()));
     }
-    let _ = std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o000));
     if !good(&file) {
         return Err(format!("{} is not a socket of this user with mode 000", file.display()));
     }
@@ -699,6 +708,32 @@ mod tests {
             [outside.path().to_path_buf()]
         );
         assert_eq!(budget, 1000);
+    }
+
+    #[test]
+    fn the_mask_socket_is_made_once_whoever_asks_at_the_same_time() {
+        use std::os::unix::fs::{FileTypeExt, PermissionsExt};
+        let data = tempfile::tempdir().unwrap();
+        let threads: Vec<_> = (0..8)
+            .map(|_| {
+                let data = data.path().to_path_buf();
+                std::thread::spawn(move || mask_file(&data))
+            })
+            .collect();
+        for thread in threads {
+            let file = thread.join().unwrap().unwrap();
+            let meta = std::fs::symlink_metadata(&file).unwrap();
+            assert!(meta.file_type().is_socket());
+            assert_eq!(meta.permissions().mode() & 0o777, 0);
+        }
+        // Nothing half-made is left behind, and a file in its place is replaced.
+        let entries: Vec<_> = std::fs::read_dir(data.path().join("sandbox")).unwrap().collect();
+        assert_eq!(entries.len(), 1);
+        let file = data.path().join("sandbox/mask.sock");
+        std::fs::remove_file(&file).unwrap();
+        std::fs::write(&file, "not a socket").unwrap();
+        assert_eq!(mask_file(data.path()).unwrap(), file);
+        assert!(std::fs::symlink_metadata(&file).unwrap().file_type().is_socket());
     }
 
     #[test]

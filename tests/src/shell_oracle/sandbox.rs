@@ -111,7 +111,9 @@ pub struct Toolgate {
 impl Toolgate {
     /// The sandbox of `binary`, if this kernel can run it (its own probe says so).
     pub fn available(binary: PathBuf) -> Option<Toolgate> {
-        toolgate_sandbox::probe(&binary).is_available().then_some(Toolgate { binary })
+        toolgate_sandbox::probe(&binary)
+            .is_available()
+            .then_some(Toolgate { binary })
     }
 }
 
