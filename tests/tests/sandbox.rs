@@ -687,6 +687,9 @@ fn an_unprivileged_user_gets_the_same_sandbox() {
             eprintln!("SKIPPED: running as root without setpriv, so the unprivileged path cannot be tried");
             return;
         }
+        // The binary too, wherever the checkout lives (a home directory nobody may enter).
+        std::fs::create_dir(p.root().join("bin")).unwrap();
+        std::fs::copy(e2e::toolgate_binary(), p.root().join("bin/toolgate")).unwrap();
         // Everything the user works on is theirs; everything else is root's.
         let status = Command::new("chown")
             .args(["-R", "65534:65534"])
@@ -701,7 +704,7 @@ fn an_unprivileged_user_gets_the_same_sandbox() {
             let mut setpriv = Command::new("setpriv");
             setpriv
                 .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
-                .arg(e2e::toolgate_binary());
+                .arg(p.root().join("bin/toolgate"));
             setpriv
         } else {
             Command::new(e2e::toolgate_binary())
