@@ -373,7 +373,7 @@ impl Oracle {
                 ran: false,
             };
         }
-        let ran = match worker.run(id, &dir, self.options.timeout) {
+        let ran = match worker.run(id, &dir, &case.line, self.options.timeout) {
             Ok(ran) => ran,
             Err(error) => {
                 let _ = remove_tree(&dir);
@@ -384,7 +384,6 @@ impl Oracle {
         let mut baseline: HashMap<String, String> = sandbox::base_env(&harness).into_iter().collect();
         baseline.insert("HOME".into(), dir.join("home").display().to_string());
         baseline.insert("TMPDIR".into(), dir.join("tmp").display().to_string());
-        baseline.insert("BASH_ENV".into(), harness.join("trace.sh").display().to_string());
         baseline.insert("BASH_XTRACEFD".into(), "9".into());
         let scene = observe::Scene {
             project: &project,
@@ -477,8 +476,10 @@ fn make_template(template: &Path) -> Result<(), OracleError> {
         std::fs::write(info.join("exclude"), exclude).map_err(error("git exclude"))?;
         git(&["add", "-A"])?;
         git(&["commit", "-q", "-m", "fixture"])?;
-        // One pack instead of loose objects: fewer files to copy for every line.
+        // One pack instead of loose objects, no logs: fewer files to copy for every line.
         git(&["gc", "-q", "--prune=now"])?;
+        let _ = std::fs::remove_dir_all(project.join(".git/logs"));
+        let _ = std::fs::remove_file(project.join(".git/COMMIT_EDITMSG"));
     }
     Ok(())
 }

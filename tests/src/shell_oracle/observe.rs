@@ -30,7 +30,7 @@ pub struct Scene<'a> {
     pub line: &'a str,
     /// Bash's builtins (`compgen -b`).
     pub builtins: &'a BTreeSet<String>,
-    /// Environment values the harness sets (`GIT_TRACE`, `BASH_ENV`, `HOME`, …): not an
+    /// Environment values the harness sets (`GIT_TRACE`, `HOME`, …): not an
     /// attack when a program sees them.
     pub baseline: &'a HashMap<String, String>,
 }
@@ -441,8 +441,6 @@ fn classify(path: &Path, access: Access, directory: bool, scene: &Scene<'_>) -> 
             (Some("home"), Some(name)) if access == Access::Read && HOME_CONFIG.contains(&name) => {
                 return Zone::Ignored;
             }
-            // The line file and what the driver keeps next to the project.
-            (Some("line"), None) => return Zone::Ignored,
             _ => {}
         }
     } else if access == Access::Read && scene.system.iter().any(|system| path.starts_with(system)) {
@@ -574,7 +572,8 @@ pub fn git_without_global_options(args: &[String]) -> Vec<String> {
 
 /// Environment variables that make a program run other code or write elsewhere, by
 /// program: the prefix form of an exec names them, so only a rule for that exact text (or
-/// `*`) covers it.
+/// `*`) covers it. (`SHELLOPTS` is not among them: the oracle exports it itself to trace
+/// every shell, and no shell option runs code.)
 fn dangerous(program: &str, name: &str) -> bool {
     if name.starts_with("LD_") {
         return true;
@@ -585,7 +584,7 @@ fn dangerous(program: &str, name: &str) -> bool {
             name.starts_with("BASH_FUNC_")
                 || matches!(
                     name,
-                    "BASH_ENV" | "ENV" | "SHELLOPTS" | "BASHOPTS" | "PS4" | "PROMPT_COMMAND" | "IFS"
+                    "BASH_ENV" | "ENV" | "BASHOPTS" | "PS4" | "PROMPT_COMMAND" | "IFS"
                 )
         }
         _ if program.starts_with("python") => name.starts_with("PYTHON"),
@@ -884,24 +883,19 @@ fn escape(bytes: &[u8], at: &mut usize, out: &mut Vec<u8>) -> Option<()> {
 
 // ------------------------------------------------------------------ xtrace, stubs, git
 
-/// The words of bash xtrace output (records start with `\x1e`, then `<pid> `, then words
-/// quoted the way bash quotes them: `'…'`, `$'…'`, `\x`).
+/// The words of bash xtrace output: records start a line with `+` (one more per level
+/// of nesting) and a blank, then the words quoted the way bash quotes them (`'…'`,
+/// `$'…'`, `\x`), a quoted word possibly spanning lines.
 pub fn xtrace_records(text: &[u8]) -> Vec<Vec<String>> {
     let mut records = Vec::new();
     let mut at = 0;
     while at < text.len() {
-        if text[at] != 0x1e {
-            // Not ours (a line wrote to the trace descriptor, or changed PS4): skip a line.
-            at = text[at..]
-                .iter()
-                .position(|b| *b == b'\n')
-                .map_or(text.len(), |p| at + p + 1);
+        if text[at] != b'+' {
+            // Not a record (a line wrote to the trace descriptor, or changed PS4): skip it.
+            at = text[at..].iter().position(|b| *b == b'\n').map_or(text.len(), |p| at + p + 1);
             continue;
         }
-        while text.get(at) == Some(&0x1e) {
-            at += 1;
-        }
-        while text.get(at).is_some_and(u8::is_ascii_digit) {
+        while text.get(at) == Some(&b'+') {
             at += 1;
         }
         if text.get(at) == Some(&b' ') {
@@ -998,8 +992,15 @@ fn is_assignment(word: &str) -> bool {
 }
 
 /// Builtins from xtrace records (programs come from `execve`, functions are their bodies).
+/// The driver's own two records (`export SHELLOPTS`, `exec bash … -c LINE`) come first
+/// and are left out.
 pub fn builtin_events(records: &[Vec<String>], scene: &Scene<'_>, events: &mut Vec<Event>) {
-    for words in records {
+    let own = |words: &Vec<String>| {
+        words == &["export", "SHELLOPTS"]
+            || (words.len() >= 5 && words[..5] == ["exec", "bash", "--norc", "--noprofile", "-c"])
+    };
+    let skip = records.iter().take(2).take_while(|words| own(words)).count();
+    for words in &records[skip..] {
         let words: Vec<&String> = words.iter().skip_while(|word| is_assignment(word)).collect();
         let Some(first) = words.first() else {
             continue;
@@ -1100,7 +1101,7 @@ mod tests {
 
     #[test]
     fn xtrace_words_are_unquoted() {
-        let text = b"\x1e12 echo 'a\nb' $'\\001' 'it'\\''s'\n\x1e\x1e13 x=y\n";
+        let text = b"+ echo 'a\nb' $'\\001' 'it'\\''s'\nnoise\n++ x=y\n";
         let records = xtrace_records(text);
         assert_eq!(records[0], ["echo", "a\nb", "\u{1}", "it's"]);
         assert_eq!(records[1], ["x=y"]);

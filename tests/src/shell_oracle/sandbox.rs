@@ -6,7 +6,7 @@
 //! strace -f (outside: records execve, opens, writes, renames, deletes, chdir, forks)
 //!   └─ Sandbox::command  (the swappable part: today `unshare`, later toolgate's own)
 //!        └─ driver.sh    (bash, pid 1 of the sandbox's pid namespace)
-//!             └─ per line: bash --norc --noprofile -c LINE   (BASH_ENV turns xtrace on)
+//!             └─ per line: bash --norc --noprofile -c LINE   (xtrace on through SHELLOPTS)
 //! ```
 //!
 //! Starting strace once per worker instead of once per line is what makes the throughput:
@@ -18,8 +18,7 @@
 //! nothing of one line runs into the next.
 
 use std::ffi::OsString;
-use std::io::{BufRead, BufReader, Write};
-use std::os::unix::fs::OpenOptionsExt;
+use std::io::{BufRead, BufReader, Read, Seek, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
@@ -150,57 +149,50 @@ impl Sandbox for Toolgate {
 }
 
 const DRIVER: &str = r#"# The oracle's driver: pid 1 of the sandbox's pid namespace, one line at a time.
-# Requests on stdin: ID NUL DIR NUL (the line is in DIR/line, the project in DIR/proj).
+# Requests on stdin: ID NUL DIR NUL LINE NUL (the project is DIR/proj).
 # Answers on the original stdout: "ID STATUS" lines.
+# Every open here is a traced call, so the files the lines share are opened once, in
+# append mode (the host empties them between lines), and only the marks are opened per line.
 h=$1
 [[ $$ == 1 ]] || { echo "driver: not pid 1 of its own pid namespace; refusing to run" >&2; exit 70; }
-exec 8<> "$h/sleep.fifo"
-settle() {
-  # Give what the line left running (a process substitution, a pipeline's tail) a moment
-  # to finish on its own, so what it does is not cut short at random.
-  local pid tries
-  for ((tries = 0; tries < 30; tries++)); do
-    for pid in /proc/[0-9]*; do
-      [[ ${pid#/proc/} == 1 ]] || { read -t 0.01 -u 8; continue 2; }
-    done
-    return 0
-  done
-}
-reap() {
-  local pid again tries
-  for ((tries = 0; tries < 500; tries++)); do
-    again=0
+exec 8<> "$h/sleep.fifo" 5>> "$h/out" 6< /dev/null 7>> "$h/xtrace"
+# After the line's shell: let what it left running (a process substitution, a pipeline's
+# tail) finish on its own for GRACE tries of 10 ms, then kill every other process of the
+# namespace, by id, until none is left.
+cleanup() {
+  local grace=$1 pid tries alive
+  for ((tries = 0; tries < grace + 500; tries++)); do
+    alive=0
     for pid in /proc/[0-9]*; do
       pid=${pid#/proc/}
       [[ $pid == 1 ]] && continue
-      kill -KILL "$pid" 2>/dev/null
-      again=1
+      alive=1
+      ((tries >= grace)) && kill -KILL "$pid" 2>/dev/null
     done
-    ((again)) || return 0
+    ((alive)) || return 0
     read -t 0.01 -u 8
   done
   echo "driver: processes survived the reap" >&3
 }
-trap reap USR1
+trap 'cleanup 0' USR1
 exec 3>&1 >/dev/null 2>&1
-while IFS= read -r -d '' id && IFS= read -r -d '' dir; do
-  IFS= read -r -d '' line < "$dir/line"
+while IFS= read -r -d '' id && IFS= read -r -d '' dir && IFS= read -r -d '' line; do
   : < "$h/mark/begin.$id"
   (
     cd "$dir/proj" || exit 125
-    export HOME="$dir/home" TMPDIR="$dir/tmp" BASH_ENV="$h/trace.sh" BASH_XTRACEFD=9
+    export HOME="$dir/home" TMPDIR="$dir/tmp" BASH_XTRACEFD=9
+    # xtrace through SHELLOPTS: every bash the line starts traces too.
+    set -o xtrace
+    export SHELLOPTS
     exec bash --norc --noprofile -c "$line"
-  ) 9> "$h/xtrace" > "$h/out" 2>&1 < /dev/null 3>&- 8>&- &
+  ) 9>&7 >&5 2>&5 <&6 3>&- 5>&- 6>&- 7>&- 8>&- &
   wait "$!"
   status=$?
-  settle
-  reap
+  cleanup 30
   : < "$h/mark/end.$id"
   printf '%s %s\n' "$id" "$status" >&3
 done
 "#;
-
-const TRACE: &str = "PS4=$'\\x1e${BASHPID} '\nset -x\n";
 
 /// Programs replaced by a stub that records its arguments and does nothing: they would
 /// delete, reach the network or gain privileges. `sudo` and `doas` run what they wrap.
@@ -254,11 +246,11 @@ pub struct Worker {
     child: Child,
     stdin: Option<ChildStdin>,
     done: Receiver<String>,
-    trace: Receiver<Vec<u8>>,
-    fifo: PathBuf,
+    /// strace's log: opened by strace in append mode, so it can be emptied after each
+    /// line (the driver is idle then). A file on the memory file system, read once per
+    /// line, costs far less than a pipe that wakes a reader for every call.
+    log: std::fs::File,
     driver: Option<u32>,
-    /// The begin mark already read while looking for the driver's pid.
-    begun: Option<String>,
 }
 
 /// Why a worker failed.
@@ -322,13 +314,17 @@ impl Worker {
             std::os::unix::fs::symlink(target, &path).map_err(io_error("link"))?;
         }
         std::fs::write(h.join("driver.sh"), DRIVER).map_err(io_error("driver"))?;
-        std::fs::write(h.join("trace.sh"), TRACE).map_err(io_error("trace.sh"))?;
-        for fifo in ["sleep.fifo", "strace.fifo"] {
-            let path = h.join(fifo);
-            let _ = std::fs::remove_file(&path);
-            rustix::fs::mkfifoat(rustix::fs::CWD, &path, rustix::fs::Mode::from_raw_mode(0o600))
-                .map_err(|error| WorkerError(format!("mkfifo {}: {error}", path.display())))?;
-        }
+        let sleep = h.join("sleep.fifo");
+        let _ = std::fs::remove_file(&sleep);
+        rustix::fs::mkfifoat(rustix::fs::CWD, &sleep, rustix::fs::Mode::from_raw_mode(0o600))
+            .map_err(|error| WorkerError(format!("mkfifo {}: {error}", sleep.display())))?;
+        let log_path = h.join("strace.log");
+        std::fs::write(&log_path, b"").map_err(io_error("strace log"))?;
+        let log = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&log_path)
+            .map_err(io_error("strace log"))?;
         let program: Vec<OsString> = vec![
             "bash".into(),
             "--norc".into(),
@@ -339,11 +335,11 @@ impl Worker {
         let sandboxed = sandbox
             .command(writable, h, &program)
             .map_err(io_error("sandbox command"))?;
-        let fifo = h.join("strace.fifo");
         let mut command = Command::new("strace");
         command
             .args([
                 "-f",
+                "-A",
                 "-qq",
                 "--seccomp-bpf",
                 "-y",
@@ -356,7 +352,7 @@ impl Worker {
                 "trace=execve,execveat,open,openat,openat2,creat,truncate,rename,renameat,renameat2,unlink,unlinkat,rmdir,mkdir,mkdirat,link,linkat,symlink,symlinkat,chmod,fchmodat,chown,lchown,fchownat,utimensat,mknodat,chdir,fchdir",
                 "-o",
             ])
-            .arg(&fifo)
+            .arg(&log_path)
             .arg("--")
             .arg(sandboxed.get_program())
             .args(sandboxed.get_args())
@@ -383,34 +379,13 @@ impl Worker {
                 }
             }
         });
-        let (trace_tx, trace) = channel();
-        let reader_fifo = fifo.clone();
-        std::thread::spawn(move || {
-            let Ok(file) = std::fs::File::open(&reader_fifo) else {
-                return;
-            };
-            let mut reader = BufReader::with_capacity(1 << 16, file);
-            loop {
-                let mut line = Vec::new();
-                match reader.read_until(b'\n', &mut line) {
-                    Ok(0) | Err(_) => break,
-                    Ok(_) => {
-                        if trace_tx.send(line).is_err() {
-                            break;
-                        }
-                    }
-                }
-            }
-        });
         Ok(Worker {
             harness,
             child,
             stdin: Some(stdin),
             done,
-            trace,
-            fifo,
+            log,
             driver: None,
-            begun: None,
         })
     }
 
@@ -423,17 +398,20 @@ impl Worker {
         std::fs::read_to_string(self.harness.dir.join("stderr")).unwrap_or_default()
     }
 
-    /// Runs the line already written to `dir/line` (project in `dir/proj`) as request `id`.
-    pub fn run(&mut self, id: u64, dir: &Path, timeout: Duration) -> Result<Ran, WorkerError> {
+    /// Runs `line` (which holds no NUL) in `dir/proj` as request `id`.
+    pub fn run(&mut self, id: u64, dir: &Path, line: &str, timeout: Duration) -> Result<Ran, WorkerError> {
         // The logs of the previous line, emptied here rather than by the driver: an open
-        // inside the sandbox is a traced call, one out here is not.
-        for log in ["stub.log", "git.trace"] {
+        // inside the sandbox is a traced call, one out here is not. All are written in
+        // append mode, so emptying them under an open descriptor is safe.
+        for log in ["stub.log", "git.trace", "out", "xtrace"] {
             std::fs::write(self.harness.dir.join(log), b"").map_err(io_error("log"))?;
         }
         let mut request = Vec::new();
         request.extend_from_slice(id.to_string().as_bytes());
         request.push(0);
         request.extend_from_slice(dir.as_os_str().as_encoded_bytes());
+        request.push(0);
+        request.extend_from_slice(line.as_bytes());
         request.push(0);
         let Some(stdin) = self.stdin.as_mut() else {
             return Err(WorkerError("the worker is shut down".into()));
@@ -497,54 +475,62 @@ impl Worker {
         })
     }
 
-    /// Reads trace lines until the begin mark of `id`, to learn the driver's pid.
+    /// The driver's pid, from the begin mark of `id` in the log.
     fn driver_from_trace(&mut self, id: &str) -> Option<u32> {
         let begin = format!("begin.{id}");
-        while let Ok(line) = self.trace.recv_timeout(Duration::from_millis(200)) {
-            if let Some((pid, name)) = crate::shell_oracle::observe::marker(&line)
+        let mut text = Vec::new();
+        let _ = (&self.log).seek(std::io::SeekFrom::Start(0));
+        let _ = (&self.log).read_to_end(&mut text);
+        for line in text.split(|b| *b == b'\n') {
+            if let Some((pid, name)) = crate::shell_oracle::observe::marker(line)
                 && name == begin
             {
                 self.driver = Some(pid);
-                self.begun = Some(name);
                 return Some(pid);
             }
         }
         None
     }
 
-    /// The trace lines of request `id`: between its begin and end marks.
+    /// The trace lines of request `id` (between its begin and end marks); the log is
+    /// emptied afterwards.
     fn segment(&mut self, id: &str) -> Result<Vec<Vec<u8>>, WorkerError> {
         let begin = format!("begin.{id}");
         let end = format!("end.{id}");
-        let mut collecting = self.begun.take().as_deref() == Some(begin.as_str());
-        let mut lines = Vec::new();
         let deadline = Instant::now() + Duration::from_secs(30);
+        let mut text = Vec::new();
+        (&self.log)
+            .seek(std::io::SeekFrom::Start(0))
+            .map_err(io_error("strace log"))?;
         loop {
-            let line = match self
-                .trace
-                .recv_timeout(deadline.saturating_duration_since(Instant::now()))
-            {
-                Ok(line) => line,
-                Err(_) => {
-                    return Err(WorkerError(format!(
-                        "the trace of line {id} did not reach its end mark: {}",
-                        self.stderr()
-                    )));
+            (&self.log).read_to_end(&mut text).map_err(io_error("strace log"))?;
+            let mut lines = Vec::new();
+            let mut collecting = false;
+            for line in text.split(|b| *b == b'\n') {
+                if let Some((pid, name)) = crate::shell_oracle::observe::marker(line) {
+                    if name == begin {
+                        self.driver = Some(pid);
+                        collecting = true;
+                        continue;
+                    }
+                    if name == end && Some(pid) == self.driver {
+                        self.log.set_len(0).map_err(io_error("strace log"))?;
+                        return Ok(lines);
+                    }
                 }
-            };
-            if let Some((pid, name)) = crate::shell_oracle::observe::marker(&line) {
-                if name == begin {
-                    self.driver = Some(pid);
-                    collecting = true;
-                    continue;
-                }
-                if name == end && Some(pid) == self.driver {
-                    return Ok(lines);
+                if collecting {
+                    lines.push(line.to_vec());
                 }
             }
-            if collecting {
-                lines.push(line);
+            if Instant::now() > deadline {
+                return Err(WorkerError(format!(
+                    "the trace of line {id} did not reach its end mark: {}",
+                    self.stderr()
+                )));
             }
+            // strace writes the mark before the driver answers; this only waits out a
+            // write still on its way.
+            std::thread::sleep(Duration::from_millis(1));
         }
     }
 
@@ -572,11 +558,6 @@ impl Worker {
             let _ = self.child.kill();
             let _ = self.child.wait();
         }
-        // Unblock the trace reader if strace never opened its end of the fifo.
-        let _ = std::fs::OpenOptions::new()
-            .write(true)
-            .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
-            .open(&self.fifo);
     }
 }
 
