@@ -582,10 +582,7 @@ fn dangerous(program: &str, name: &str) -> bool {
         "git" => name.starts_with("GIT_") || matches!(name, "EDITOR" | "VISUAL" | "PAGER" | "HOME" | "XDG_CONFIG_HOME"),
         "bash" | "sh" | "dash" => {
             name.starts_with("BASH_FUNC_")
-                || matches!(
-                    name,
-                    "BASH_ENV" | "ENV" | "BASHOPTS" | "PS4" | "PROMPT_COMMAND" | "IFS"
-                )
+                || matches!(name, "BASH_ENV" | "ENV" | "BASHOPTS" | "PS4" | "PROMPT_COMMAND" | "IFS")
         }
         _ if program.starts_with("python") => name.starts_with("PYTHON"),
         "node" => name.starts_with("NODE_"),
@@ -892,7 +889,10 @@ pub fn xtrace_records(text: &[u8]) -> Vec<Vec<String>> {
     while at < text.len() {
         if text[at] != b'+' {
             // Not a record (a line wrote to the trace descriptor, or changed PS4): skip it.
-            at = text[at..].iter().position(|b| *b == b'\n').map_or(text.len(), |p| at + p + 1);
+            at = text[at..]
+                .iter()
+                .position(|b| *b == b'\n')
+                .map_or(text.len(), |p| at + p + 1);
             continue;
         }
         while text.get(at) == Some(&b'+') {
