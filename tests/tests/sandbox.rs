@@ -358,6 +358,84 @@ fn files_the_edit_rules_deny_and_toolgates_own_config_are_read_only() {
     assert_eq!(p.read("project/new/dir/free.txt"), "free\nmore\n");
 }
 
+#[test]
+fn git_hooks_and_config_stay_read_only_while_commits_work() {
+    if !kernel_sandbox() {
+        return;
+    }
+    // What git runs code from: a command that wrote it would run code outside the sandbox
+    // the next time the person runs git (a hook, `core.fsmonitor`, `core.pager`, a hooks
+    // path in the project as husky sets it, a submodule's own config).
+    let p = Project::new(workspace_write(json!({})));
+    let git = |args: &[&str]| {
+        let status = Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+            .args(args)
+            .current_dir(p.project())
+            .env("HOME", p.root().join("home"))
+            .stdout(Stdio::null())
+            .status()
+            .unwrap();
+        assert!(status.success(), "git {args:?}");
+    };
+    git(&["init", "-q"]);
+    git(&["config", "core.hooksPath", ".husky/_"]);
+    p.write("project/.husky/_/pre-commit", "#!/bin/sh\nexit 0\n");
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(
+        p.project().join(".husky/_/pre-commit"),
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .unwrap();
+    p.write("project/.git/modules/lib/HEAD", "ref: refs/heads/main\n");
+    p.write("project/.git/modules/lib/config", "[core]\n\tbare = false\n");
+    std::fs::create_dir_all(p.project().join(".git/modules/lib/hooks")).unwrap();
+    git(&["add", "toolgate.json"]);
+    git(&["commit", "-q", "-m", "one"]);
+    let config = p.read("project/.git/config");
+    let husky = p.read("project/.husky/_/pre-commit");
+    let sub = p.read("project/.git/modules/lib/config");
+    let attempts = [
+        "h=.git/hooks; echo 'touch /tmp/pwned' > $h/pre-commit",
+        "c=.git/config; printf '[core]\\n\\tfsmonitor = touch pwned\\n' >> $c",
+        "git config core.pager 'touch pwned; cat'",
+        "g=.git; mv $g/config $g/config.old",
+        "g=.git; rm -rf $g/hooks",
+        "g=.git; mv $g elsewhere",
+        "h=.husky/_; echo 'touch pwned' > $h/pre-commit",
+        "c=.git/modules/lib/config; echo '[core] fsmonitor = x' >> $c",
+        "h=.git/modules/lib/hooks; echo x > $h/post-checkout",
+    ];
+    for command in attempts {
+        let settled = p.bash(command, &[]);
+        let text = settled.text();
+        assert_eq!(
+            settled.sandbox().as_deref(),
+            Some("workspace-write"),
+            "{command}: {text}"
+        );
+        assert_ne!(settled.exit(), Some(0), "{command} succeeded: {text}");
+    }
+    assert_eq!(p.read("project/.git/config"), config);
+    assert_eq!(p.read("project/.husky/_/pre-commit"), husky);
+    assert_eq!(p.read("project/.git/modules/lib/config"), sub);
+    assert!(!p.exists("project/.git/hooks/pre-commit"));
+    assert!(!p.exists("project/.git/modules/lib/hooks/post-checkout"));
+    assert!(p.exists("project/.git/config") && p.exists("project/.git/hooks"));
+    let text = p.bash("c=.git/config; echo x >> $c", &[]).ran("workspace-write", 1);
+    assert!(text.contains(".git/config is read-only"), "{text}");
+    // Everything else git does in the project still works: objects, index, refs, logs.
+    let text = p
+        .bash(
+            "echo a > a.txt && git -c user.name=t -c user.email=t@example.com commit -q -m two --allow-empty \
+             && git add a.txt && git -c user.name=t -c user.email=t@example.com commit -q -m three \
+             && git checkout -q -b topic && git log --oneline | wc -l",
+            &[],
+        )
+        .ran("workspace-write", 0);
+    assert!(text.lines().any(|line| line.trim() == "3"), "{text}");
+}
+
 /// A loopback TCP listener that counts the connections it accepted.
 struct Listener {
     port: u16,

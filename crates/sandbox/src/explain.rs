@@ -140,7 +140,7 @@ fn classify(policy: &Policy, written: &str, read_only_fs: bool) -> Option<String
     let path = resolve(&policy.workdir, written)?;
     if let Some(read_only) = policy.read_only.iter().find(|ro| path.starts_with(ro)) {
         return Some(format!(
-            "sandbox: {} is read-only: an `edit` deny rule (or toolgate's own configuration) protects {}",
+            "sandbox: {} is read-only: an `edit` deny rule, toolgate's own configuration or git's hooks and config (code git would run outside the sandbox) protect {}",
             path.display(),
             read_only.display()
         ));
