@@ -293,3 +293,64 @@ fn a_line_that_hangs_or_leaves_processes_behind_does_not_hold_up_the_next() {
     assert!(count <= 4, "processes left over: {:?}", outcomes[2].output);
     assert!(start.elapsed() < Duration::from_secs(60), "{:?}", start.elapsed());
 }
+
+/// toolgate's analysis with a deliberate bug: it sees only the text before the first
+/// separator, as a walker that stopped after the first command would.
+fn first_command_only(location: &Location, line: &str) -> Vec<PermissionRequest> {
+    let end = line.find([';', '&', '|', '\n']).unwrap_or(line.len());
+    e2e::shell_oracle::toolgate_analysis(location, &line[..end])
+}
+
+#[test]
+fn the_generated_lines_catch_a_deliberately_unsound_analysis() {
+    // The generated part of the CI run can fail: the same generator, against an analysis
+    // that asks for nothing and against toolgate's own with a plausible bug, finds lines
+    // that ran more than was asked — with the failing event named.
+    let oracle = Oracle::new(Options::default()).unwrap();
+    let cases: Vec<Case> = generate::lines(SEED, 300)
+        .into_iter()
+        .map(|generated| Case {
+            line: generated.line,
+            tags: generated.tags,
+        })
+        .collect();
+    let unsound = |outcomes: &[Outcome]| -> Vec<String> {
+        outcomes
+            .iter()
+            .filter_map(|outcome| match &outcome.verdict {
+                Verdict::Unsound(found) if !found.beyond.is_empty() => Some(outcome.case.line.clone()),
+                _ => None,
+            })
+            .collect()
+    };
+    let blind_found = unsound(&oracle.run_with(&cases, &blind).unwrap());
+    let buggy_found = unsound(&oracle.run_with(&cases, &first_command_only).unwrap());
+    let real_found: BTreeSet<String> = unsound(&oracle.run(&cases).unwrap()).into_iter().collect();
+    // What only the bug explains: lines the real analysis gets right.
+    let buggy_found: Vec<String> = buggy_found
+        .into_iter()
+        .filter(|line| !real_found.contains(line))
+        .collect();
+    println!(
+        "of {} generated lines: {} unsound to a blind analysis, {} more to the first-command-only one than to the real one",
+        cases.len(),
+        blind_found.len(),
+        buggy_found.len()
+    );
+    assert!(
+        blind_found.len() * 4 >= cases.len(),
+        "only {} of {} generated lines caught a blind analysis",
+        blind_found.len(),
+        cases.len()
+    );
+    // Lines whose later commands do something the rules restrict.
+    assert!(
+        buggy_found.len() >= 10,
+        "only {} lines caught the first-command-only analysis: {buggy_found:?}",
+        buggy_found.len()
+    );
+    assert!(
+        buggy_found.iter().any(|line| line.contains([';', '&', '|', '\n'])),
+        "{buggy_found:?}"
+    );
+}
