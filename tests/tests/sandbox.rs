@@ -550,9 +550,24 @@ fn escapes_landlock_does_not_cover_are_refused() {
         // Tracing (no ptrace, no /proc/<pid>/mem of others).
         "python3 -c \"import ctypes; l = ctypes.CDLL(None, use_errno=True); assert l.ptrace(16, 1, 0, 0) == 0\"",
         "head -c 1 /proc/1/environ",
+        // Other socket families than Unix with the network off (netlink, raw packets).
+        "python3 -c \"import socket; socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0)\"",
+        "python3 -c \"import socket; socket.socket(socket.AF_PACKET, socket.SOCK_RAW, 0)\"",
+        // A new root, and a hard link that would give a file outside a name inside.
+        "python3 -c \"import os; os.chroot('.')\"",
+        "ln /etc/hostname hostname-link",
     ];
     let mut attempts: Vec<&str> = attempts.to_vec();
     if cfg!(target_arch = "x86_64") {
+        // io_uring (its operations would skip seccomp), and the x32 ABI's numbering of
+        // unshare(CLONE_NEWUSER) where the kernel has x32 (ENOSYS elsewhere), which a filter
+        // keyed on x86_64 numbers alone would let through.
+        attempts.push(
+            "python3 -c \"import ctypes; l = ctypes.CDLL(None, use_errno=True); p = ctypes.create_string_buffer(120); assert l.syscall(425, 8, p) >= 0\"",
+        );
+        attempts.push(
+            "python3 -c \"import ctypes; l = ctypes.CDLL(None, use_errno=True); assert l.syscall(0x40000000 | 272, 0x10000000) == 0\"",
+        );
         // The kernel keyring (keyctl is syscall 250 on x86_64).
         attempts.push(
             "python3 -c \"import ctypes; l = ctypes.CDLL(None, use_errno=True); assert l.syscall(250, 0, -3, 0) >= 0\"",
