@@ -130,6 +130,17 @@ fn hidden(policy: &Policy, written: &str) -> Option<String> {
     ))
 }
 
+/// The process id of `/proc/<pid>/…`.
+fn proc_pid(path: &Path) -> Option<u32> {
+    let mut components = path.components();
+    match (components.next(), components.next(), components.next()) {
+        (Some(Component::RootDir), Some(Component::Normal(proc)), Some(Component::Normal(pid))) if proc == "proc" => {
+            pid.to_str()?.parse().ok()
+        }
+        _ => None,
+    }
+}
+
 /// What the sandbox says about a path the output names, if it explains a refusal there.
 /// `read_only_fs`: the message was "Read-only file system", which inside the sandbox only
 /// its read-only mounts produce.
@@ -147,6 +158,14 @@ fn classify(policy: &Policy, written: &str, read_only_fs: bool) -> Option<String
     }
     if crate::DEVICES.iter().any(|device| path == Path::new(device)) {
         return None;
+    }
+    // Another process's /proc entries: refused for reading too (Landlock's scopes), so a
+    // note about writing would send the model the wrong way.
+    if !read_only_fs && let Some(pid) = proc_pid(&path) {
+        return Some(format!(
+            "sandbox: {} belongs to process {pid}, outside the sandbox: commands cannot read, trace or signal processes they did not start",
+            path.display()
+        ));
     }
     match policy.mode {
         Mode::WorkspaceWrite if !policy.is_writable(&path) => {
@@ -267,6 +286,26 @@ mod tests {
             .masked(["/p/.env", "/p/secrets"]);
         policy.writable = vec![PathBuf::from("/p"), PathBuf::from("/tmp")];
         policy
+    }
+
+    #[test]
+    fn other_processes_proc_entries_are_not_called_writes() {
+        let policy = Policy::new(Mode::WorkspaceWrite, "/p", false);
+        let note = explain(&policy, "cat: /proc/1/environ: Permission denied\n").unwrap();
+        assert!(
+            note.starts_with("sandbox: /proc/1/environ belongs to process 1"),
+            "{note}"
+        );
+        assert!(!note.contains("write"), "{note}");
+        let note = explain(
+            &policy,
+            "/bin/sh: 1: cannot create /proc/sys/x: Read-only file system\n",
+        )
+        .unwrap();
+        assert!(
+            note.contains("write outside the workspace refused: /proc/sys/x"),
+            "{note}"
+        );
     }
 
     #[test]
