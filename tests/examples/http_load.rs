@@ -13,7 +13,7 @@ use futures_util::StreamExt;
 
 const CLIENTS: usize = 50;
 const SECONDS: u64 = 10;
-const TOKEN: &str = "load-test";
+const TOKEN: &str = "load-test-token-0123456789abcdefghij";
 
 fn main() {
     let binary = e2e::release_binary();

@@ -1,7 +1,12 @@
-"""Drives `toolgate mcp` with the official MCP Python SDK, as an editor would.
+"""Drives toolgate's MCP server with the official MCP Python SDK, as an editor would.
 
-Usage: mcp_client.py TOOLGATE_BINARY PROJECT_DIR
-Prints one JSON object with what the client saw; the Rust test checks it.
+Usage:
+  mcp_client.py stdio TOOLGATE_BINARY PROJECT_DIR
+  mcp_client.py http URL TOKEN
+
+Lists the tools, reads, edits (answering the permission form "once"), asks two
+questions through the `question` tool (answering each form), and calls a denied
+command. Prints one JSON object with what the client saw; the Rust test checks it.
 """
 
 import asyncio
@@ -11,7 +16,6 @@ import sys
 
 import mcp.types as types
 from mcp import ClientSession
-from mcp.client.stdio import StdioServerParameters, stdio_client
 
 
 def flag(result, snake, camel):
@@ -22,38 +26,100 @@ def texts(result):
     return [part.text for part in result.content if getattr(part, "type", "") == "text"]
 
 
-async def main():
-    binary, project = sys.argv[1], sys.argv[2]
-    params = StdioServerParameters(command=binary, args=["mcp", "--dir", project], env=dict(os.environ))
+def schema_of(params):
+    schema = getattr(params, "requested_schema", None) or getattr(params, "requestedSchema", None)
+    if hasattr(schema, "model_dump"):
+        schema = schema.model_dump(by_alias=True, exclude_none=True)
+    return schema or {}
+
+
+async def drive(read, write):
     asked = []
+    forms = []
 
     async def elicit(context, params):
-        asked.append(params.message)
-        return types.ElicitResult(action="accept", content={"decision": "once"})
+        schema = schema_of(params)
+        properties = schema.get("properties", {})
+        if "decision" in properties:
+            asked.append(params.message)
+            return types.ElicitResult(action="accept", content={"decision": "once"})
+        # A question form: pick from the enum (the first option, or the first two of
+        # a multiple choice) and add words of our own.
+        forms.append({"message": params.message, "schema": schema})
+        answer = properties.get("answer", {})
+        if answer.get("type") == "array":
+            choice = answer["items"]["enum"][:2]
+        else:
+            choice = answer.get("enum", [None])[0]
+        return types.ElicitResult(action="accept", content={"answer": choice, "other": "and tea"})
 
-    async with stdio_client(params) as (read, write):
-        async with ClientSession(read, write, elicitation_callback=elicit) as session:
-            await session.initialize()
-            listed = await session.list_tools()
-            read_result = await session.call_tool("read", {"path": "hello.txt"})
-            edit_result = await session.call_tool(
-                "edit", {"path": "hello.txt", "oldString": "hello", "newString": "goodbye"}
-            )
-            denied = await session.call_tool("bash", {"command": "rm -rf build"})
-    print(
-        json.dumps(
-            {
-                "tools": [tool.name for tool in listed.tools],
-                "read": texts(read_result),
-                "read_error": flag(read_result, "is_error", "isError"),
-                "edit": texts(edit_result),
-                "edit_error": flag(edit_result, "is_error", "isError"),
-                "asked": asked,
-                "denied": texts(denied),
-                "denied_error": flag(denied, "is_error", "isError"),
-            }
+    async with ClientSession(read, write, elicitation_callback=elicit) as session:
+        await session.initialize()
+        listed = await session.list_tools()
+        read_result = await session.call_tool("read", {"path": "hello.txt"})
+        edit_result = await session.call_tool(
+            "edit", {"path": "hello.txt", "oldString": "hello", "newString": "goodbye"}
         )
-    )
+        question = await session.call_tool(
+            "question",
+            {
+                "questions": [
+                    {
+                        "question": "Which colour?",
+                        "header": "Colour",
+                        "options": [
+                            {"label": "Blue", "description": "calm"},
+                            {"label": "Red", "description": "loud"},
+                        ],
+                    },
+                    {
+                        "question": "Which languages?",
+                        "header": "Languages",
+                        "multiple": True,
+                        "options": [
+                            {"label": "Rust", "description": "fast"},
+                            {"label": "Go", "description": "simple"},
+                            {"label": "C", "description": "old"},
+                        ],
+                    },
+                ]
+            },
+        )
+        denied = await session.call_tool("bash", {"command": "rm -rf build"})
+    return {
+        "tools": [tool.name for tool in listed.tools],
+        "read": texts(read_result),
+        "read_error": flag(read_result, "is_error", "isError"),
+        "edit": texts(edit_result),
+        "edit_error": flag(edit_result, "is_error", "isError"),
+        "asked": asked,
+        "forms": forms,
+        "question": texts(question),
+        "question_error": flag(question, "is_error", "isError"),
+        "denied": texts(denied),
+        "denied_error": flag(denied, "is_error", "isError"),
+    }
+
+
+async def main():
+    mode = sys.argv[1]
+    if mode == "stdio":
+        from mcp.client.stdio import StdioServerParameters, stdio_client
+
+        binary, project = sys.argv[2], sys.argv[3]
+        params = StdioServerParameters(command=binary, args=["mcp", "--dir", project], env=dict(os.environ))
+        async with stdio_client(params) as (read, write):
+            seen = await drive(read, write)
+    else:
+        from mcp.client.streamable_http import streamable_http_client
+        from mcp.shared._httpx_utils import create_mcp_http_client
+
+        url, token = sys.argv[2], sys.argv[3]
+        client = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
+        async with client:
+            async with streamable_http_client(url, http_client=client) as (read, write):
+                seen = await drive(read, write)
+    print(json.dumps(seen))
 
 
 asyncio.run(main())

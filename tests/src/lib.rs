@@ -311,6 +311,80 @@ impl Default for Sandbox {
     }
 }
 
+pub mod conformance;
+
+/// A token long enough for `toolgate serve` (32 characters or more), for tests.
+pub const SERVER_TOKEN: &str = "e2e-test-token-0123456789abcdefghij";
+
+/// A running `toolgate serve`, killed on drop.
+pub struct Served {
+    /// The server process.
+    pub child: std::process::Child,
+    /// `http://127.0.0.1:PORT`.
+    pub base: String,
+    /// Keeps the server's stdout open (a closed pipe must not be what stops it).
+    _stdout: std::io::Lines<std::io::BufReader<std::process::ChildStdout>>,
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Served {
+    /// The listen address.
+    pub fn address(&self) -> std::net::SocketAddr {
+        self.base
+            .trim_start_matches("http://")
+            .parse()
+            .unwrap_or_else(|e| panic!("{}: {e}", self.base))
+    }
+}
+
+impl Sandbox {
+    /// Starts `toolgate serve --listen 127.0.0.1:0 ARGS` with [`SERVER_TOKEN`] and waits
+    /// for its address.
+    pub fn serve(&self, args: &[&str]) -> Served {
+        let mut all = vec!["serve", "--listen", "127.0.0.1:0"];
+        all.extend_from_slice(args);
+        let mut command = self.command(&all);
+        command
+            .env("TOOLGATE_SERVER_TOKEN", SERVER_TOKEN)
+            .stdout(std::process::Stdio::piped());
+        Served::start(command)
+    }
+}
+
+impl Served {
+    /// Starts `command` (a `toolgate serve`) and reads its address and token lines.
+    pub fn start(mut command: std::process::Command) -> Served {
+        use std::io::BufRead;
+        let mut child = command.spawn().unwrap_or_else(|e| panic!("toolgate serve: {e}"));
+        let stdout = child
+            .stdout
+            .take()
+            .unwrap_or_else(|| panic!("toolgate serve: no stdout"));
+        let mut lines = std::io::BufReader::new(stdout).lines();
+        let first = lines
+            .next()
+            .and_then(Result::ok)
+            .unwrap_or_else(|| panic!("toolgate serve printed nothing"));
+        let base = first
+            .strip_prefix("toolgate: listening on ")
+            .unwrap_or_else(|| panic!("{first}"))
+            .to_string();
+        let token = lines.next().and_then(Result::ok).unwrap_or_default();
+        assert!(token.starts_with("toolgate: token "), "{token}");
+        Served {
+            child,
+            base,
+            _stdout: lines,
+        }
+    }
+}
+
 /// A pseudo-terminal session with a child process: what a person at a terminal sees.
 pub mod pty {
     use std::io::{Read, Write};

@@ -18,21 +18,25 @@ fn project(sandbox: &Sandbox) {
     );
 }
 
-#[test]
-fn the_official_python_sdk_lists_reads_edits_with_elicitation_and_is_refused() {
-    let sandbox = Sandbox::new();
-    project(&sandbox);
+/// Runs `tests/python/mcp_client.py ARGS` and returns what it saw.
+fn python_client(sandbox: &Sandbox, args: &[&str]) -> Value {
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("python/mcp_client.py");
     let output = Command::new(e2e::python_with_mcp())
         .arg(script)
-        .arg(e2e::toolgate_binary())
-        .arg(sandbox.project())
+        .args(args)
         .env("TOOLGATE_DATA_DIR", sandbox.data_dir())
         .env("TOOLGATE_CONFIG_DIR", sandbox.config_dir())
+        .env("NO_PROXY", "*")
         .output()
         .unwrap();
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
-    let seen: Value = serde_json::from_slice(&output.stdout).unwrap();
+    serde_json::from_slice(&output.stdout).unwrap()
+}
+
+/// What the Python SDK client saw: tools listed, a read, an edit approved through the
+/// permission form, two questions answered through one form each (spec §8.3), and a
+/// denied command.
+fn check_python_session(sandbox: &Sandbox, seen: &Value) {
     let tools: Vec<&str> = seen["tools"]
         .as_array()
         .unwrap()
@@ -40,7 +44,7 @@ fn the_official_python_sdk_lists_reads_edits_with_elicitation_and_is_refused() {
         .map(|t| t.as_str().unwrap())
         .collect();
     assert!(
-        tools.contains(&"read") && tools.contains(&"edit") && tools.contains(&"bash"),
+        tools.contains(&"read") && tools.contains(&"edit") && tools.contains(&"bash") && tools.contains(&"question"),
         "{tools:?}"
     );
     assert_eq!(seen["read_error"], false);
@@ -59,14 +63,61 @@ fn the_official_python_sdk_lists_reads_edits_with_elicitation_and_is_refused() {
         std::fs::read_to_string(sandbox.project().join("hello.txt")).unwrap(),
         "goodbye world\n"
     );
+    // One form per question: options as an enum, several as an array of the enum.
+    let forms = seen["forms"].as_array().unwrap();
+    assert_eq!(forms.len(), 2, "{seen}");
+    assert!(
+        forms[0]["message"].as_str().unwrap().contains("Which colour?"),
+        "{seen}"
+    );
+    assert_eq!(forms[0]["schema"]["properties"]["answer"]["type"], "string");
+    assert_eq!(
+        forms[0]["schema"]["properties"]["answer"]["enum"],
+        json!(["Blue", "Red"])
+    );
+    assert_eq!(forms[1]["schema"]["properties"]["answer"]["type"], "array");
+    assert_eq!(
+        forms[1]["schema"]["properties"]["answer"]["items"]["enum"],
+        json!(["Rust", "Go", "C"])
+    );
+    assert_eq!(seen["question_error"], false, "{seen}");
+    assert_eq!(
+        seen["question"][0],
+        "User has answered your questions: \"Which colour?\"=\"Blue, and tea\", \"Which languages?\"=\"Rust, Go, and tea\". You can now continue with the user's answers in mind."
+    );
     assert_eq!(seen["denied_error"], true);
     assert_eq!(seen["denied"][0], "Permission denied: bash");
+}
+
+#[test]
+fn the_official_python_sdk_over_stdio_lists_reads_edits_asks_questions_and_is_refused() {
+    let sandbox = Sandbox::new();
+    project(&sandbox);
+    let binary = e2e::toolgate_binary();
+    let project = sandbox.project();
+    let seen = python_client(
+        &sandbox,
+        &["stdio", binary.to_str().unwrap(), project.to_str().unwrap()],
+    );
+    check_python_session(&sandbox, &seen);
+}
+
+#[test]
+fn the_official_python_sdk_over_streamable_http_does_the_same_at_mcp() {
+    let sandbox = Sandbox::new();
+    project(&sandbox);
+    let served = sandbox.serve(&[]);
+    let url = format!("{}/mcp", served.base);
+    let seen = python_client(&sandbox, &["http", &url, e2e::SERVER_TOKEN]);
+    check_python_session(&sandbox, &seen);
 }
 
 struct Pipes {
     child: std::process::Child,
     input: std::process::ChildStdin,
-    output: BufReader<std::process::ChildStdout>,
+    /// stdout's lines, read by a thread so a missing answer fails the test after a
+    /// deadline instead of hanging it.
+    output: std::sync::mpsc::Receiver<String>,
 }
 
 impl Pipes {
@@ -80,7 +131,19 @@ impl Pipes {
         let mut child = command.spawn().unwrap();
         let mut pipes = Pipes {
             input: child.stdin.take().unwrap(),
-            output: BufReader::new(child.stdout.take().unwrap()),
+            output: {
+                let (sender, receiver) = std::sync::mpsc::channel();
+                let stdout = BufReader::new(child.stdout.take().unwrap());
+                std::thread::spawn(move || {
+                    for line in stdout.lines() {
+                        let Ok(line) = line else { break };
+                        if sender.send(line).is_err() {
+                            break;
+                        }
+                    }
+                });
+                receiver
+            },
             child,
         };
         pipes.send(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
@@ -100,11 +163,10 @@ impl Pipes {
     }
 
     fn receive(&mut self) -> Value {
-        let mut line = String::new();
-        assert!(
-            self.output.read_line(&mut line).unwrap() > 0,
-            "the server closed stdout"
-        );
+        let line = self
+            .output
+            .recv_timeout(std::time::Duration::from_secs(30))
+            .unwrap_or_else(|e| panic!("no line from the server within 30 s ({e})"));
         serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON-RPC on stdout ({e}): {line}"))
     }
 
@@ -165,10 +227,27 @@ fn raw_json_rpc_over_stdio() {
 }
 
 #[test]
-fn without_elicitation_asks_are_declined() {
+fn without_elicitation_asks_are_declined_and_question_is_not_offered() {
     let sandbox = Sandbox::new();
     project(&sandbox);
     let mut pipes = Pipes::start(&sandbox, json!({}));
+    // No forms, no questions: `question` is neither listed nor callable.
+    pipes.send(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}));
+    let listed = pipes.response(1, "once");
+    let names: Vec<&str> = listed["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert!(names.contains(&"read") && !names.contains(&"question"), "{names:?}");
+    pipes.send(
+        json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "question",
+        "arguments": {"questions": [{"question": "?", "header": "h", "options": []}]}}}),
+    );
+    let refused = pipes.response(3, "once");
+    assert_eq!(refused["error"]["code"], -32602, "{refused}");
+    assert_eq!(refused["error"]["message"], "Unknown tool: question");
     pipes.send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "bash", "arguments": {"command": "echo hi"}}}));
     let declined = pipes.response(2, "once");
     assert_eq!(declined["result"]["isError"], true);
@@ -207,4 +286,77 @@ fn mcp_asks_doom_loop_on_repeated_calls() {
     assert_eq!(swapped["result"]["isError"], false, "{swapped}");
     drop(pipes.input);
     let _ = pipes.child.wait();
+}
+
+impl Pipes {
+    fn send_raw(&mut self, bytes: &[u8]) {
+        self.input.write_all(bytes).unwrap();
+        self.input.flush().unwrap();
+    }
+}
+
+#[test]
+fn malformed_lines_are_answered_with_json_rpc_errors_and_the_session_goes_on() {
+    let sandbox = Sandbox::new();
+    project(&sandbox);
+    let mut pipes = Pipes::start(&sandbox, json!({}));
+    pipes.send_raw(b"this is not json\n");
+    let answer = pipes.receive();
+    assert_eq!(answer["id"], Value::Null, "{answer}");
+    assert_eq!(answer["error"]["code"], -32700, "{answer}");
+    pipes.send_raw(br#"{"jsonrpc": "2.0", "id": 5, "method": "tools/list""#);
+    pipes.send_raw(b"\n");
+    assert_eq!(pipes.receive()["error"]["code"], -32700);
+    // JSON, but not JSON-RPC: Invalid Request, with the id when there is one.
+    pipes.send(json!({"jsonrpc": "2.0", "id": 6}));
+    let answer = pipes.receive();
+    assert_eq!(
+        (answer["id"].clone(), answer["error"]["code"].clone()),
+        (json!(6), json!(-32600)),
+        "{answer}"
+    );
+    pipes.send(json!([1, 2, 3]));
+    assert_eq!(pipes.receive()["error"]["code"], -32600);
+    // Notifications and responses are never answered: the next line out answers the ping.
+    pipes.send(json!({"jsonrpc": "2.0", "method": "notifications/whatever", "params": 7}));
+    pipes.send(json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32700, "message": "echo"}}));
+    pipes.send(json!({"jsonrpc": "2.0", "id": 8, "method": "ping"}));
+    let pong = pipes.receive();
+    assert_eq!(
+        (pong["id"].clone(), pong["result"].clone()),
+        (json!(8), json!({})),
+        "{pong}"
+    );
+    drop(pipes.input);
+    assert!(pipes.child.wait().unwrap().success());
+}
+
+#[test]
+fn an_oversized_message_is_answered_with_its_id_and_the_limit() {
+    let sandbox = Sandbox::new();
+    project(&sandbox);
+    let mut pipes = Pipes::start(&sandbox, json!({}));
+    let huge = "x".repeat(17 * 1024 * 1024);
+    // Python clients put the id first, TypeScript clients last: both are found.
+    let first = format!(
+        r#"{{"jsonrpc":"2.0","id":41,"method":"tools/call","params":{{"name":"read","arguments":{{"path":"{huge}"}}}}}}"#
+    );
+    let last = format!(
+        r#"{{"method":"tools/call","params":{{"name":"read","arguments":{{"path":"{huge}"}}}},"jsonrpc":"2.0","id":"req-42"}}"#
+    );
+    for (line, id) in [(first, json!(41)), (last, json!("req-42"))] {
+        // The server reads while it is written, and its answer fits the pipe.
+        pipes.send_raw(line.as_bytes());
+        pipes.send_raw(b"\n");
+        let answer = pipes.receive();
+        assert_eq!(answer["id"], id, "{answer}");
+        assert_eq!(answer["error"]["code"], -32600, "{answer}");
+        let message = answer["error"]["message"].as_str().unwrap();
+        assert!(message.contains("16 MiB") && message.contains("17825"), "{message}");
+    }
+    // The session survives.
+    pipes.send(json!({"jsonrpc": "2.0", "id": 9, "method": "ping"}));
+    assert_eq!(pipes.receive()["id"], 9);
+    drop(pipes.input);
+    assert!(pipes.child.wait().unwrap().success());
 }

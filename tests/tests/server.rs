@@ -3,40 +3,16 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Stdio};
 use std::time::Duration;
 
-use e2e::Sandbox;
+use e2e::{Sandbox, Served};
 use futures_util::StreamExt;
 use serde_json::{Value, json};
 
-const TOKEN: &str = "test-token-123";
-
-struct Served {
-    child: Child,
-    base: String,
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+const TOKEN: &str = e2e::SERVER_TOKEN;
 
 fn serve(sandbox: &Sandbox) -> Served {
-    let mut command = sandbox.command(&["serve", "--listen", "127.0.0.1:0"]);
-    command.env("TOOLGATE_SERVER_TOKEN", TOKEN).stdout(Stdio::piped());
-    let mut child = command.spawn().unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let first = lines.next().unwrap().unwrap();
-    let base = first
-        .strip_prefix("toolgate: listening on ")
-        .unwrap_or_else(|| panic!("{first}"))
-        .to_string();
-    assert_eq!(lines.next().unwrap().unwrap(), format!("toolgate: token {TOKEN}"));
-    Served { child, base }
+    sandbox.serve(&[])
 }
 
 fn client() -> reqwest::Client {

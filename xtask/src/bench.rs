@@ -365,6 +365,83 @@ const FIGURES: &[Figure] = &[
         how: "whole process: calls completed minus `tool.settled` events seen by one SSE subscriber",
     },
     Figure {
+        issue: 15,
+        name: "MCP at /mcp: the same load (50 clients, one MCP session each, `tools/call` of `read`) for 10 s, calls per second",
+        unit: "calls/s",
+        source: Source::Example {
+            example: "mcp_load",
+            key: "mcp_calls_per_second",
+        },
+        target: Target::AtLeast(2000.0),
+        how: "whole process, `tests/examples/mcp_load.rs`: the release `toolgate serve` with its timeouts and connection cap, 50 keep-alive reqwest clients each with its own streamable HTTP session (initialize + initialized first), every `tools/call` answered on its SSE stream through the gate",
+    },
+    Figure {
+        issue: 15,
+        name: "MCP at /mcp: p99 latency of those calls (reference)",
+        unit: "ms",
+        source: Source::Example {
+            example: "mcp_load",
+            key: "mcp_p99_ms",
+        },
+        target: Target::AtMost(f64::INFINITY),
+        how: "whole process: the 99th percentile of every `tools/call` round trip in the run",
+    },
+    Figure {
+        issue: 15,
+        name: "MCP at /mcp: failed calls in that run",
+        unit: "calls",
+        source: Source::Example {
+            example: "mcp_load",
+            key: "mcp_errors",
+        },
+        target: Target::AtMost(0.0),
+        how: "whole process: non-2xx answers, transport errors and answers that are not the file's text",
+    },
+    Figure {
+        issue: 15,
+        name: "HTTP with 1,000 attacker connections held open (half-sent heads, reopened when closed): p99 of an authenticated call",
+        unit: "ms",
+        source: Source::Example {
+            example: "http_idle_attackers",
+            key: "attacked_p99_ms",
+        },
+        target: Target::AtMost(50.0),
+        how: "whole process, `tests/examples/http_idle_attackers.rs`: the release `toolgate serve`; 1,000 connections each send half a request head and reconnect at once when the 10 s header timeout closes them, while 10 authenticated keep-alive clients call `read` for 15 s (one whole timeout wave inside the run)",
+    },
+    Figure {
+        issue: 15,
+        name: "HTTP under that attack: authenticated calls per second (reference)",
+        unit: "calls/s",
+        source: Source::Example {
+            example: "http_idle_attackers",
+            key: "attacked_calls_per_second",
+        },
+        target: Target::AtMost(f64::INFINITY),
+        how: "whole process: the rate the 10 authenticated clients reached during the attack",
+    },
+    Figure {
+        issue: 15,
+        name: "HTTP under that attack: failed authenticated calls",
+        unit: "calls",
+        source: Source::Example {
+            example: "http_idle_attackers",
+            key: "attacked_errors",
+        },
+        target: Target::AtMost(0.0),
+        how: "whole process: non-2xx answers and transport errors of the authenticated clients",
+    },
+    Figure {
+        issue: 15,
+        name: "HTTP under that attack: attacker connections the server closed and the attacker reopened (reference)",
+        unit: "connections",
+        source: Source::Example {
+            example: "http_idle_attackers",
+            key: "attacker_reconnects",
+        },
+        target: Target::AtMost(f64::INFINITY),
+        how: "whole process: shows the header timeout fired during the run (about 1,000 when it did)",
+    },
+    Figure {
         issue: 8,
         name: "`toolgate mcp`: from process start to the `tools/list` answer (median)",
         unit: "ms",
@@ -564,11 +641,19 @@ pub(crate) fn run(filter: Option<&str>) -> Result<()> {
             bail!("bench {bench} failed ({status})");
         }
     }
+    // Whole-process examples measure the release binary: build it, so they never time a
+    // stale one.
     let needs_release_binary = selected.iter().any(|f| {
         matches!(
             f.source,
             Source::Example {
-                example: "cold_start" | "fs_bench" | "sandbox_bench",
+                example: "cold_start"
+                    | "fs_bench"
+                    | "sandbox_bench"
+                    | "http_load"
+                    | "mcp_start"
+                    | "mcp_load"
+                    | "http_idle_attackers",
                 ..
             }
         )

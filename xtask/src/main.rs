@@ -1,8 +1,9 @@
 //! `cargo xtask`: every chore of the workspace as one command.
 //!
 //! - `cargo xtask ci`: formatting, clippy, the whole test suite (nextest when installed,
-//!   then doc tests) and cargo-deny, one summary line per step. It says whether the
-//!   kernel runs the bash sandbox; when it does, the sandbox suite may not skip.
+//!   then doc tests; it includes the official MCP conformance suite, whose per-scenario
+//!   results are printed after it) and cargo-deny, one summary line per step. It says
+//!   whether the kernel runs the bash sandbox; when it does, the sandbox suite may not skip.
 //! - `cargo xtask tidy`: the dependency rule of ARCHITECTURE.md (from `cargo metadata`)
 //!   and test hygiene.
 //! - `cargo xtask bench [FILTER]`: runs the benchmarks, prints the table of figures
@@ -147,7 +148,12 @@ fn ci() -> Result<()> {
             command.env("TOOLGATE_REQUIRE_SANDBOX_TESTS", "1");
         }
     }
+    // The MCP conformance suite runs inside the tests (tests/tests/conformance.rs) and
+    // leaves its per-scenario outcome here; a stale file must not pass for a fresh one.
+    let summary = root().join("target/conformance/summary.txt");
+    let _ = std::fs::remove_file(&summary);
     steps.push(run_step("test", tests));
+    steps.push(conformance_step(&summary));
     let mut deny = Vec::new();
     if !succeeds(&mut cargo(&["deny", "--version"])) {
         println!("cargo-deny is missing: installing {CARGO_DENY_VERSION} (a few minutes, once per machine)");
@@ -220,6 +226,29 @@ fn sandbox_support() -> bool {
             println!("sandbox suite: SKIPPED, the probe did not start: {error}");
             false
         }
+    }
+}
+
+/// Prints the MCP conformance results the test run wrote; missing results fail CI.
+fn conformance_step(summary: &std::path::Path) -> Step {
+    println!("==> conformance");
+    let ok = match std::fs::read_to_string(summary) {
+        Ok(text) => {
+            print!("{text}");
+            !text.contains("FAILED")
+        }
+        Err(_) => {
+            eprintln!(
+                "xtask: conformance: {} was not written: the MCP conformance test did not run",
+                summary.display()
+            );
+            false
+        }
+    };
+    Step {
+        name: "conformance",
+        ok,
+        seconds: 0.0,
     }
 }
 

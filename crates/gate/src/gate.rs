@@ -339,8 +339,11 @@ impl Gate {
         }
     }
 
-    /// Starts the spill cleanup once per gate, on the runtime of the first call.
-    fn start_upkeep(&self) {
+    /// Starts the spill cleanup (old spill files removed now, then every hour) on the
+    /// current tokio runtime, once per gate; later calls do nothing. The first call
+    /// starts it anyway: long-running front ends (servers) call this at start, so a
+    /// server that is never called still cleans up.
+    pub fn start_upkeep(&self) {
         self.inner.cleanup.get_or_init(|| {
             let store = self.inner.spills.as_ref()?;
             let runtime = tokio::runtime::Handle::try_current().ok()?;

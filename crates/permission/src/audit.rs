@@ -64,6 +64,26 @@ pub struct Caller<'a> {
     pub call: &'a str,
 }
 
+/// A refused authentication, as [`AuditLog::auth_failed`] records it.
+#[derive(Clone, Debug, Default)]
+pub struct AuthFailure<'a> {
+    /// The client's address.
+    pub peer: &'a str,
+    /// The request method.
+    pub method: &'a str,
+    /// The request path (without the query).
+    pub path: &'a str,
+    /// Why it was refused: missing header, wrong scheme, wrong token.
+    pub reason: &'a str,
+    /// Failures on the same connection so far.
+    pub connection_failures: u64,
+    /// Failures since the server started.
+    pub total_failures: u64,
+    /// Failures since the last recorded one that were not recorded (the log takes a
+    /// few per second, so a flood cannot rotate real decisions away).
+    pub suppressed: u64,
+}
+
 /// The append-only audit log.
 #[derive(Debug)]
 pub struct AuditLog {
@@ -170,6 +190,23 @@ impl AuditLog {
             "error": error,
             "truncated": !output_paths.is_empty(),
             "outputPaths": output_paths,
+        });
+        self.append(&entry);
+    }
+
+    /// Records a refused authentication on the HTTP server: who tried, what, why, and
+    /// how often; never the credentials that were sent.
+    pub fn auth_failed(&self, failure: &AuthFailure<'_>) {
+        let entry = json!({
+            "time": rfc3339(now_ms()),
+            "kind": "auth_failed",
+            "peer": failure.peer,
+            "method": failure.method,
+            "path": failure.path,
+            "reason": failure.reason,
+            "connectionFailures": failure.connection_failures,
+            "totalFailures": failure.total_failures,
+            "suppressed": failure.suppressed,
         });
         self.append(&entry);
     }

@@ -230,9 +230,17 @@ impl ApprovalStore {
         })
     }
 
-    /// Removes the approval `id`; returns whether it existed.
-    pub fn remove(&self, id: &str) -> Result<bool, StoreError> {
-        self.with(|c| c.execute("DELETE FROM permission WHERE id = ?1", [id]).map(|n| n > 0))
+    /// Removes the approval `id` of `project_id`; returns whether it existed there. An id
+    /// of another project is left alone: one project's server or CLI must not touch
+    /// another's approvals.
+    pub fn remove(&self, project_id: &str, id: &str) -> Result<bool, StoreError> {
+        self.with(|c| {
+            c.execute(
+                "DELETE FROM permission WHERE id = ?1 AND project_id = ?2",
+                [id, project_id],
+            )
+            .map(|n| n > 0)
+        })
     }
 
     /// Removes every approval of `project_id`; returns how many.

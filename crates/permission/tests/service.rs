@@ -708,8 +708,14 @@ fn store_list_add_remove_clear_per_project() {
     assert_eq!(store.add("/a", "bash", &[]).unwrap(), 0);
     let a = store.list("/a").unwrap();
     assert_eq!(a.len(), 2);
-    assert!(store.remove(&a[0].id).unwrap());
-    assert!(!store.remove(&a[0].id).unwrap());
+    let b = store.list("/b").unwrap();
+    assert!(
+        !store.remove("/a", &b[0].id).unwrap(),
+        "another project's id is left alone"
+    );
+    assert_eq!(store.list("/b").unwrap().len(), 1);
+    assert!(store.remove("/a", &a[0].id).unwrap());
+    assert!(!store.remove("/a", &a[0].id).unwrap());
     assert_eq!(store.list("/a").unwrap().len(), 1);
     assert_eq!(store.clear("/a").unwrap(), 1);
     assert_eq!(store.list("/b").unwrap().len(), 1);

@@ -1,39 +1,73 @@
-//! The HTTP API and its server-sent events (`toolgate serve`).
+//! The HTTP API and its server-sent events, and MCP over streamable HTTP at `/mcp`
+//! (`toolgate serve`).
 //!
-//! Every route needs `Authorization: Bearer <token>`. Calls settle through the same
-//! registry, permission service and output bound as `toolgate call`; a call that asks
-//! waits until a client answers on `/permission/{id}/reply`. A client that goes away
-//! cancels its call (a running bash is killed with its process group).
+//! Every route needs `Authorization: Bearer <token>`, and a `Host` (and, when sent, an
+//! `Origin`) naming this server: `localhost`, `127.0.0.1`, `[::1]` or the listen address,
+//! with its port, or a name allowed with `--allow-host`; a web page that rebinds its DNS
+//! name to 127.0.0.1 is refused before the token is even looked at. Calls settle through
+//! the same registry, permission service and output bound as `toolgate call`; a call
+//! that asks waits until a client answers on `/permission/{id}/reply` (or, on `/mcp`,
+//! through elicitation). A client that goes away cancels its call (a running bash is
+//! killed with its process group).
 
-use std::sync::Arc;
-use std::time::Duration;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{Path, Query, Request, State};
-use axum::http::StatusCode;
+use axum::http::{HeaderMap, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get, post};
 use serde::Deserialize;
 use serde_json::{Value, json};
+use subtle::ConstantTimeEq;
 use tokio::sync::broadcast;
 use toolgate_builtins_session::QuestionEvent;
 use toolgate_gate::{Call, GateEvent, SettleError};
 use toolgate_permission::{Reply, ReplyError};
 
 use crate::Parts;
+use crate::listen::{Bucket, Connection, Limits};
+
+/// The fewest characters a token given in `$TOOLGATE_SERVER_TOKEN` may have.
+pub const MIN_TOKEN_CHARS: usize = 32;
 
 /// Everything a request handler needs.
 pub struct Server {
     parts: Parts,
     token: String,
+    hosts: HostRule,
     /// Every event as `(type, JSON)`, for `/event`.
     events: broadcast::Sender<(String, String)>,
     /// Set on shutdown: event streams end so the server can stop.
     closing: tokio::sync::watch::Sender<bool>,
+    /// Failed authentications since start, slowed to a few a second over all
+    /// connections (a valid token never waits).
+    auth_failures: Mutex<Bucket>,
+    /// How many refusals the audit log took this second, and how many it did not.
+    audit_budget: Mutex<AuditBudget>,
+    /// Ends the `/mcp` sessions on shutdown.
+    end_mcp: Box<dyn Fn() + Send + Sync>,
 }
+
+struct AuditBudget {
+    window: Instant,
+    written: u32,
+    suppressed: u64,
+}
+
+/// Failed authentications the whole server answers at once, and a second after that:
+/// guessing a 256-bit token at 10 a second is hopeless, and a flood of guesses from
+/// many connections is slowed as much as one from a single connection.
+const SERVER_FREE_FAILURES: f64 = 30.0;
+const SERVER_FAILURES_PER_SECOND: f64 = 10.0;
+
+/// Refused authentications the audit log takes per second; the rest are counted.
+const AUDITED_FAILURES_PER_SECOND: u32 = 10;
 
 type Shared = Arc<Server>;
 
@@ -50,16 +84,271 @@ impl IntoResponse for ApiError {
     }
 }
 
-async fn authorize(State(server): State<Shared>, request: Request, next: Next) -> Response {
-    let expected = format!("Bearer {}", server.token);
-    let given = request.headers().get("authorization").and_then(|v| v.to_str().ok());
-    if given != Some(expected.as_str()) {
-        return error(
-            StatusCode::UNAUTHORIZED,
-            "missing or wrong bearer token: send `Authorization: Bearer <token>` as printed by `toolgate serve`",
-        );
+/// A token that cannot be used: why, in words for the person who set it.
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+pub enum TokenError {
+    /// Empty or only whitespace.
+    #[error(
+        "TOOLGATE_SERVER_TOKEN is blank; unset it to get a random token, or set at least {MIN_TOKEN_CHARS} characters"
+    )]
+    Blank,
+    /// Too short to resist guessing.
+    #[error(
+        "TOOLGATE_SERVER_TOKEN has {0} characters; it needs at least {MIN_TOKEN_CHARS} (unset it to get a random one)"
+    )]
+    TooShort(usize),
+    /// Has characters a bearer token cannot carry (spaces, controls, non-ASCII).
+    #[error("TOOLGATE_SERVER_TOKEN may only contain visible ASCII characters (no spaces)")]
+    BadCharacter,
+    /// The system's random source failed.
+    #[error("could not draw a random token: {0}")]
+    Random(String),
+}
+
+/// Checks a token given by the user: at least [`MIN_TOKEN_CHARS`] visible ASCII
+/// characters.
+///
+/// ```
+/// use toolgate_server::http::{check_token, TokenError};
+/// assert_eq!(check_token("   "), Err(TokenError::Blank));
+/// assert_eq!(check_token("a"), Err(TokenError::TooShort(1)));
+/// assert!(check_token("0123456789abcdef0123456789abcdef").is_ok());
+/// ```
+pub fn check_token(token: &str) -> Result<(), TokenError> {
+    if token.trim().is_empty() {
+        return Err(TokenError::Blank);
     }
-    next.run(request).await
+    if !token.bytes().all(|b| b.is_ascii_graphic()) {
+        return Err(TokenError::BadCharacter);
+    }
+    if token.len() < MIN_TOKEN_CHARS {
+        return Err(TokenError::TooShort(token.len()));
+    }
+    Ok(())
+}
+
+/// A fresh bearer token: 43 base62 characters (256 bits) from the system's CSPRNG.
+///
+/// ```
+/// let token = toolgate_server::http::random_token().unwrap();
+/// assert_eq!(token.len(), 43);
+/// assert!(toolgate_server::http::check_token(&token).is_ok());
+/// ```
+pub fn random_token() -> Result<String, TokenError> {
+    const ALPHABET: &[u8; 62] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+    let mut token = String::with_capacity(43);
+    let mut bytes = [0u8; 64];
+    while token.len() < 43 {
+        getrandom::fill(&mut bytes).map_err(|e| TokenError::Random(e.to_string()))?;
+        // 248 = 4 × 62: rejecting the rest keeps every character equally likely.
+        for byte in bytes.iter().filter(|&&b| b < 248) {
+            if token.len() == 43 {
+                break;
+            }
+            token.push(char::from(ALPHABET[usize::from(byte % 62)]));
+        }
+    }
+    Ok(token)
+}
+
+/// The `Host` values (and `Origin` hosts) a request may name: loopback names and the
+/// listen address with the listen port, plus names allowed by the user.
+#[derive(Clone, Debug)]
+pub struct HostRule {
+    allowed: Vec<(String, u16)>,
+}
+
+/// `host[:port]` split and normalised (lower case; `[v6]` keeps its brackets).
+fn authority(text: &str, default_port: u16) -> Option<(String, u16)> {
+    let authority: axum::http::uri::Authority = text.trim().parse().ok()?;
+    if authority.as_str().contains('@') {
+        return None;
+    }
+    Some((
+        authority.host().to_ascii_lowercase(),
+        authority.port_u16().unwrap_or(default_port),
+    ))
+}
+
+impl HostRule {
+    /// The rule for a server bound to `bound`: `localhost`, `127.0.0.1`, `[::1]` and
+    /// the bound address (unless unspecified) on its port, and each of `extra`
+    /// (`NAME` on the bound port, or `NAME:PORT`). An `extra` entry that is not a host
+    /// name is an error.
+    pub fn new(bound: SocketAddr, extra: &[String]) -> Result<HostRule, String> {
+        let port = bound.port();
+        let mut allowed: Vec<(String, u16)> = ["localhost", "127.0.0.1", "[::1]"]
+            .iter()
+            .map(|host| (host.to_string(), port))
+            .collect();
+        if !bound.ip().is_unspecified() {
+            let host = match bound {
+                SocketAddr::V4(v4) => v4.ip().to_string(),
+                SocketAddr::V6(v6) => format!("[{}]", v6.ip()),
+            };
+            allowed.push((host, port));
+        }
+        for entry in extra {
+            let parsed = authority(entry, port)
+                .filter(|(host, _)| !host.is_empty())
+                .ok_or_else(|| format!("--allow-host {entry:?}: not a host name or host:port"))?;
+            allowed.push(parsed);
+        }
+        Ok(HostRule { allowed })
+    }
+
+    fn allows(&self, host: &(String, u16)) -> bool {
+        self.allowed.iter().any(|allowed| allowed == host)
+    }
+
+    /// Refuses a request whose `Host`, absolute URI or `Origin` names another server.
+    fn check(&self, headers: &HeaderMap, uri: &axum::http::Uri) -> Result<(), String> {
+        let shown = |value: &[u8]| {
+            let text = String::from_utf8_lossy(value);
+            let text: String = text.chars().take(80).collect();
+            format!("{text:?}")
+        };
+        let mut hosts = headers.get_all(header::HOST).iter();
+        let host = match (hosts.next(), hosts.next()) {
+            (Some(host), None) => host,
+            (None, _) => return Err("a request needs a Host header".into()),
+            (Some(_), Some(_)) => return Err("a request may carry only one Host header".into()),
+        };
+        let named = host.to_str().ok().and_then(|text| authority(text, 80));
+        if !named.as_ref().is_some_and(|named| self.allows(named)) {
+            return Err(format!(
+                "Host {} is not this server: toolgate serve answers only localhost, 127.0.0.1, [::1] or its                  listen address with its port (others with --allow-host); this protects against DNS rebinding",
+                shown(host.as_bytes())
+            ));
+        }
+        if let Some(target) = uri.authority()
+            && !authority(target.as_str(), 80).is_some_and(|named| self.allows(&named))
+        {
+            return Err(format!(
+                "request target {} is not this server",
+                shown(target.as_str().as_bytes())
+            ));
+        }
+        for origin in headers.get_all(header::ORIGIN) {
+            let parsed = origin.to_str().ok().and_then(|text| {
+                let uri: axum::http::Uri = text.trim().parse().ok()?;
+                let default = match uri.scheme_str()? {
+                    "http" => 80,
+                    "https" => 443,
+                    _ => return None,
+                };
+                if !matches!(uri.path(), "" | "/") || uri.query().is_some() {
+                    return None;
+                }
+                authority(uri.authority()?.as_str(), default)
+            });
+            if !parsed.as_ref().is_some_and(|named| self.allows(named)) {
+                return Err(format!(
+                    "Origin {} is not this server: web pages of other sites may not call toolgate",
+                    shown(origin.as_bytes())
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Why a request's credentials were refused (never the credentials themselves).
+fn credentials(headers: &HeaderMap, token: &str) -> Result<(), &'static str> {
+    let mut values = headers.get_all(header::AUTHORIZATION).iter();
+    let value = match (values.next(), values.next()) {
+        (Some(value), None) => value.as_bytes(),
+        (None, _) => return Err("no Authorization header"),
+        (Some(_), Some(_)) => return Err("several Authorization headers"),
+    };
+    let split = value.iter().position(|b| *b == b' ' || *b == b'\t');
+    let (scheme, rest) = match split {
+        Some(at) => (&value[..at], &value[at..]),
+        None => (value, &value[value.len()..]),
+    };
+    // RFC 7235 §2.1: the scheme is case-insensitive.
+    if !scheme.eq_ignore_ascii_case(b"bearer") {
+        return Err("not the Bearer scheme");
+    }
+    let given = rest.trim_ascii();
+    if bool::from(given.ct_eq(token.as_bytes())) {
+        Ok(())
+    } else {
+        Err("wrong token")
+    }
+}
+
+impl Server {
+    /// Counts, records (a few a second) and answers a refused authentication, after a
+    /// pause once the connection has failed more than a few times in a row.
+    async fn refuse(&self, request: Request, reason: &'static str) -> Response {
+        let (server_wait, total) = self
+            .auth_failures
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner())
+            .take();
+        let connection = request.extensions().get::<Arc<Connection>>().cloned();
+        let (wait, on_connection) = connection.as_ref().map_or((Duration::ZERO, 1), |c| c.failed());
+        let wait = wait.max(server_wait);
+        let peer = connection.map_or_else(|| "unknown".to_string(), |c| c.peer.to_string());
+        let recorded = {
+            let mut budget = self.audit_budget.lock().unwrap_or_else(|poison| poison.into_inner());
+            if budget.window.elapsed() >= Duration::from_secs(1) {
+                budget.window = Instant::now();
+                budget.written = 0;
+            }
+            if budget.written < AUDITED_FAILURES_PER_SECOND {
+                budget.written += 1;
+                Some(std::mem::take(&mut budget.suppressed))
+            } else {
+                budget.suppressed += 1;
+                None
+            }
+        };
+        let (parts, _body) = request.into_parts();
+        if let (Some(suppressed), Some(audit)) = (recorded, self.service().audit()) {
+            let path: String = parts.uri.path().chars().take(200).collect();
+            audit.auth_failed(&toolgate_permission::audit::AuthFailure {
+                peer: &peer,
+                method: parts.method.as_str(),
+                path: &path,
+                reason,
+                connection_failures: on_connection,
+                total_failures: total,
+                suppressed,
+            });
+        }
+        if !wait.is_zero() {
+            tokio::time::sleep(wait).await;
+        }
+        let mut response = error(
+            StatusCode::UNAUTHORIZED,
+            format!(
+                "missing or wrong bearer token ({reason}): send `Authorization: Bearer <token>` as printed by `toolgate serve`"
+            ),
+        );
+        response
+            .headers_mut()
+            .insert(header::WWW_AUTHENTICATE, header::HeaderValue::from_static("Bearer"));
+        response
+    }
+}
+
+/// Host and Origin first (a rebinding page never gets as far as the token), then the
+/// bearer token.
+async fn guard(State(server): State<Shared>, request: Request, next: Next) -> Response {
+    if let Err(refusal) = server.hosts.check(request.headers(), request.uri()) {
+        return error(StatusCode::FORBIDDEN, refusal);
+    }
+    match credentials(request.headers(), &server.token) {
+        Ok(()) => {
+            if let Some(connection) = request.extensions().get::<Arc<Connection>>() {
+                connection.authenticated();
+            }
+            next.run(request).await
+        }
+        Err(reason) => server.refuse(request, reason).await,
+    }
 }
 
 #[derive(Deserialize)]
@@ -250,7 +539,8 @@ async fn approvals(State(server): State<Shared>) -> Response {
 }
 
 async fn remove_approval(State(server): State<Shared>, Path(id): Path<String>) -> Response {
-    match server.service().store().map(|store| store.remove(&id)) {
+    let project = server.service().project_id();
+    match server.service().store().map(|store| store.remove(project, &id)) {
         Some(Ok(true)) => axum::Json(true).into_response(),
         Some(Ok(false)) | None => error(StatusCode::NOT_FOUND, format!("no saved approval {id}")),
         Some(Err(e)) => error(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
@@ -317,15 +607,36 @@ fn openapi() -> Value {
     })
 }
 
-/// The router over `parts`, guarded by `token`, and the shared server state (for shutdown).
-pub fn router(parts: Parts, token: String) -> (Router, Arc<Server>) {
+/// How [`serve`] and [`router`] guard the server.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// The bearer token every request must carry.
+    pub token: String,
+    /// Which `Host` and `Origin` values requests may name.
+    pub hosts: HostRule,
+    /// Timeouts and the connection cap.
+    pub limits: Limits,
+}
+
+/// The router over `parts` (the HTTP API and `/mcp`), guarded by `options`, and the
+/// shared server state (for shutdown).
+pub fn router(parts: Parts, options: &Options) -> (Router, Arc<Server>) {
     let (events, _) = broadcast::channel(4096);
     let (closing, _) = tokio::sync::watch::channel(false);
+    let (mcp, end_mcp) = crate::mcp::streamable_http(parts.clone());
     let server = Arc::new(Server {
         parts,
-        token,
+        token: options.token.clone(),
+        hosts: options.hosts.clone(),
         events,
         closing,
+        auth_failures: Mutex::new(Bucket::new(SERVER_FREE_FAILURES, SERVER_FAILURES_PER_SECOND)),
+        audit_budget: Mutex::new(AuditBudget {
+            window: Instant::now(),
+            written: 0,
+            suppressed: 0,
+        }),
+        end_mcp,
     });
     // Forward call, permission and question events into the one event stream.
     let mut call_events = server.parts.gate.subscribe();
@@ -386,17 +697,11 @@ pub fn router(parts: Parts, token: String) -> (Router, Arc<Server>) {
         .route("/approvals/{id}", delete(remove_approval))
         .route("/event", get(event_stream))
         .route("/doc", get(doc))
+        .route_service("/mcp", mcp)
         .fallback(|| async { error(StatusCode::NOT_FOUND, "no such route; GET /doc lists them") })
-        .layer(middleware::from_fn_with_state(Arc::clone(&server), authorize))
+        .layer(middleware::from_fn_with_state(Arc::clone(&server), guard))
         .with_state(Arc::clone(&server));
     (router, server)
-}
-
-/// A fresh bearer token: 28 base62 characters from freshly keyed hashers.
-pub fn random_token() -> String {
-    let a = toolgate_core::id::ascending("t");
-    let b = toolgate_core::id::ascending("t");
-    format!("{}{}", &a[a.len() - 14..], &b[b.len() - 14..])
 }
 
 async fn shutdown_signal() {
@@ -409,19 +714,27 @@ async fn shutdown_signal() {
 }
 
 /// Serves `parts` on `listener` until SIGINT or SIGTERM: then every pending ask and
-/// question is declined, event streams end, running calls get 5 s to finish, and the
-/// rest are cancelled (their processes end with them).
-pub async fn serve(parts: Parts, listener: tokio::net::TcpListener, token: String) -> std::io::Result<()> {
-    let (router, server) = router(parts, token);
-    let graceful = axum::serve(listener, router).with_graceful_shutdown(async move {
-        shutdown_signal().await;
-        // Nobody will answer now: decline what waits, so its calls finish.
-        server.service().shutdown();
-        server.parts.questions.reject_all();
-        let _ = server.closing.send(true);
-    });
+/// question is declined, event streams and MCP sessions end, running calls get 5 s to
+/// finish, and the rest are cancelled (their processes end with them).
+pub async fn serve(parts: Parts, listener: tokio::net::TcpListener, options: Options) -> std::io::Result<()> {
+    // Spill files older than 7 days go now and every hour, called or not.
+    parts.gate.start_upkeep();
+    let (router, server) = router(parts, &options);
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    let served = crate::listen::serve(listener, router, options.limits.clone(), stopped);
+    tokio::pin!(served);
     tokio::select! {
-        result = graceful => result,
-        () = async { shutdown_signal().await; tokio::time::sleep(Duration::from_secs(5)).await } => Ok(()),
+        result = served.as_mut() => return result,
+        () = shutdown_signal() => {}
+    }
+    // Nobody will answer now: decline what waits, so its calls finish.
+    server.service().shutdown();
+    server.parts.questions.reject_all();
+    let _ = server.closing.send(true);
+    (server.end_mcp)();
+    let _ = stop.send(true);
+    match tokio::time::timeout(Duration::from_secs(5), served).await {
+        Ok(result) => result,
+        Err(_) => Ok(()),
     }
 }

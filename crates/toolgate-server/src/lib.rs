@@ -1,5 +1,5 @@
-//! The servers of the `toolgate` binary: the HTTP API with server-sent events, and MCP
-//! over stdio.
+//! The servers of the `toolgate` binary: the HTTP API with server-sent events and MCP
+//! over streamable HTTP (`toolgate serve`), and MCP over stdio (`toolgate mcp`).
 //!
 //! They take ready-made [`Parts`] — a [`toolgate_gate::Gate`] over a registry with its
 //! tools and the permission service, and the question service — and settle every call
@@ -7,11 +7,12 @@
 //! editing a tool does not rebuild the axum router or the rmcp handler.
 //!
 //! ```
-//! let token = toolgate_server::http::random_token();
-//! assert_eq!(token.len(), 28);
+//! let token = toolgate_server::http::random_token().unwrap();
+//! assert_eq!(token.len(), 43);
 //! ```
 
 pub mod http;
+pub mod listen;
 pub mod mcp;
 mod wire;
 

@@ -1,28 +1,36 @@
-//! The tools as an MCP server over stdio (`toolgate mcp`).
+//! The tools as an MCP server: over stdio (`toolgate mcp`) and over streamable HTTP at
+//! `/mcp` (`toolgate serve`).
 //!
-//! `tools/list` is the catalog of one agent; `tools/call` settles through the same
-//! registry, permission service and output bound as `toolgate call`. Permission asks are
-//! put to the person through MCP elicitation when the client supports it (allow once,
-//! allow always — naming the patterns it saves — or reject with feedback); otherwise they
-//! are declined, unless `--auto` approves them once. stdout belongs to the protocol:
+//! `tools/list` is the catalog of one agent; `tools/call` settles through the gate, like
+//! `toolgate call`. Permission asks are put to the person through MCP elicitation when
+//! the client supports it (allow once, allow always — naming the patterns it saves — or
+//! reject with feedback), and so are the `question` tool's questions (one form per
+//! question: its options as an enum, an array of them when several may be chosen, and a
+//! free-text field). A client that cannot elicit is not offered `question`; its asks are
+//! declined over stdio (unless `--auto` approves them once) and wait for the HTTP API
+//! (`/permission/{id}/reply`) under `toolgate serve`. stdout belongs to the protocol:
 //! nothing else is ever written there.
 
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorData, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ElicitRequestParams, ElicitationAction,
+    ElicitationSchema, ErrorData, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
 };
-use rmcp::service::{Peer, RequestContext, RoleServer};
+use rmcp::service::{NotificationContext, Peer, RequestContext, RoleServer};
 use rmcp::{ServerHandler, ServiceExt};
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::Value;
+use serde_json::{Value, json};
+use toolgate_builtins_session::{QuestionEvent, QuestionRequest, QuestionService};
 use toolgate_core::{Content, ModelResult};
-use toolgate_gate::{Call, SettleError};
+use toolgate_gate::{Call, Catalog, SettleError};
 use toolgate_permission::{Event, PermissionService, Reply};
 
 use crate::Parts;
+
+pub mod stdio;
 
 /// What the person answers to a permission elicitation. Elicitation forms take flat,
 /// primitive fields only: a plain string enum and a plain string.
@@ -76,12 +84,9 @@ impl ClientHandle {
         self.0.lock().ok().and_then(|peer| peer.clone())
     }
 
-    /// True once a client that declared the elicitation capability is connected.
+    /// True once a client that declared form elicitation is connected.
     pub fn can_elicit(&self) -> bool {
-        self.get()
-            .as_ref()
-            .and_then(|peer| peer.peer_info())
-            .is_some_and(|info| info.capabilities.elicitation.is_some())
+        self.get().as_ref().is_some_and(elicits)
     }
 
     /// Passes a form elicitation (message and requested schema, as a server sent them)
@@ -112,13 +117,95 @@ impl ClientHandle {
     }
 }
 
+/// What happens to an ask or question no MCP client can answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Unanswerable {
+    /// Over stdio no one else can answer: decline it.
+    Decline,
+    /// Under `toolgate serve` the HTTP API may answer it: leave it pending.
+    Leave,
+}
+
+/// The connected clients by session, so a session's asks and questions go to its own
+/// client (one over stdio, one per `Mcp-Session-Id` over HTTP).
+#[derive(Clone, Default)]
+struct Clients {
+    by_session: Arc<Mutex<HashMap<String, ClientHandle>>>,
+}
+
+impl Clients {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, ClientHandle>> {
+        self.by_session.lock().unwrap_or_else(|poison| poison.into_inner())
+    }
+
+    fn insert(&self, session: &str, client: ClientHandle) {
+        self.lock().insert(session.to_string(), client);
+    }
+
+    /// The session's client, when it is connected.
+    fn get(&self, session: &str) -> Option<Peer<RoleServer>> {
+        self.lock().get(session).and_then(ClientHandle::get)
+    }
+
+    fn remove(&self, session: &str) {
+        self.lock().remove(session);
+    }
+}
+
+/// Whether the client on `peer` said it can show forms.
+fn elicits(peer: &Peer<RoleServer>) -> bool {
+    peer.supported_elicitation_modes()
+        .contains(&rmcp::service::ElicitationMode::Form)
+}
+
 struct Mcp {
     parts: Parts,
     session: String,
     /// The client, once it has listed or called: asks are elicited through it.
     peer: ClientHandle,
+    /// Every session's client, this one's included (removed when the session ends).
+    clients: Clients,
     /// The registration tick the client's last `tools/list` saw.
     listed: Arc<std::sync::atomic::AtomicU64>,
+    /// Tasks that live as long as the session (the `tools/list_changed` announcer).
+    tasks: Vec<tokio::task::AbortHandle>,
+}
+
+impl Drop for Mcp {
+    fn drop(&mut self) {
+        // The session is over: nothing can be elicited through its client any more.
+        self.clients.remove(&self.session);
+        for task in &self.tasks {
+            task.abort();
+        }
+    }
+}
+
+impl Mcp {
+    fn new(parts: Parts, peer: ClientHandle, clients: Clients) -> Mcp {
+        let session = toolgate_core::id::ascending("ses");
+        clients.insert(&session, peer.clone());
+        let listed = Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let mut tasks = Vec::new();
+        if let Some(changes) = parts.gate.catalog_changes() {
+            let announcer = tokio::spawn(announce_changes(changes, peer.clone(), Arc::clone(&listed)));
+            tasks.push(announcer.abort_handle());
+        }
+        Mcp {
+            parts,
+            session,
+            peer,
+            clients,
+            listed,
+            tasks,
+        }
+    }
+
+    /// Whether `name` is offered to the client on `peer`: in the catalog, and
+    /// `question` only to a client that can show its forms.
+    fn offered(catalog: &Catalog, name: &str, peer: &Peer<RoleServer>) -> bool {
+        catalog.offers(name) && (name != "question" || elicits(peer))
+    }
 }
 
 fn content_block(part: &Content) -> ContentBlock {
@@ -149,6 +236,10 @@ impl ServerHandler for Mcp {
         )
     }
 
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        self.peer.set(&context.peer);
+    }
+
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
@@ -164,6 +255,7 @@ impl ServerHandler for Mcp {
         let tools = catalog
             .definitions()
             .iter()
+            .filter(|definition| Self::offered(&catalog, &definition.name, &context.peer))
             .map(|definition| {
                 let schema = match definition.input_schema.as_ref() {
                     Value::Object(map) => map.clone(),
@@ -192,6 +284,13 @@ impl ServerHandler for Mcp {
             .unwrap_or_else(|| Value::Object(Default::default()));
         let gate = &self.parts.gate;
         let catalog = gate.catalog(&self.parts.agent);
+        if !Self::offered(&catalog, &request.name, &context.peer) {
+            // MCP: a tool the server does not offer is a protocol error (-32602).
+            return Err(ErrorData::invalid_params(
+                format!("Unknown tool: {}", request.name),
+                None,
+            ));
+        }
         // A client's `notifications/cancelled` only trips the token: dropping the call
         // future is what stops the call (a bash child, an upstream MCP request).
         // MCP has no assistant messages: the session is one message, so doom_loop counts
@@ -206,10 +305,13 @@ impl ServerHandler for Mcp {
         };
         let settled = match settled {
             Ok(settled) => settled.settlement,
-            // The model called a name it was not offered (or no longer is): it is told, as
-            // a tool error it can act on.
-            Err(miss @ (SettleError::Unknown { .. } | SettleError::Stale { .. })) => {
-                return Ok(CallToolResult::error(vec![ContentBlock::text(miss.to_string())]).into());
+            Err(unknown @ SettleError::Unknown { .. }) => {
+                return Err(ErrorData::invalid_params(unknown.to_string(), None));
+            }
+            // Registered again since the catalog was made: the model is told, as a tool
+            // error it can act on (list the tools and call again).
+            Err(stale @ SettleError::Stale { .. }) => {
+                return Ok(CallToolResult::error(vec![ContentBlock::text(stale.to_string())]).into());
             }
             Err(failure) => return Err(ErrorData::internal_error(failure.to_string(), None)),
         };
@@ -249,19 +351,22 @@ fn message(request: &toolgate_permission::Request) -> String {
     text
 }
 
-/// Answers every permission request: through elicitation when the client can, else
-/// declined (no one can answer).
-async fn answer_asks(service: PermissionService, client: ClientHandle) {
+/// Answers every permission request of an MCP session through its client's
+/// elicitation; what no client can answer is declined or left pending.
+async fn answer_asks(service: PermissionService, clients: Clients, unanswerable: Unanswerable) {
     let mut events = service.subscribe();
     while let Ok(event) = events.recv().await {
         let Event::Asked(request) = event else { continue };
-        let Some(peer) = client.get().filter(|_| client.can_elicit()) else {
-            let reason = format!(
-                "permission requested: {} ({}); declined (the MCP client cannot ask the user; start toolgate mcp with --auto to approve)",
-                request.action,
-                request.resources.join(", ")
-            );
-            let _ = service.decline(&request.id, &reason);
+        let peer = clients.get(&request.session_id);
+        let Some(peer) = peer.filter(elicits) else {
+            if unanswerable == Unanswerable::Decline {
+                let reason = format!(
+                    "permission requested: {} ({}); declined (the MCP client cannot ask the user; start toolgate mcp with --auto to approve)",
+                    request.action,
+                    request.resources.join(", ")
+                );
+                let _ = service.decline(&request.id, &reason);
+            }
             continue;
         };
         let service = service.clone();
@@ -294,6 +399,114 @@ async fn answer_asks(service: PermissionService, client: ClientHandle) {
     }
 }
 
+/// The form for one question: its options as an enum (an array of them when several
+/// may be chosen), and a free-text field for an answer in the person's own words.
+pub fn question_form(prompt: &toolgate_builtins_session::Prompt) -> Value {
+    let labels: Vec<&str> = prompt.options.iter().map(|o| o.label.as_str()).collect();
+    let mut properties = serde_json::Map::new();
+    if !labels.is_empty() {
+        let choice = if prompt.multiple {
+            json!({"type": "array", "title": prompt.header, "description": "Choose any of the options",
+                   "items": {"type": "string", "enum": labels}})
+        } else {
+            json!({"type": "string", "title": prompt.header, "description": "Choose one option", "enum": labels})
+        };
+        properties.insert("answer".into(), choice);
+    }
+    properties.insert(
+        "other".into(),
+        json!({"type": "string", "title": "Or answer in your own words"}),
+    );
+    json!({"type": "object", "properties": properties})
+}
+
+fn question_message(prompt: &toolgate_builtins_session::Prompt) -> String {
+    let mut text = format!("[{}] {}", prompt.header, prompt.question);
+    for option in &prompt.options {
+        text.push_str(&format!("\n• {} — {}", option.label, option.description));
+    }
+    text
+}
+
+/// Puts each question of `request` to the person, one form per question; `None` when
+/// they cancelled (the questions are dismissed).
+async fn elicit_questions(peer: &Peer<RoleServer>, request: &QuestionRequest) -> Option<Vec<Vec<String>>> {
+    let mut answers = Vec::with_capacity(request.questions.len());
+    for prompt in &request.questions {
+        let Value::Object(form) = question_form(prompt) else {
+            return None;
+        };
+        let schema = match ElicitationSchema::from_json_schema(form) {
+            Ok(schema) => schema,
+            Err(error) => {
+                eprintln!("toolgate: question form rejected: {error}");
+                return None;
+            }
+        };
+        let asked = peer
+            .create_elicitation(ElicitRequestParams::FormElicitationParams {
+                meta: None,
+                message: question_message(prompt),
+                requested_schema: schema,
+            })
+            .await;
+        let result = match asked {
+            Ok(result) => result,
+            Err(error) => {
+                eprintln!("toolgate: elicitation failed: {error}");
+                return None;
+            }
+        };
+        match result.action {
+            ElicitationAction::Accept => {
+                let content = result.content.unwrap_or(Value::Null);
+                // Only the offered labels count as choices: a client may send anything.
+                let offered = |label: &str| prompt.options.iter().any(|o| o.label == label);
+                let mut answer: Vec<String> = match &content["answer"] {
+                    Value::String(label) => vec![label.clone()],
+                    Value::Array(labels) => labels.iter().filter_map(Value::as_str).map(str::to_string).collect(),
+                    _ => Vec::new(),
+                };
+                answer.retain(|label| offered(label));
+                if !prompt.multiple {
+                    answer.truncate(1);
+                }
+                if let Some(own) = content["other"].as_str().map(str::trim).filter(|t| !t.is_empty()) {
+                    answer.push(own.to_string());
+                }
+                answers.push(answer);
+            }
+            // Declined: this question stays unanswered; the others are still asked.
+            ElicitationAction::Decline => answers.push(Vec::new()),
+            // Cancelled (or an action this version does not know): all are dismissed.
+            _ => return None,
+        }
+    }
+    Some(answers)
+}
+
+/// Puts the questions of every MCP session to its client; what no client can answer is
+/// dismissed or left pending.
+async fn answer_questions(questions: QuestionService, clients: Clients, unanswerable: Unanswerable) {
+    let mut events = questions.subscribe();
+    while let Ok(event) = events.recv().await {
+        let QuestionEvent::Asked(request) = event else { continue };
+        let Some(peer) = clients.get(&request.session_id).filter(elicits) else {
+            if unanswerable == Unanswerable::Decline {
+                let _ = questions.reject(&request.id);
+            }
+            continue;
+        };
+        let questions = questions.clone();
+        tokio::spawn(async move {
+            let _ = match elicit_questions(&peer, &request).await {
+                Some(answers) => questions.reply(&request.id, answers),
+                None => questions.reject(&request.id),
+            };
+        });
+    }
+}
+
 /// Tells the client whenever registrations change after its last `tools/list`.
 async fn announce_changes(
     mut changes: tokio::sync::watch::Receiver<u64>,
@@ -314,23 +527,67 @@ async fn announce_changes(
 /// Serves `parts` over MCP on stdin/stdout until the client closes stdin. `client` is
 /// filled in once the client is known, so others (the MCP gateway) can elicit through it.
 pub async fn serve_stdio(parts: Parts, client: ClientHandle) -> Result<(), String> {
-    tokio::spawn(answer_asks(parts.gate.permissions().clone(), client.clone()));
-    let listed = Arc::new(std::sync::atomic::AtomicU64::new(0));
-    if let Some(changes) = parts.gate.catalog_changes() {
-        tokio::spawn(announce_changes(changes, client.clone(), Arc::clone(&listed)));
-    }
+    // Spill files older than 7 days go now and every hour, called or not.
+    parts.gate.start_upkeep();
+    let clients = Clients::default();
+    let asks = tokio::spawn(answer_asks(
+        parts.gate.permissions().clone(),
+        clients.clone(),
+        Unanswerable::Decline,
+    ));
+    let questions = tokio::spawn(answer_questions(
+        parts.questions.clone(),
+        clients.clone(),
+        Unanswerable::Decline,
+    ));
     let service = parts.gate.permissions().clone();
-    let handler = Mcp {
-        parts,
-        session: toolgate_core::id::ascending("ses"),
-        peer: client,
-        listed,
-    };
+    let handler = Mcp::new(parts, client, clients);
+    let (input, output) = rmcp::transport::stdio_pipes();
     let running = handler
-        .serve(rmcp::transport::stdio())
+        .serve(stdio::LineTransport::new(input, output))
         .await
         .map_err(|e| format!("MCP handshake failed: {e}"))?;
     let ended = running.waiting().await;
     service.shutdown();
+    asks.abort();
+    questions.abort();
     ended.map(|_| ()).map_err(|e| format!("MCP server stopped: {e}"))
+}
+
+/// The MCP streamable HTTP service for `/mcp` (sessions with `Mcp-Session-Id`, SSE
+/// streams for elicitation), and a function that ends every session (shutdown).
+///
+/// The caller guards it: `Host`, `Origin` and the bearer token are checked before a
+/// request gets here.
+pub fn streamable_http(
+    parts: Parts,
+) -> (
+    rmcp::transport::StreamableHttpService<
+        impl ServerHandler,
+        impl rmcp::transport::streamable_http_server::SessionManager,
+    >,
+    Box<dyn Fn() + Send + Sync>,
+) {
+    use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+    let clients = Clients::default();
+    tokio::spawn(answer_asks(
+        parts.gate.permissions().clone(),
+        clients.clone(),
+        Unanswerable::Leave,
+    ));
+    tokio::spawn(answer_questions(
+        parts.questions.clone(),
+        clients.clone(),
+        Unanswerable::Leave,
+    ));
+    // Host and Origin are checked by the router's guard, with the user's allow-list;
+    // rmcp's own loopback-only check would refuse names the user allowed.
+    let config = rmcp::transport::StreamableHttpServerConfig::default().disable_allowed_hosts();
+    let cancel = config.cancellation_token.clone();
+    let service = rmcp::transport::StreamableHttpService::new(
+        move || Ok(Mcp::new(parts.clone(), ClientHandle::default(), clients.clone())),
+        Arc::new(LocalSessionManager::default()),
+        config,
+    );
+    (service, Box::new(move || cancel.cancel()))
 }

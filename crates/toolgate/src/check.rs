@@ -324,7 +324,10 @@ pub(crate) fn approvals_list(project: &Project, json: bool) -> Result<(), Failur
 
 pub(crate) fn approvals_remove(project: &Project, id: &str) -> Result<(), Failure> {
     let setup = Setup::new(project, AskMode::Headless)?;
-    if store(&setup)?.remove(id).map_err(Failure::runtime)? {
+    if store(&setup)?
+        .remove(setup.service.project_id(), id)
+        .map_err(Failure::runtime)?
+    {
         println!("removed {id}");
         Ok(())
     } else {

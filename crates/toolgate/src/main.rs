@@ -117,15 +117,23 @@ echo '{\"command\": \"cargo test\"}' | toolgate call bash - --auto\n  toolgate c
         #[command(flatten)]
         project: Project,
     },
-    /// Serve the HTTP API and its server-sent events (see GET /doc).
+    /// Serve the HTTP API, its server-sent events (see GET /doc) and MCP at /mcp.
     #[command(
-        after_help = "Prints the address and a bearer token (or uses $TOOLGATE_SERVER_TOKEN); every request needs \
-`Authorization: Bearer <token>`.\n\nExamples:\n  toolgate serve\n  toolgate serve --listen 127.0.0.1:8080 --dir ~/src/app"
+        after_help = "Prints the address and a bearer token (or uses $TOOLGATE_SERVER_TOKEN, which must have at \
+least 32 visible characters); every request needs `Authorization: Bearer <token>` and a Host naming this server \
+(localhost, 127.0.0.1, [::1] or the listen address, with its port; others with --allow-host). MCP clients use the \
+streamable HTTP transport at /mcp with the same token.\n\nExamples:\n  toolgate serve\n  \
+toolgate serve --listen 127.0.0.1:8080 --dir ~/src/app\n  \
+toolgate serve --listen 0.0.0.0:7777 --allow-host devbox.lan"
     )]
     Serve {
         /// The address to listen on (default 127.0.0.1:7777; 127.0.0.1:0 picks a free port).
         #[arg(long, value_name = "ADDR:PORT")]
         listen: Option<String>,
+        /// Another name requests may use in Host and Origin (NAME on the listen port, or
+        /// NAME:PORT behind a proxy); repeatable.
+        #[arg(long = "allow-host", value_name = "NAME[:PORT]")]
+        allow_hosts: Vec<String>,
         #[command(flatten)]
         project: Project,
         /// Run bash in this sandbox mode (off, read-only, workspace-write), over the config's.
@@ -274,9 +282,10 @@ fn main() -> ExitCode {
         Command::Config { project, json } => check::config(&project, json),
         Command::Serve {
             listen,
+            allow_hosts,
             project,
             sandbox,
-        } => server::serve(&project, listen.as_deref(), sandbox),
+        } => server::serve(&project, listen.as_deref(), &allow_hosts, sandbox),
         Command::Mcp {
             action: Some(McpAction::List { json }),
             project,

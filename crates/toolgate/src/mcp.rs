@@ -17,9 +17,10 @@ pub(crate) fn serve_stdio(
     sandbox: Option<toolgate_sandbox::Mode>,
 ) -> Result<(), Failure> {
     let mode = if auto { AskMode::Auto } else { AskMode::Interactive };
-    // Questions cannot be put through this channel yet: they are dismissed.
+    // Questions go to the client through elicitation (and `question` is offered only to
+    // clients that can show forms).
     crate::app::hide_environment();
-    let (parts, gateway) = server_parts(project, mode, false, sandbox)?;
+    let (parts, gateway) = server_parts(project, mode, true, sandbox)?;
     let client = toolgate_server::mcp::ClientHandle::default();
     if let Some(gateway) = &gateway {
         // Upstream elicitations go to this server's own client, schema and all.

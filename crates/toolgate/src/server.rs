@@ -7,28 +7,50 @@ use toolgate_permission::AskMode;
 use crate::app::{server_parts, server_runtime};
 use crate::{Failure, Project};
 
+/// The token of `$TOOLGATE_SERVER_TOKEN`, checked, or a fresh random one. A set but
+/// unusable token (blank, short, with spaces) is a usage error: a server must not run
+/// with a guessable token because of a typo.
+fn token() -> Result<String, Failure> {
+    match std::env::var_os("TOOLGATE_SERVER_TOKEN") {
+        None => toolgate_server::http::random_token().map_err(Failure::runtime),
+        Some(value) => {
+            let token = value
+                .into_string()
+                .map_err(|_| Failure::usage("TOOLGATE_SERVER_TOKEN is not valid UTF-8"))?;
+            toolgate_server::http::check_token(&token).map_err(Failure::usage)?;
+            Ok(token)
+        }
+    }
+}
+
 /// `toolgate serve`.
 pub(crate) fn serve(
     project: &Project,
     listen: Option<&str>,
+    allow_hosts: &[String],
     sandbox: Option<toolgate_sandbox::Mode>,
 ) -> Result<(), Failure> {
     let address: SocketAddr = listen
         .unwrap_or("127.0.0.1:7777")
         .parse()
         .map_err(|e| Failure::usage(format!("--listen: not an address:port ({e})")))?;
+    let token = token()?;
+    // Each connection is a file: take all the room the system allows, before anything
+    // is opened, and size the connection cap to it.
+    let files = toolgate_server::listen::raise_file_limit();
+    let limits = toolgate_server::listen::Limits {
+        max_connections: Some(toolgate_server::listen::connection_cap(files)),
+        ..Default::default()
+    };
     crate::app::hide_environment();
     let (parts, gateway) = server_parts(project, AskMode::Interactive, true, sandbox)?;
     let runtime = server_runtime()?;
     runtime.block_on(async {
-        let token = std::env::var("TOOLGATE_SERVER_TOKEN")
-            .ok()
-            .filter(|t| !t.is_empty())
-            .unwrap_or_else(toolgate_server::http::random_token);
         let listener = tokio::net::TcpListener::bind(address)
             .await
             .map_err(|e| Failure::runtime(format!("cannot listen on {address}: {e}")))?;
         let bound = listener.local_addr().map_err(Failure::runtime)?;
+        let hosts = toolgate_server::http::HostRule::new(bound, allow_hosts).map_err(Failure::usage)?;
         if !bound.ip().is_loopback() {
             eprintln!("toolgate: warning: listening on {bound}, reachable from other machines; keep the token secret");
         }
@@ -39,9 +61,11 @@ pub(crate) fn serve(
             let mut out = std::io::stdout().lock();
             let _ = writeln!(out, "toolgate: listening on http://{bound}");
             let _ = writeln!(out, "toolgate: token {token}");
+            let _ = writeln!(out, "toolgate: MCP (streamable HTTP) at http://{bound}/mcp");
             let _ = out.flush();
         }
-        let served = toolgate_server::http::serve(parts, listener, token)
+        let options = toolgate_server::http::Options { token, hosts, limits };
+        let served = toolgate_server::http::serve(parts, listener, options)
             .await
             .map_err(|e| Failure::runtime(e.to_string()));
         if let Some(gateway) = &gateway {
