@@ -825,7 +825,8 @@ fn an_unprivileged_user_gets_the_same_sandbox() {
 
 // ---- serve ----
 
-const TOKEN: &str = "serve-token-never-seen";
+// At least 32 characters: `serve` refuses shorter tokens from the environment.
+const TOKEN: &str = "serve-token-never-seen-0123456789abcdef";
 
 struct Served {
     child: std::process::Child,
