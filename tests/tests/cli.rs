@@ -152,7 +152,8 @@ fn check_analyses_bash_like_the_tool() {
         ("rm -rf build", "deny"),
         ("git status && rm -rf build", "deny"),
         ("ls; rm x", "deny"),
-        ("ls | sh", "ask"),
+        // Code no one can see stands for any command: a deny rule exists, so deny.
+        ("ls | sh", "deny"),
         ("echo $(rm x)", "deny"),
         ("(rm x)", "deny"),
         ("env FOO=1 rm x", "deny"),
@@ -163,10 +164,10 @@ fn check_analyses_bash_like_the_tool() {
         ("eval 'rm x'", "deny"),
         ("/bin/rm x", "deny"),
         ("\\rm x", "deny"),
-        ("ls &&", "ask"),
+        ("ls &&", "deny"),
         ("cat <(rm x)", "deny"),
         ("timeout 5 rm x", "deny"),
-        ("python3 -c 'print(1)'", "ask"),
+        ("python3 -c 'print(1)'", "deny"),
     ];
     for (command, expected) in cases {
         let (code, out, err) = sandbox.run(&["check", "bash", command, "--json"]);
@@ -194,6 +195,40 @@ fn check_analyses_bash_like_the_tool() {
     let (_, out, _) = sandbox.run(&["check", "bash", "cat .env"]);
     assert!(out.contains("also asks read: ask"), "{out}");
     assert!(out.contains("read \"*.env\" ask — defaults"), "{out}");
+}
+
+#[test]
+fn check_shows_holes_and_opaque_parts_with_the_reason() {
+    let sandbox = Sandbox::new();
+    sandbox.write(
+        "project/toolgate.json",
+        r#"{"permission": {"bash": {"*": "ask", "echo *": "allow", "rm *": "deny"}}}"#,
+    );
+    let (_, out, _) = sandbox.run(&["check", "bash", "echo $HOME", "--json"]);
+    let report = json_of(&out);
+    assert_eq!(report["effect"], "allow", "{out}");
+    assert_eq!(report["resources"][0]["holes"], json!(["$HOME"]), "{out}");
+    let (_, out, _) = sandbox.run(&["check", "bash", "eval \"$X\"", "--json"]);
+    let report = json_of(&out);
+    assert_eq!(report["effect"], "deny", "{out}");
+    assert_eq!(report["resources"][0]["opaque"], true, "{out}");
+    assert_eq!(report["resources"][0]["saveable"], false, "{out}");
+    assert!(
+        report["resources"][0]["why"].as_str().unwrap().contains("eval"),
+        "{out}"
+    );
+    let (_, out, _) = sandbox.run(&["check", "bash", "echo $((x))"]);
+    assert!(
+        out.contains("not analysed, the whole line stands for any command"),
+        "{out}"
+    );
+    assert!(out.contains("arithmetic"), "{out}");
+    let (_, out, _) = sandbox.run(&["check", "bash", "echo \"$X\" | node"]);
+    assert!(
+        out.contains("opaque, any command: `node` without a script runs code from its input; never saved"),
+        "{out}"
+    );
+    assert!(out.contains("known only when it runs: $X"), "{out}");
 }
 
 #[test]

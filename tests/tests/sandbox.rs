@@ -104,6 +104,13 @@ impl Project {
     }
 }
 
+/// `command` spelled so the analysis cannot see what it runs (`eval` of a substitution's
+/// output): the sound analysis denies dynamic paths a deny rule could match before
+/// anything runs, and these tests are about what the sandbox stops when nothing else does.
+fn unseen(command: &str) -> String {
+    format!("eval \"$(printf %s '{}')\"", command.replace('\'', "'\\''"))
+}
+
 /// What `call --json` printed.
 struct Settled {
     json: Value,
@@ -202,7 +209,7 @@ fn writes_land_inside_the_project_and_temp_dir_and_nowhere_else() {
             "python3 -c \"open('../out-python.txt', 'w').write('x')\"".into(),
             "out-python.txt",
         ),
-        ("d=..; f=out-var.txt; echo x > \"$d/$f\"".into(), "out-var.txt"),
+        (unseen("d=..; f=out-var.txt; echo x > \"$d/$f\""), "out-var.txt"),
         (format!("echo x > {}", outside("out-absolute.txt")), "out-absolute.txt"),
         ("ln -s ../out-link.txt link && echo x > link".into(), "out-link.txt"),
         ("cp inside.txt ../out-cp.txt".into(), "out-cp.txt"),
@@ -290,8 +297,9 @@ fn files_the_read_rules_deny_are_hidden_from_every_program() {
         "mv .e${x}nv moved.txt; cat moved.txt",
         "mv sub sub2; f=.e; cat sub2/${f}nv",
         "base64 < .e${x}nv",
-    ];
-    for command in attempts {
+    ]
+    .map(unseen);
+    for command in &attempts {
         let settled = p.bash(command, &[]);
         let text = settled.text();
         assert_eq!(
@@ -308,7 +316,7 @@ fn files_the_read_rules_deny_are_hidden_from_every_program() {
     // Everything else stays readable, and a refused read says why.
     let text = p.bash("cat notes.txt", &[]).ran("workspace-write", 0);
     assert!(text.contains("public notes"), "{text}");
-    let text = p.bash("f=.e; cat ${f}nv", &[]).ran("workspace-write", 1);
+    let text = p.bash(&unseen("f=.e; cat ${f}nv"), &[]).ran("workspace-write", 1);
     assert!(text.contains(".env is hidden: a `read` deny rule names"), "{text}");
 }
 
@@ -335,8 +343,9 @@ fn files_the_edit_rules_deny_and_toolgates_own_config_are_read_only() {
         "python3 -c \"open('lock' + 'ed.txt', 'w').write('x')\"",
         "echo '{\"permission\": {\"*\": \"allow\"}}' > toolgate.json",
         "rm -f toolgate.json",
-    ];
-    for command in attempts {
+    ]
+    .map(unseen);
+    for command in &attempts {
         let settled = p.bash(command, &[]);
         let text = settled.text();
         assert_eq!(
@@ -350,7 +359,9 @@ fn files_the_edit_rules_deny_and_toolgates_own_config_are_read_only() {
     assert_eq!(p.read("project/protected/a.txt"), "a\n");
     assert!(!p.exists("project/protected/new.txt"));
     assert_eq!(p.read("project/toolgate.json"), config);
-    let text = p.bash("f=locked; echo x >> $f.txt", &[]).ran("workspace-write", 1);
+    let text = p
+        .bash(&unseen("f=locked; echo x >> $f.txt"), &[])
+        .ran("workspace-write", 1);
     assert!(text.contains("locked.txt is read-only"), "{text}");
     // The rest of the project is as writable as ever.
     p.bash("echo more >> free.txt && mkdir -p new/dir && mv free.txt new/dir/", &[])
@@ -817,7 +828,8 @@ fn an_unprivileged_user_gets_the_same_sandbox() {
         settled.ran("workspace-write", 1);
     }
     assert!(!p.exists("outside.txt") && !p.exists("home/.bashrc"));
-    let text = run("f=.e; cat ${f}nv").ran("workspace-write", 1);
+    // A read the analysis cannot see (code it does not read), so only the sandbox stops it.
+    let text = run("python3 -c \"print(open('.' + 'env').read())\"").ran("workspace-write", 1);
     assert!(!text.contains("top-secret"), "{text}");
     run("python3 -c \"import socket; socket.create_connection(('127.0.0.1', 9))\"").ran("workspace-write", 1);
     run("unshare -r true").ran("workspace-write", 1);
@@ -1066,7 +1078,7 @@ fn through_mcp_the_sandbox_holds() {
     let text = call(2, "echo x > ../outside.txt");
     assert!(text.contains("sandbox: write outside the workspace refused"), "{text}");
     assert!(!p.exists("outside.txt"));
-    let text = call(3, "d=secrets; cat $d/key");
+    let text = call(3, &unseen("d=secrets; cat $d/key"));
     assert!(
         !text.contains("top-secret") && text.contains("exited with code 1"),
         "{text}"

@@ -1,833 +1,2189 @@
-//! What a command line would execute, and what it touches (permission analysis).
+//! What a command line would run, and what it touches (permission analysis).
 //!
-//! The command is parsed with tree-sitter-bash and walked. Every command that would run —
-//! in lists, pipelines, subshells, groups, substitutions, control flow, function bodies,
-//! unquoted heredocs — becomes one resource; wrappers (`env`, `sudo`, `xargs`,
-//! `find -exec`, …) add their wrapped command; `sh -c '…'` and `eval '…'` are parsed in
-//! turn. Redirection targets and `tee` files are writes, file operands of reading
-//! commands and `< file` are reads. Anything the walker cannot be sure of fails closed: a
-//! resource no saved approval can satisfy.
+//! The line is parsed by [`crate::syntax`] (a parser for the subset of bash whose meaning
+//! the analysis knows exactly); anything outside it makes the whole line *opaque*. The
+//! walker then follows bash's order of evaluation with a small state — the working
+//! directory (one of a few known directories, or unknown), the functions defined so far,
+//! and `for` variables over known words — and turns every simple command into words after
+//! expansion (text with holes where a value is only known at run time). Builtins that
+//! change the shell's state are modelled here; programs are modelled by the table in
+//! [`crate::models`]: which operands and options read, write, delete or run code.
+//!
+//! Every command that would run becomes [`Part`]s (its words; its source text; its name
+//! without a path; its words without known global options). Files read, written, and
+//! directories used become [`PathRef`]s for `read`, `edit` and `external_directory`.
+//! Code the analysis cannot see (an interpreter's inline code, `eval` of a variable, a
+//! shell reading a script) becomes an opaque part: every rule could apply, never saved.
 
-use tree_sitter::{Node, Parser};
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+
+use toolgate_core::{HoleClass, Resource};
 
 use crate::arity::save_pattern;
+use crate::expand::{self, Ctx, Expanded, Field, Glob, Mode, PathHole, Seg};
+use crate::models::{self, Verdict};
+use crate::syntax::{
+    self, AndOr, Assign, AssignValue, Command, Compound, List, Part as WordPart, Pipeline, RedirOp, Redirect, Simple,
+    Stop, Target, Word,
+};
 
-/// One command the line would execute.
+/// Input larger than this is not analysed (the whole line is opaque).
+pub const MAX_INPUT: usize = 1024 * 1024;
+
+/// One resource the line asserts for `bash`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Part {
-    /// The resource asserted for `bash`: the command's text (with its redirections).
-    pub resource: String,
-    /// The "always" pattern; `None` when no saved approval may satisfy this resource
-    /// (the analysis could not see what it runs).
+    /// The resource: a command's words (holes where values are only known at run time),
+    /// its source text, or — for an opaque part — a single hole standing for anything.
+    pub resource: Resource,
+    /// The "always" pattern; `None` when no saved approval may satisfy this part.
     pub save: Option<String>,
+    /// True when the part stands for code the analysis cannot see: every rule of the
+    /// action could apply to it, and the effect is at best ask.
+    pub opaque: bool,
+    /// Why the part is opaque or cannot be saved.
+    pub why: Option<String>,
 }
 
-/// A path the line refers to, relative to the working directory unless absolute.
+impl Part {
+    /// How the part is shown (and the resource string the request carries).
+    pub fn display(&self) -> String {
+        self.resource.display()
+    }
+}
+
+/// A piece of a path.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Piece {
+    /// Known text.
+    Text(String),
+    /// A part known only at run time.
+    Hole {
+        /// How it is shown.
+        display: String,
+        /// What it may be.
+        class: PathHole,
+    },
+}
+
+/// A path the line refers to.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PathRef {
-    /// The path as the shell would see it (quotes removed); `~` is left for the caller.
-    pub path: String,
-    /// True when the text could not be known statically (`$VAR`, `$(…)`): `path` is then
-    /// the raw text.
-    pub dynamic: bool,
+    /// The path as bash would see it after expansion, with holes.
+    pub pieces: Vec<Piece>,
+    /// The directory it is relative to: relative to the working directory (`""` is the
+    /// working directory itself) or absolute; `None` when the directory is unknown.
+    pub base: Option<String>,
+    /// True when everything below the path is touched too (`rm -r`, `grep -r`).
+    pub tree: bool,
+}
+
+impl PathRef {
+    /// The path when it has no hole.
+    pub fn literal(&self) -> Option<String> {
+        let mut out = String::new();
+        for piece in &self.pieces {
+            match piece {
+                Piece::Text(text) => out.push_str(text),
+                Piece::Hole { .. } => return None,
+            }
+        }
+        Some(out)
+    }
+
+    /// How the path is shown.
+    pub fn display(&self) -> String {
+        let mut out = String::new();
+        for piece in &self.pieces {
+            match piece {
+                Piece::Text(text) => out.push_str(text),
+                Piece::Hole { display, .. } => out.push_str(display),
+            }
+        }
+        out
+    }
+
+    /// The path joined to its base, as shown (`sub/x`, `/tmp/x`, `$X/x`).
+    pub fn joined(&self) -> String {
+        let path = self.display();
+        match &self.base {
+            _ if path.starts_with('/') => path,
+            Some(base) if base.is_empty() => path,
+            Some(base) => format!("{}/{path}", base.trim_end_matches('/')),
+            None => format!("(unknown directory)/{path}"),
+        }
+    }
 }
 
 /// Everything the permission checks need to know about one command line.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Analysis {
-    /// The commands, in order of appearance.
+    /// The `bash` resources, in order of appearance, without repeats.
     pub parts: Vec<Part>,
-    /// Files read (`cat`, `grep` operands, `< file`, …).
+    /// Files read (`cat` operands, `< file`, …).
     pub reads: Vec<PathRef>,
-    /// Files written (`>`, `>>`, `&>`, `>|`, `tee`).
+    /// Files written, created or deleted (`>`, `tee`, `cp` targets, `rm` operands, …).
     pub writes: Vec<PathRef>,
-    /// Paths whose directory must be inside the project or approved (`cd` targets,
-    /// operands of `rm`, `cp`, `mv`, `mkdir`, `touch`, `chmod`, `chown`, `cat`).
+    /// Directories and paths that must be inside the project or approved (`cd` targets,
+    /// `-C` directories, operands of file commands).
     pub paths: Vec<PathRef>,
-    /// Why the analysis failed closed, when it did.
-    pub failed: Option<String>,
+    /// Why the whole line is opaque, when it is: nothing of it could be analysed.
+    pub opaque: Option<String>,
 }
 
-/// Prefixed to the resource of a command line that could not be analysed.
-pub const UNPARSED: &str = "(unparsed) ";
-
-/// How deep `sh -c` / `eval` nesting is followed before failing closed.
-const MAX_DEPTH: usize = 8;
-
-const WRAPPERS: &[&str] = &[
-    "env", "command", "builtin", "exec", "nohup", "nice", "ionice", "timeout", "stdbuf", "time", "sudo", "doas",
-    "xargs", "busybox", "coproc", "setsid", "chroot", "strace", "ltrace", "watch",
-];
-const SHELLS: &[&str] = &["sh", "bash", "zsh", "dash", "ksh", "fish", "ash", "mksh"];
-const INTERPRETERS: &[&str] = &[
-    "python",
-    "python2",
-    "python3",
-    "node",
-    "nodejs",
-    "perl",
-    "ruby",
-    "php",
-    "deno",
-    "bun",
-    "lua",
-    "osascript",
-];
-const READERS: &[&str] = &[
-    "cat", "head", "tail", "less", "more", "grep", "egrep", "fgrep", "rg", "sed", "awk", "gawk", "base64", "xxd", "od",
-    "strings", "cp", "scp", "nl", "tac", "wc", "sort", "uniq", "cut", "diff", "cmp", "hexdump", "jq",
-];
-const PATH_COMMANDS: &[&str] = &["rm", "cp", "mv", "mkdir", "touch", "chmod", "chown", "cat", "cd"];
-
-/// Options of wrappers that take a separate value (`sudo -u root`).
-fn wrapper_option_takes_value(wrapper: &str, option: &str) -> bool {
-    let list: &[&str] = match wrapper {
-        "env" => &["-u", "--unset", "-C", "--chdir"],
-        "exec" => &["-a"],
-        "nice" => &["-n", "--adjustment"],
-        "ionice" => &[
-            "-c",
-            "--class",
-            "-n",
-            "--classdata",
-            "-p",
-            "--pid",
-            "-P",
-            "--pgid",
-            "-u",
-            "--uid",
-        ],
-        "timeout" => &["-s", "--signal", "-k", "--kill-after"],
-        "stdbuf" => &["-i", "-o", "-e", "--input", "--output", "--error"],
-        "time" => &["-f", "--format", "-o", "--output"],
-        "sudo" => &[
-            "-u", "-g", "-h", "-p", "-C", "-D", "-r", "-t", "-U", "-T", "--user", "--group", "--host", "--prompt",
-            "--chdir",
-        ],
-        "doas" => &["-u", "-C"],
-        "xargs" => &[
-            "-I",
-            "-L",
-            "-n",
-            "-P",
-            "-s",
-            "-d",
-            "-E",
-            "-a",
-            "--arg-file",
-            "--delimiter",
-            "--max-args",
-            "--max-procs",
-            "--max-lines",
-            "--replace",
-        ],
-        "watch" => &["-n", "--interval", "-d"],
-        "strace" | "ltrace" => &["-o", "-e", "-p", "-s", "-u"],
-        _ => &[],
-    };
-    list.contains(&option)
-}
-
-/// One word of a command: its source span, raw text, and value when known statically.
+/// What the analysis knows about the world the line will run in.
 #[derive(Clone, Debug)]
-struct Word {
-    start: usize,
-    end: usize,
-    text: String,
-    value: Option<String>,
+pub struct Env {
+    /// The working directory (absolute): patterns are matched against it.
+    pub workdir: PathBuf,
+    /// `$HOME` as the shell will see it.
+    pub home: Option<String>,
+    /// `$PATH` as the shell will see it (to know which names are commands).
+    pub path: Option<String>,
+    /// Whether `$CDPATH` is set (then `cd name` may go anywhere).
+    pub cdpath: bool,
 }
 
-/// Analyses a command line.
+impl Env {
+    /// The environment this process would give the shell, running in `workdir`.
+    pub fn inherited(workdir: impl Into<PathBuf>) -> Env {
+        Env {
+            workdir: workdir.into(),
+            home: std::env::var("HOME").ok().filter(|home| home.starts_with('/')),
+            path: std::env::var("PATH").ok(),
+            cdpath: std::env::var_os("CDPATH").is_some_and(|value| !value.is_empty()),
+        }
+    }
+}
+
+/// Analyses a command line run in this process's working directory.
 ///
 /// ```
 /// let analysis = toolgate_builtins_shell::analyze("git status; FOO=1 rm -rf build > log.txt");
-/// let resources: Vec<&str> = analysis.parts.iter().map(|p| p.resource.as_str()).collect();
-/// assert_eq!(resources, ["git status", "rm -rf build > log.txt"]);
+/// let resources: Vec<String> = analysis.parts.iter().map(|p| p.display()).collect();
+/// assert_eq!(resources, ["git status", "rm -rf build", "FOO=1 rm -rf build > log.txt"]);
 /// assert_eq!(analysis.parts[1].save.as_deref(), Some("rm *"));
-/// assert_eq!(analysis.writes[0].path, "log.txt");
+/// assert_eq!(analysis.writes[0].display(), "log.txt");
 /// ```
 pub fn analyze(command: &str) -> Analysis {
-    analyze_at(command, 0)
+    let workdir = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
+    analyze_in(command, &Env::inherited(workdir))
 }
 
-fn analyze_at(command: &str, depth: usize) -> Analysis {
-    // The marker keeps prefix rules (`ls *`) from matching text the parser could not
-    // split: `ls && rm -rf /;;` must be asked for, never allowed as an `ls`.
-    let fail = |reason: &str| Analysis {
+/// Stack for the analysis thread: nesting is bounded by [`syntax::MAX_DEPTH`], and this
+/// leaves room for it in unoptimised builds too.
+const STACK: usize = 64 * 1024 * 1024;
+
+/// Analyses `command` as bash would run it in `env`.
+pub fn analyze_in(command: &str, env: &Env) -> Analysis {
+    if command.len() > MAX_INPUT {
+        return opaque_line(command, format!("the line is longer than {} KiB", MAX_INPUT / 1024));
+    }
+    let run = || analyze_now(command, env);
+    let result = std::thread::scope(|scope| {
+        std::thread::Builder::new()
+            .name("bash-analysis".into())
+            .stack_size(STACK)
+            .spawn_scoped(scope, run)
+            .map(|handle| handle.join())
+    });
+    match result {
+        Ok(Ok(analysis)) => analysis,
+        // A thread that cannot start, or a bug that panicked: nothing is known.
+        _ => opaque_line(command, "the analysis could not run".to_string()),
+    }
+}
+
+fn opaque_line(command: &str, reason: String) -> Analysis {
+    Analysis {
         parts: vec![Part {
-            resource: format!("{UNPARSED}{command}"),
+            resource: Resource::unknown(command),
             save: None,
+            opaque: true,
+            why: Some(reason.clone()),
         }],
-        failed: Some(reason.to_string()),
+        opaque: Some(reason),
         ..Analysis::default()
+    }
+}
+
+fn analyze_now(command: &str, env: &Env) -> Analysis {
+    let list = match syntax::parse(command) {
+        Ok(list) => list,
+        Err(Stop(reason)) => return opaque_line(command, reason),
     };
-    if depth > MAX_DEPTH {
-        return fail("nested too deeply");
-    }
-    let mut parser = Parser::new();
-    if parser.set_language(&tree_sitter_bash::LANGUAGE.into()).is_err() {
-        return fail("the bash grammar could not be loaded");
-    }
-    let Some(tree) = parser.parse(command, None) else {
-        return fail("the command could not be parsed");
-    };
-    let root = tree.root_node();
-    if root.has_error() {
-        return fail("the command has a syntax error");
-    }
     let mut walker = Walker {
-        src: command,
-        depth,
-        out: Analysis::default(),
-        cwd: Ok(String::new()),
+        env,
+        out: Out::default(),
+        budget: 200_000 + 20 * command.len(),
+        calls: Vec::new(),
+        memo: HashMap::new(),
+        redirect_only: false,
+        scripts: 0,
     };
-    walker.walk(root);
-    if let Some(reason) = walker.out.failed.clone() {
-        return fail(&reason);
+    let state = State {
+        cwd: Cwd::Known(vec![String::new()]),
+        funcs: Rc::new(HashMap::new()),
+        bindings: Rc::new(HashMap::new()),
+    };
+    let _ = walker.list(&list, state);
+    if let Some(reason) = walker.out.opaque.take() {
+        return opaque_line(command, reason);
     }
-    if walker.out.parts.is_empty() && !command.trim().is_empty() && !walker.only_assignments(root) {
-        // Nothing that runs was found (a bare `> file`): ask for the whole text rather
-        // than let an empty list evaluate to allow.
-        let mut out = walker.out;
-        out.parts.push(Part {
-            resource: command.to_string(),
+    let mut analysis = Analysis {
+        parts: walker.out.parts,
+        reads: walker.out.reads,
+        writes: walker.out.writes,
+        paths: walker.out.paths,
+        opaque: None,
+    };
+    if analysis.parts.is_empty() && walker.redirect_only {
+        // Nothing runs (a bare `> file`): ask for the text rather than let an empty list
+        // of commands evaluate to allow (spec §7.2).
+        analysis.parts.push(Part {
+            resource: Resource::exact(command),
             save: None,
+            opaque: false,
+            why: Some("no command runs; the redirection alone is asked".into()),
         });
-        return out;
     }
-    walker.out
+    analysis
 }
 
-struct Walker<'s> {
-    src: &'s str,
-    depth: usize,
-    out: Analysis,
-    /// The directory `cd` moved to (relative to the workdir, or absolute): `Ok` when
-    /// known, `Err(raw text)` when it depends on the run (`cd "$X"`).
-    cwd: Result<String, String>,
+// --- state ---------------------------------------------------------------------------------
+
+/// The working directory: one of a few known directories, or unknown.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+enum Cwd {
+    Known(Vec<String>),
+    Unknown,
 }
 
-fn named_children(node: Node<'_>) -> Vec<Node<'_>> {
-    let mut cursor = node.walk();
-    node.named_children(&mut cursor).collect()
-}
+/// More candidates than this and the directory is unknown.
+const MAX_CWDS: usize = 4;
 
-impl<'s> Walker<'s> {
-    fn text(&self, node: Node<'_>) -> &'s str {
-        self.src.get(node.start_byte()..node.end_byte()).unwrap_or("")
-    }
-
-    fn fail(&mut self, reason: String) {
-        if self.out.failed.is_none() {
-            self.out.failed = Some(reason);
+impl Cwd {
+    fn union(&self, other: &Cwd) -> Cwd {
+        match (self, other) {
+            (Cwd::Known(a), Cwd::Known(b)) => {
+                let mut out = a.clone();
+                for dir in b {
+                    if !out.contains(dir) {
+                        out.push(dir.clone());
+                    }
+                }
+                if out.len() > MAX_CWDS {
+                    Cwd::Unknown
+                } else {
+                    Cwd::Known(out)
+                }
+            }
+            _ => Cwd::Unknown,
         }
     }
 
-    fn only_assignments(&self, root: Node<'_>) -> bool {
-        named_children(root).iter().all(|child| {
-            matches!(
-                child.kind(),
-                "variable_assignment" | "variable_assignments" | "declaration_command" | "unset_command" | "comment"
+    fn bases(&self) -> Vec<Option<String>> {
+        match self {
+            Cwd::Known(dirs) => dirs.iter().cloned().map(Some).collect(),
+            Cwd::Unknown => vec![None],
+        }
+    }
+}
+
+#[derive(Clone)]
+struct Func {
+    bodies: Vec<Rc<Command>>,
+    /// The function may not be defined when called (defined in one branch only).
+    maybe_missing: bool,
+}
+
+#[derive(Clone)]
+struct State {
+    cwd: Cwd,
+    funcs: Rc<HashMap<String, Func>>,
+    /// Variables bound to known fields (quoted uses expand to them).
+    bindings: Rc<HashMap<String, Field>>,
+}
+
+impl State {
+    fn union(&self, other: &State) -> State {
+        let cwd = self.cwd.union(&other.cwd);
+        let funcs = if Rc::ptr_eq(&self.funcs, &other.funcs) {
+            Rc::clone(&self.funcs)
+        } else {
+            let mut merged: HashMap<String, Func> = HashMap::new();
+            for (name, func) in self.funcs.iter() {
+                let mut func = func.clone();
+                if !other.funcs.contains_key(name) {
+                    func.maybe_missing = true;
+                }
+                merged.insert(name.clone(), func);
+            }
+            for (name, func) in other.funcs.iter() {
+                match merged.get_mut(name) {
+                    Some(existing) => {
+                        for body in &func.bodies {
+                            if !existing.bodies.iter().any(|b| Rc::ptr_eq(b, body)) {
+                                existing.bodies.push(Rc::clone(body));
+                            }
+                        }
+                        existing.maybe_missing |= func.maybe_missing;
+                    }
+                    None => {
+                        let mut func = func.clone();
+                        func.maybe_missing = true;
+                        merged.insert(name.clone(), func);
+                    }
+                }
+            }
+            Rc::new(merged)
+        };
+        let bindings = if Rc::ptr_eq(&self.bindings, &other.bindings) {
+            Rc::clone(&self.bindings)
+        } else {
+            Rc::new(
+                self.bindings
+                    .iter()
+                    .filter(|(name, field)| other.bindings.get(*name) == Some(field))
+                    .map(|(name, field)| (name.clone(), field.clone()))
+                    .collect(),
             )
+        };
+        State { cwd, funcs, bindings }
+    }
+}
+
+/// The states after a command succeeded and after it failed.
+struct Outcome {
+    ok: State,
+    fail: State,
+}
+
+impl Outcome {
+    fn same(state: State) -> Self {
+        Outcome {
+            ok: state.clone(),
+            fail: state,
+        }
+    }
+
+    fn either(&self) -> State {
+        self.ok.union(&self.fail)
+    }
+}
+
+// --- output ----------------------------------------------------------------------------------
+
+#[derive(Default)]
+struct Out {
+    parts: Vec<Part>,
+    seen_parts: HashSet<(String, bool)>,
+    reads: Vec<PathRef>,
+    writes: Vec<PathRef>,
+    paths: Vec<PathRef>,
+    seen_paths: HashSet<(u8, String, Option<String>, bool)>,
+    opaque: Option<String>,
+}
+
+impl Out {
+    fn part(&mut self, part: Part) {
+        let key = (part.display(), part.opaque);
+        if self.seen_parts.insert(key) {
+            self.parts.push(part);
+        }
+    }
+
+    fn path(&mut self, kind: u8, path: PathRef) {
+        let key = (kind, path.display(), path.base.clone(), path.tree);
+        if self.seen_paths.insert(key) {
+            match kind {
+                0 => self.reads.push(path),
+                1 => self.writes.push(path),
+                _ => self.paths.push(path),
+            }
+        }
+    }
+}
+
+/// What a path effect does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Access {
+    Read,
+    Write,
+    Dir,
+}
+
+/// One argument of a command: a field and how its word expanded.
+#[derive(Clone, Debug)]
+pub(crate) struct Arg {
+    pub(crate) field: Field,
+    /// The word may vanish.
+    pub(crate) vanish: bool,
+    /// The word may split into several arguments.
+    pub(crate) split: bool,
+}
+
+impl Arg {
+    pub(crate) fn literal(&self) -> Option<String> {
+        if self.split { None } else { self.field.literal() }
+    }
+
+    /// The value when the analysis knows it (known holes included).
+    pub(crate) fn value(&self) -> Option<String> {
+        if self.split { None } else { self.field.value() }
+    }
+
+    /// True when the argument could start with `-` although its text does not show it.
+    pub(crate) fn maybe_option(&self) -> bool {
+        match self.field.segs.first() {
+            Some(Seg::Lit(text)) => text.starts_with('-') && self.value().is_none(),
+            Some(Seg::Hole { value: Some(value), .. }) => value.starts_with('-') && self.split,
+            None => false,
+            _ => true,
+        }
+    }
+
+    pub(crate) fn text(text: impl Into<String>) -> Arg {
+        Arg {
+            field: Field::text(text),
+            vanish: false,
+            split: false,
+        }
+    }
+}
+
+/// A command ready to be modelled: its arguments after expansion.
+#[derive(Clone, Debug)]
+pub(crate) struct Cmd {
+    pub(crate) args: Vec<Arg>,
+    /// The source text, for the top-level command of a simple command.
+    pub(crate) raw: Option<String>,
+    /// Names assigned in its environment (`NAME=value cmd`, `env NAME=value cmd`).
+    pub(crate) env: Vec<String>,
+    /// Runs in this directory (relative to the current one) instead (`env -C`).
+    pub(crate) chdir: Option<Field>,
+    /// Bypass functions (`command x`, `exec x`, wrappers that exec).
+    pub(crate) external: bool,
+}
+
+// --- the walker -----------------------------------------------------------------------------
+
+struct Walker<'a> {
+    env: &'a Env,
+    out: Out,
+    budget: usize,
+    calls: Vec<String>,
+    memo: HashMap<(String, Cwd), Cwd>,
+    redirect_only: bool,
+    /// How many `eval`/`sh -c` scripts are being walked inside each other.
+    scripts: usize,
+}
+
+/// Names that, assigned anywhere in a line, change what later commands run or read.
+const DANGEROUS_NAMES: &[&str] = &[
+    "PATH",
+    "BASH_ENV",
+    "ENV",
+    "SHELLOPTS",
+    "BASHOPTS",
+    "PS4",
+    "PROMPT_COMMAND",
+    "IFS",
+    "HOME",
+    "PWD",
+    "OLDPWD",
+    "CDPATH",
+    "GLOBIGNORE",
+    "EXECIGNORE",
+    "BASH_XTRACEFD",
+    "BASH_CMDS",
+    "BASH_ALIASES",
+    "BASH_LOADABLES_PATH",
+    "TMPDIR",
+    "SHELL",
+    "EDITOR",
+    "VISUAL",
+    "PAGER",
+    "MANPAGER",
+    "BROWSER",
+    "LESSOPEN",
+    "LESSCLOSE",
+    "LESSKEY",
+    "INPUTRC",
+    "PYTHONSTARTUP",
+    "PYTHONPATH",
+    "PYTHONHOME",
+    "PYTHONUSERBASE",
+    "NODE_OPTIONS",
+    "NODE_PATH",
+    "PERL5OPT",
+    "PERL5LIB",
+    "PERLLIB",
+    "PERL5DB",
+    "RUBYOPT",
+    "RUBYLIB",
+    "JAVA_TOOL_OPTIONS",
+    "_JAVA_OPTIONS",
+    "JDK_JAVA_OPTIONS",
+    "CLASSPATH",
+    "GCONV_PATH",
+    "GLIBC_TUNABLES",
+    "XDG_CONFIG_HOME",
+    "XDG_DATA_HOME",
+    "XDG_CONFIG_DIRS",
+    "ZDOTDIR",
+    "SUDO_ASKPASS",
+    "SSH_ASKPASS",
+    "RUSTC_WRAPPER",
+    "RUSTC",
+    "RUSTDOC",
+    "RUSTFLAGS",
+    "CC",
+    "CXX",
+    "LD",
+    "AR",
+    "MAKEFLAGS",
+    "MFLAGS",
+    "MAKE",
+    "GOFLAGS",
+    "GOENV",
+    "GOROOT",
+    "GOPATH",
+    "LOCPATH",
+    "NLSPATH",
+    "HOSTALIASES",
+    "SSLKEYLOGFILE",
+    "CURL_HOME",
+    "WGETRC",
+    "GNUPGHOME",
+    "AWKPATH",
+    "AWKLIBPATH",
+    "GREP_OPTIONS",
+    "TAR_OPTIONS",
+    "RSYNC_RSH",
+    "RSYNC_CONNECT_PROG",
+    "BZIP2",
+    "GZIP",
+    "XZ_OPT",
+    "ZSTD_CLEVEL",
+    "TERMINFO",
+    "MAGIC",
+    "KUBECONFIG",
+    "DOCKER_HOST",
+    "DOCKER_CONFIG",
+    "COMPOSER_HOME",
+    "BUNDLE_GEMFILE",
+];
+
+/// Prefixes of such names (`GIT_*` alone has dozens that run programs or write files).
+const DANGEROUS_PREFIXES: &[&str] = &[
+    "LD_",
+    "DYLD_",
+    "GIT_",
+    "CARGO_",
+    "NPM_CONFIG_",
+    "npm_config_",
+    "YARN_",
+    "PNPM_",
+    "BUNDLE_",
+    "GEM_",
+    "PIP_",
+    "PYTHON",
+    "RUBY",
+    "PERL",
+    "NODE_",
+    "MALLOC_",
+    "BASH_FUNC_",
+    "SSH_",
+    "GPG_",
+    "RSYNC_",
+    "LESS",
+    "HG",
+];
+
+pub(crate) fn dangerous_name(name: &str) -> bool {
+    DANGEROUS_NAMES.contains(&name) || DANGEROUS_PREFIXES.iter().any(|prefix| name.starts_with(prefix))
+}
+
+/// bash's builtins and reserved words: a function with one of these names changes what
+/// the line means.
+const BUILTINS: &[&str] = &[
+    ".",
+    ":",
+    "[",
+    "alias",
+    "bg",
+    "bind",
+    "break",
+    "builtin",
+    "caller",
+    "cd",
+    "command",
+    "compgen",
+    "complete",
+    "compopt",
+    "continue",
+    "declare",
+    "dirs",
+    "disown",
+    "echo",
+    "enable",
+    "eval",
+    "exec",
+    "exit",
+    "export",
+    "false",
+    "fc",
+    "fg",
+    "getopts",
+    "hash",
+    "help",
+    "history",
+    "jobs",
+    "kill",
+    "let",
+    "local",
+    "logout",
+    "mapfile",
+    "popd",
+    "printf",
+    "pushd",
+    "pwd",
+    "read",
+    "readarray",
+    "readonly",
+    "return",
+    "set",
+    "shift",
+    "shopt",
+    "source",
+    "suspend",
+    "test",
+    "times",
+    "trap",
+    "true",
+    "type",
+    "typeset",
+    "ulimit",
+    "umask",
+    "unalias",
+    "unset",
+    "wait",
+    "if",
+    "then",
+    "else",
+    "elif",
+    "fi",
+    "case",
+    "esac",
+    "for",
+    "select",
+    "while",
+    "until",
+    "do",
+    "done",
+    "in",
+    "function",
+    "time",
+    "coproc",
+    "command_not_found_handle",
+];
+
+/// Devices that are neither read nor written in a way the rules speak about.
+fn is_device(path: &str) -> bool {
+    matches!(
+        path,
+        "/dev/null"
+            | "/dev/zero"
+            | "/dev/full"
+            | "/dev/random"
+            | "/dev/urandom"
+            | "/dev/tty"
+            | "/dev/stdin"
+            | "/dev/stdout"
+            | "/dev/stderr"
+    ) || path
+        .strip_prefix("/dev/fd/")
+        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+}
+
+impl<'a> Walker<'a> {
+    fn stopped(&self) -> bool {
+        self.out.opaque.is_some()
+    }
+
+    fn refuse(&mut self, reason: impl Into<String>) {
+        if self.out.opaque.is_none() {
+            self.out.opaque = Some(reason.into());
+        }
+    }
+
+    fn spend(&mut self, cost: usize) -> bool {
+        if self.budget < cost {
+            self.refuse("the line takes too much work to analyse");
+            return false;
+        }
+        self.budget -= cost;
+        true
+    }
+
+    // --- lists ----------------------------------------------------------------------------
+
+    fn list(&mut self, list: &List, state: State) -> Outcome {
+        let mut outcome = Outcome::same(state);
+        for item in &list.items {
+            if self.stopped() {
+                break;
+            }
+            let entry = outcome.either();
+            if item.background {
+                // `&` runs the list in a subshell: nothing it changes comes back.
+                let _ = self.and_or(&item.and_or, entry.clone());
+                outcome = Outcome::same(entry);
+            } else {
+                outcome = self.and_or(&item.and_or, entry);
+            }
+        }
+        outcome
+    }
+
+    fn and_or(&mut self, and_or: &AndOr, state: State) -> Outcome {
+        let mut outcome = self.pipeline(&and_or.first, state);
+        for (and, pipeline) in &and_or.rest {
+            if self.stopped() {
+                break;
+            }
+            if *and {
+                let next = self.pipeline(pipeline, outcome.ok.clone());
+                outcome = Outcome {
+                    ok: next.ok,
+                    fail: next.fail.union(&outcome.fail),
+                };
+            } else {
+                let next = self.pipeline(pipeline, outcome.fail.clone());
+                outcome = Outcome {
+                    ok: outcome.ok.union(&next.ok),
+                    fail: next.fail,
+                };
+            }
+        }
+        outcome
+    }
+
+    fn pipeline(&mut self, pipeline: &Pipeline, state: State) -> Outcome {
+        let outcome = match pipeline.commands.as_slice() {
+            [] => Outcome::same(state),
+            [only] => self.command(only, state),
+            many => {
+                // Each command of a pipeline runs in a subshell.
+                for command in many {
+                    if self.stopped() {
+                        break;
+                    }
+                    let _ = self.command(command, state.clone());
+                }
+                Outcome::same(state)
+            }
+        };
+        if pipeline.negated {
+            Outcome {
+                ok: outcome.fail,
+                fail: outcome.ok,
+            }
+        } else {
+            outcome
+        }
+    }
+
+    fn command(&mut self, command: &Command, state: State) -> Outcome {
+        if !self.spend(1) {
+            return Outcome::same(state);
+        }
+        match command {
+            Command::Simple(simple) => self.simple(simple, state),
+            Command::Compound(compound, redirects) => {
+                self.redirects(redirects, &state);
+                self.compound(compound, state)
+            }
+            Command::Function { name, body } => {
+                let mut funcs = (*state.funcs).clone();
+                funcs.insert(
+                    name.clone(),
+                    Func {
+                        bodies: vec![Rc::new((**body).clone())],
+                        maybe_missing: false,
+                    },
+                );
+                Outcome::same(State {
+                    funcs: Rc::new(funcs),
+                    ..state
+                })
+            }
+            Command::Coproc(inner) => {
+                let _ = self.command(inner, state.clone());
+                Outcome::same(state)
+            }
+        }
+    }
+
+    fn compound(&mut self, compound: &Compound, state: State) -> Outcome {
+        match compound {
+            Compound::Brace(list) => self.list(list, state),
+            Compound::Subshell(list) => {
+                let _ = self.list(list, state.clone());
+                Outcome::same(state)
+            }
+            Compound::If { branches, otherwise } => {
+                let mut results: Vec<State> = Vec::new();
+                let mut current = state;
+                for (cond, body) in branches {
+                    let tested = self.list(cond, current);
+                    let taken = self.list(body, tested.ok);
+                    results.push(taken.either());
+                    current = tested.fail;
+                }
+                match otherwise {
+                    Some(list) => results.push(self.list(list, current).either()),
+                    None => results.push(current),
+                }
+                let mut merged = results[0].clone();
+                for result in &results[1..] {
+                    merged = merged.union(result);
+                }
+                Outcome::same(merged)
+            }
+            Compound::Loop { cond, body } => self.repeat(state, |walker, state| {
+                let tested = walker.list(cond, state);
+                let ran = walker.list(body, tested.ok);
+                (ran.either(), tested.fail)
+            }),
+            Compound::For { var, words, body, raw } => {
+                if dangerous_name(var) {
+                    self.refuse(format!("a `for` loop assigns {var}"));
+                    return Outcome::same(state);
+                }
+                let mut values: Vec<Field> = Vec::new();
+                let mut known = true;
+                if let Some(words) = words {
+                    for word in words {
+                        self.nested_in_word(word, &state);
+                        match self.expand(word, &state, Mode::Words) {
+                            Some(expanded) => {
+                                if expanded.split {
+                                    known = false;
+                                }
+                                for field in expanded.fields {
+                                    if field.is_pattern() {
+                                        // What the pattern matches now, and what it may
+                                        // match when the loop runs.
+                                        for base in state.cwd.bases().into_iter().flatten() {
+                                            for matched in self.glob(&field, &base) {
+                                                values.push(Field::text(matched));
+                                            }
+                                        }
+                                    }
+                                    values.push(hole_patterns(&field));
+                                }
+                            }
+                            None => return Outcome::same(state),
+                        }
+                    }
+                } else {
+                    known = false;
+                }
+                let rebinds = mentions_bare(raw, var);
+                if known && !rebinds && !values.is_empty() && values.len() <= 8 {
+                    // Each value in turn, each iteration starting where the last one may
+                    // have left the shell.
+                    let mut entry = state.clone();
+                    let mut merged = state.clone();
+                    for value in values {
+                        let mut bindings = (*entry.bindings).clone();
+                        bindings.insert(var.clone(), value);
+                        let bound = State {
+                            bindings: Rc::new(bindings),
+                            ..entry.clone()
+                        };
+                        let mut after = self.list(body, bound).either();
+                        let mut bindings = (*after.bindings).clone();
+                        bindings.remove(var);
+                        after.bindings = Rc::new(bindings);
+                        merged = merged.union(&after);
+                        entry = entry.union(&after);
+                    }
+                    Outcome::same(merged)
+                } else {
+                    let mut bindings = (*state.bindings).clone();
+                    bindings.remove(var);
+                    let unbound = State {
+                        bindings: Rc::new(bindings),
+                        ..state
+                    };
+                    self.repeat(unbound, |walker, state| {
+                        let ran = walker.list(body, state.clone());
+                        (ran.either(), state)
+                    })
+                }
+            }
+            Compound::Case { word, arms } => {
+                self.nested_in_word(word, &state);
+                let _ = self.expand(word, &state, Mode::Value);
+                let mut merged = state.clone();
+                let mut previous: Option<State> = None;
+                for (patterns, body) in arms {
+                    for pattern in patterns {
+                        self.nested_in_word(pattern, &state);
+                        let _ = self.expand(pattern, &state, Mode::Value);
+                    }
+                    let entry = match &previous {
+                        Some(prev) => state.union(prev),
+                        None => state.clone(),
+                    };
+                    let after = self.list(body, entry).either();
+                    merged = merged.union(&after);
+                    previous = Some(after);
+                }
+                Outcome::same(merged)
+            }
+            Compound::Cond(words) => {
+                for word in words {
+                    self.nested_in_word(word, &state);
+                    let _ = self.expand(word, &state, Mode::Value);
+                }
+                Outcome::same(state)
+            }
+        }
+    }
+
+    /// A loop: the body is walked until the state it leaves is the state it starts from
+    /// (at most three times; then the directory is unknown). Returns the state after the
+    /// loop whether it ran or not.
+    fn repeat(&mut self, state: State, mut body: impl FnMut(&mut Self, State) -> (State, State)) -> Outcome {
+        let mut entry = state;
+        for round in 0..3 {
+            let (after_body, exit) = body(self, entry.clone());
+            if self.stopped() {
+                return Outcome::same(entry);
+            }
+            let widened = entry.union(&after_body);
+            if widened.cwd == entry.cwd && widened.funcs.len() == entry.funcs.len() {
+                return Outcome::same(entry.union(&exit));
+            }
+            entry = if round == 1 {
+                State {
+                    cwd: Cwd::Unknown,
+                    ..widened
+                }
+            } else {
+                widened
+            };
+        }
+        Outcome::same(State {
+            cwd: Cwd::Unknown,
+            ..entry
         })
     }
 
-    fn walk(&mut self, node: Node<'_>) {
-        if node.is_error() || node.is_missing() {
-            self.fail("the command has a syntax error".into());
-            return;
-        }
-        if !node.is_named() {
-            return;
-        }
-        match node.kind() {
-            "command" => self.command(node, None),
-            "redirected_statement" => self.redirected(node),
-            "function_definition" => {
-                if let Some(body) = node.child_by_field_name("body") {
-                    self.walk(body);
+    // --- words ----------------------------------------------------------------------------
+
+    /// Walks the commands inside a word (substitutions run in subshells).
+    fn nested_in_word(&mut self, word: &Word, state: &State) {
+        for part in &word.parts {
+            if self.stopped() {
+                return;
+            }
+            match part {
+                WordPart::Command { list, .. } | WordPart::Process { list, .. } => {
+                    let _ = self.list(list, state.clone());
                 }
-                for child in named_children(node) {
-                    if matches!(child.kind(), "file_redirect" | "herestring_redirect") {
-                        self.redirect(child);
+                WordPart::Param {
+                    inner, name, assigns, ..
+                } => {
+                    if *assigns && dangerous_name(name) {
+                        self.refuse(format!("`${{{name}:=…}}` assigns {name}"));
+                        return;
+                    }
+                    for word in inner {
+                        self.nested_in_word(word, state);
                     }
                 }
-            }
-            "variable_assignment" => {
-                if let Some(value) = node.child_by_field_name("value") {
-                    self.walk(value);
+                WordPart::Array(words) => {
+                    for word in words {
+                        self.nested_in_word(word, state);
+                    }
                 }
-            }
-            "file_redirect" | "herestring_redirect" | "heredoc_redirect" => self.redirect(node),
-            "program"
-            | "list"
-            | "pipeline"
-            | "subshell"
-            | "compound_statement"
-            | "do_group"
-            | "if_statement"
-            | "elif_clause"
-            | "else_clause"
-            | "while_statement"
-            | "for_statement"
-            | "c_style_for_statement"
-            | "case_statement"
-            | "case_item"
-            | "negated_command"
-            | "test_command"
-            | "binary_expression"
-            | "unary_expression"
-            | "ternary_expression"
-            | "parenthesized_expression"
-            | "postfix_expression"
-            | "string"
-            | "concatenation"
-            | "expansion"
-            | "arithmetic_expansion"
-            | "command_substitution"
-            | "process_substitution"
-            | "array"
-            | "variable_assignments"
-            | "subscript"
-            | "translated_string"
-            | "brace_expression"
-            | "declaration_command"
-            | "command_name"
-            | "heredoc_body" => {
-                for child in named_children(node) {
-                    self.walk(child);
-                }
-            }
-            "word"
-            | "number"
-            | "raw_string"
-            | "ansi_c_string"
-            | "string_content"
-            | "simple_expansion"
-            | "variable_name"
-            | "special_variable_name"
-            | "comment"
-            | "file_descriptor"
-            | "test_operator"
-            | "heredoc_content"
-            | "heredoc_start"
-            | "heredoc_end"
-            | "regex"
-            | "extglob_pattern"
-            | "unset_command" => {}
-            other => self.fail(format!("unsupported shell construct `{other}`")),
-        }
-    }
-
-    fn redirected(&mut self, node: Node<'_>) {
-        let body = node.child_by_field_name("body");
-        match body {
-            Some(body) if body.kind() == "command" => self.command(body, Some(node)),
-            Some(body) => self.walk(body),
-            None => {}
-        }
-        for child in named_children(node) {
-            if Some(child) != body {
-                self.walk(child);
+                WordPart::Lit { .. } | WordPart::Arith { .. } => {}
             }
         }
     }
 
-    fn redirect(&mut self, node: Node<'_>) {
-        match node.kind() {
-            "heredoc_redirect" => {
-                let quoted = named_children(node)
-                    .iter()
-                    .find(|child| child.kind() == "heredoc_start")
-                    .is_some_and(|start| self.text(*start).contains(['\'', '"', '\\']));
-                for child in named_children(node) {
-                    match child.kind() {
-                        // A quoted delimiter makes the body data: nothing in it runs.
-                        "heredoc_body" if quoted => {}
-                        "heredoc_start" | "heredoc_end" => {}
-                        _ => self.walk(child),
+    fn ctx<'s>(&'s self, state: &'s State, mode: Mode) -> Ctx<'s> {
+        let pwd = match &state.cwd {
+            Cwd::Known(dirs) if dirs.len() == 1 => Some(absolute(&self.env.workdir, &dirs[0])),
+            _ => None,
+        };
+        Ctx {
+            home: self.env.home.as_deref(),
+            pwd,
+            bindings: &state.bindings,
+            mode,
+        }
+    }
+
+    fn expand(&mut self, word: &Word, state: &State, mode: Mode) -> Option<Expanded> {
+        if !self.spend(1) {
+            return None;
+        }
+        match expand::expand(word, &self.ctx(state, mode)) {
+            Ok(expanded) => Some(expanded),
+            Err(Stop(reason)) => {
+                self.refuse(reason);
+                None
+            }
+        }
+    }
+
+    fn args(&mut self, words: &[Word], state: &State) -> Option<Vec<Arg>> {
+        let mut args = Vec::new();
+        for word in words {
+            let expanded = self.expand(word, state, Mode::Words)?;
+            for field in expanded.fields {
+                args.push(Arg {
+                    field,
+                    vanish: expanded.vanish,
+                    split: expanded.split,
+                });
+            }
+        }
+        Some(args)
+    }
+
+    // --- redirections ----------------------------------------------------------------------
+
+    fn redirects(&mut self, redirects: &[Redirect], state: &State) {
+        for redirect in redirects {
+            if self.stopped() {
+                return;
+            }
+            match &redirect.target {
+                Target::HereDoc(body) => {
+                    self.nested_in_word(body, state);
+                }
+                Target::Word(word) => {
+                    self.nested_in_word(word, state);
+                    let mode = if redirect.op == RedirOp::HereString {
+                        Mode::Value
+                    } else {
+                        Mode::Words
+                    };
+                    let Some(expanded) = self.expand(word, state, mode) else {
+                        return;
+                    };
+                    let access = match redirect.op {
+                        RedirOp::In => Some(Access::Read),
+                        RedirOp::Out | RedirOp::Append | RedirOp::Clobber | RedirOp::OutErr | RedirOp::AppendErr => {
+                            Some(Access::Write)
+                        }
+                        RedirOp::ReadWrite => {
+                            self.file_args(&expanded, Access::Read, state, false);
+                            Some(Access::Write)
+                        }
+                        RedirOp::Dup | RedirOp::HereString | RedirOp::HereDoc => None,
+                    };
+                    if let Some(access) = access {
+                        self.file_args(&expanded, access, state, false);
                     }
                 }
             }
-            "herestring_redirect" => {
-                for child in named_children(node) {
-                    self.walk(child);
+        }
+    }
+
+    /// Records the fields of an expanded word as paths.
+    fn file_args(&mut self, expanded: &Expanded, access: Access, state: &State, tree: bool) {
+        for field in &expanded.fields {
+            let arg = Arg {
+                field: field.clone(),
+                vanish: expanded.vanish,
+                split: expanded.split,
+            };
+            self.file(&arg, access, state, tree, None);
+        }
+    }
+
+    /// Records one path effect: the field relative to the current directory (or `under`).
+    pub(crate) fn file(&mut self, arg: &Arg, access: Access, state: &State, tree: bool, under: Option<&Field>) {
+        let kind = match access {
+            Access::Read => 0,
+            Access::Write => 1,
+            Access::Dir => 2,
+        };
+        if let Some(value) = arg.value()
+            && (value.starts_with("/dev/tcp/") || value.starts_with("/dev/udp/"))
+        {
+            self.refuse("a network connection through /dev/tcp or /dev/udp");
+            return;
+        }
+        if arg.split {
+            // The value may be several paths, anywhere.
+            self.out.path(
+                kind,
+                PathRef {
+                    pieces: vec![Piece::Hole {
+                        display: arg.field.display(),
+                        class: PathHole::Any,
+                    }],
+                    base: None,
+                    tree,
+                },
+            );
+            return;
+        }
+        let field = &arg.field;
+        if let Some(value) = field.value()
+            && is_device(&value)
+        {
+            return;
+        }
+        if let Some(value) = field.value()
+            && (value.starts_with("/proc/") || value.starts_with("/dev/fd/") || value == "/proc")
+        {
+            // `/dev/fd/../…` and `/proc/self/…` name files by the process that opens them.
+            self.out.path(
+                kind,
+                PathRef {
+                    pieces: vec![Piece::Hole {
+                        display: value,
+                        class: PathHole::Any,
+                    }],
+                    base: None,
+                    tree,
+                },
+            );
+            return;
+        }
+        for base in self.bases(state, under) {
+            if field.is_pattern()
+                && let Some(base_dir) = &base
+            {
+                for matched in self.glob(field, base_dir) {
+                    self.out.path(
+                        kind,
+                        PathRef {
+                            pieces: vec![Piece::Text(matched)],
+                            base: Some(base_dir.clone()),
+                            tree,
+                        },
+                    );
                 }
             }
-            _ => {
-                let operator = (0..node.child_count())
-                    .filter_map(|i| node.child(i))
-                    .find(|child| !child.is_named())
-                    .map(|child| self.text(child))
-                    .unwrap_or("");
-                let destinations: Vec<Node<'_>> = named_children(node)
+            self.out.path(
+                kind,
+                PathRef {
+                    pieces: pieces(field),
+                    base,
+                    tree,
+                },
+            );
+        }
+    }
+
+    /// The directories a relative path may be relative to.
+    fn bases(&self, state: &State, under: Option<&Field>) -> Vec<Option<String>> {
+        let bases = state.cwd.bases();
+        match under {
+            None => bases,
+            Some(dir) => match dir.value() {
+                Some(dir) if dir.starts_with('/') => vec![Some(dir)],
+                Some(dir) => bases
                     .into_iter()
-                    .filter(|child| child.kind() != "file_descriptor")
-                    .collect();
-                for destination in &destinations {
-                    self.walk(*destination);
+                    .map(|base| base.map(|base| join(&base, &dir)))
+                    .collect(),
+                None => vec![None],
+            },
+        }
+    }
+
+    /// Matches a pattern field against the filesystem from `base` (relative to the
+    /// working directory, or absolute), as bash would.
+    fn glob(&mut self, field: &Field, base: &str) -> Vec<String> {
+        let components = expand::components(field);
+        let absolute_pattern = field.starts_with("/");
+        let root = if absolute_pattern {
+            PathBuf::from("/")
+        } else {
+            PathBuf::from(absolute(&self.env.workdir, base))
+        };
+        let mut current: Vec<(PathBuf, String)> =
+            vec![(root, if absolute_pattern { "/".into() } else { String::new() })];
+        let count = components.len();
+        for (index, component) in components.iter().enumerate() {
+            if component.is_empty() {
+                if index == 0 {
+                    continue;
                 }
-                let Some(destination) = destinations.first() else {
-                    return;
-                };
-                let word = self.word(*destination);
-                let duplicate = matches!(operator, ">&" | "<&" | ">&-" | "<&-")
-                    && word
-                        .value
-                        .as_deref()
-                        .is_some_and(|v| v == "-" || v.chars().all(|c| c.is_ascii_digit()));
-                if duplicate {
-                    return;
-                }
-                let path = self.path_ref(&word);
-                match operator {
-                    "<" => self.out.reads.push(path),
-                    ">" | ">>" | "&>" | "&>>" | ">|" | ">&" | "<>" if !is_device(&path.path) => {
-                        self.out.writes.push(path);
+                for (_, shown) in current.iter_mut() {
+                    if !shown.ends_with('/') {
+                        shown.push('/');
                     }
-                    _ => {}
+                }
+                continue;
+            }
+            let active = component.iter().any(|seg| matches!(seg, Seg::Glob(_)));
+            let mut next = Vec::new();
+            for (dir, shown) in &current {
+                let prefix = if shown.is_empty() || shown.ends_with('/') {
+                    shown.clone()
+                } else {
+                    format!("{shown}/")
+                };
+                if active {
+                    if !self.spend(10) {
+                        return Vec::new();
+                    }
+                    let Ok(entries) = std::fs::read_dir(dir) else { continue };
+                    let mut names: Vec<String> = entries
+                        .filter_map(Result::ok)
+                        .filter_map(|entry| entry.file_name().into_string().ok())
+                        .filter(|name| expand::component_matches(component, name))
+                        .collect();
+                    names.sort();
+                    for name in names {
+                        let path = dir.join(&name);
+                        if index + 1 < count && !path.is_dir() {
+                            continue;
+                        }
+                        next.push((path, format!("{prefix}{name}")));
+                    }
+                } else {
+                    let name: String = component
+                        .iter()
+                        .map(|seg| match seg {
+                            Seg::Lit(text) => text.clone(),
+                            Seg::Hole { value: Some(value), .. } => value.clone(),
+                            _ => String::new(),
+                        })
+                        .collect();
+                    let path = dir.join(&name);
+                    if path.symlink_metadata().is_ok() {
+                        next.push((path, format!("{prefix}{name}")));
+                    }
+                }
+                if next.len() > 1000 {
+                    return Vec::new();
+                }
+            }
+            current = next;
+        }
+        current.into_iter().map(|(_, shown)| shown).collect()
+    }
+
+    // --- simple commands --------------------------------------------------------------------
+
+    fn simple(&mut self, simple: &Simple, state: State) -> Outcome {
+        for assign in &simple.assigns {
+            self.assignment(assign, &state);
+        }
+        for word in &simple.words {
+            self.nested_in_word(word, &state);
+        }
+        if self.stopped() {
+            return Outcome::same(state);
+        }
+        self.redirects(&simple.redirects, &state);
+        let Some(args) = self.args(&simple.words, &state) else {
+            return Outcome::same(state);
+        };
+        if args.is_empty() {
+            if simple.words.is_empty() && !simple.redirects.is_empty() {
+                self.redirect_only = true;
+            }
+            return Outcome::same(state);
+        }
+        let cmd = Cmd {
+            args,
+            raw: Some(simple.raw.clone()),
+            env: simple.assigns.iter().map(|assign| assign.name.clone()).collect(),
+            chdir: None,
+            external: false,
+        };
+        self.run(cmd, state)
+    }
+
+    fn assignment(&mut self, assign: &Assign, state: &State) {
+        if dangerous_name(&assign.name) {
+            self.refuse(format!(
+                "assigns {}, which changes what later commands run or read",
+                assign.name
+            ));
+            return;
+        }
+        match &assign.value {
+            AssignValue::Scalar(word) => {
+                self.nested_in_word(word, state);
+                let _ = self.expand(word, state, Mode::Assignment);
+            }
+            AssignValue::Array(words) => {
+                for word in words {
+                    self.nested_in_word(word, state);
+                    let _ = self.expand(word, state, Mode::Words);
                 }
             }
         }
     }
 
-    /// The static value of a word-like node, if it has one.
-    fn value(&self, node: Node<'_>) -> Option<String> {
-        match node.kind() {
-            "word" | "command_name" if node.named_child_count() == 0 => Some(unescape(self.text(node))),
-            "command_name" => node.named_child(0).and_then(|child| self.value(child)),
-            "number" => Some(self.text(node).to_string()),
-            "raw_string" => {
-                let text = self.text(node);
-                Some(text.get(1..text.len().saturating_sub(1)).unwrap_or("").to_string())
+    /// Runs one command given as its arguments.
+    fn run(&mut self, mut cmd: Cmd, state: State) -> Outcome {
+        if self.stopped() || cmd.args.is_empty() {
+            return Outcome::same(state);
+        }
+        if !self.spend(cmd.args.len()) {
+            return Outcome::same(state);
+        }
+        for name in &cmd.env {
+            if dangerous_name(name) {
+                self.refuse(format!(
+                    "runs a command with {name} set, which changes what it runs or reads"
+                ));
+                return Outcome::same(state);
             }
-            "string" => {
-                let mut out = String::new();
-                for child in named_children(node) {
-                    match child.kind() {
-                        "string_content" => out.push_str(&unescape_double(self.text(child))),
-                        _ => return None,
+        }
+        let first = cmd.args[0].clone();
+        if first.vanish {
+            // `$EMPTY rm x` runs `rm x`.
+            let rest = Cmd {
+                args: cmd.args[1..].to_vec(),
+                raw: None,
+                ..cmd.clone()
+            };
+            let _ = self.run(rest, state.clone());
+        }
+        let Some(name) = first.value() else {
+            self.opaque_part(&cmd, "the command name is only known when it runs");
+            return Outcome::same(State {
+                cwd: Cwd::Unknown,
+                ..state
+            });
+        };
+        if !cmd.external
+            && let Some(func) = state.funcs.get(&name).cloned()
+        {
+            return self.call(&name, &func, cmd, state);
+        }
+        if name.contains('/') {
+            return self.program(cmd, state, &name);
+        }
+        if let Some(outcome) = self.builtin(&name, &mut cmd, &state) {
+            return outcome;
+        }
+        self.program(cmd, state, &name)
+    }
+
+    fn call(&mut self, name: &str, func: &Func, cmd: Cmd, state: State) -> Outcome {
+        if self.shadows(name) {
+            self.refuse(format!("a function named `{name}` replaces a command or builtin"));
+            return Outcome::same(state);
+        }
+        if self.calls.iter().any(|call| call == name) {
+            self.refuse(format!("the function `{name}` calls itself"));
+            return Outcome::same(state);
+        }
+        if self.calls.len() >= 16 {
+            self.refuse("functions nested more than 16 calls deep");
+            return Outcome::same(state);
+        }
+        let key = (name.to_string(), state.cwd.clone());
+        let mut after = match self.memo.get(&key) {
+            Some(cwd) => State {
+                cwd: cwd.clone(),
+                ..state.clone()
+            },
+            None => {
+                self.calls.push(name.to_string());
+                let mut merged: Option<State> = None;
+                for body in &func.bodies {
+                    // Positional parameters inside are holes; the body runs in this shell.
+                    let result = self.command(body, state.clone()).either();
+                    merged = Some(match merged {
+                        Some(m) => m.union(&result),
+                        None => result,
+                    });
+                }
+                self.calls.pop();
+                let after = merged.unwrap_or_else(|| state.clone());
+                if Rc::ptr_eq(&after.funcs, &state.funcs) {
+                    self.memo.insert(key, after.cwd.clone());
+                }
+                after
+            }
+        };
+        if func.maybe_missing {
+            let external = Cmd { external: true, ..cmd };
+            after = after.union(&self.run(external, state).either());
+        }
+        Outcome::same(after)
+    }
+
+    /// Whether a function of this name would change what the line means.
+    fn shadows(&self, name: &str) -> bool {
+        if name.contains('/') || BUILTINS.contains(&name) || models::known(name) {
+            return true;
+        }
+        if crate::arity::ARITY.iter().any(|(key, _)| *key == name) {
+            return true;
+        }
+        let Some(path) = &self.env.path else { return false };
+        path.split(':')
+            .filter(|dir| !dir.is_empty())
+            .any(|dir| Path::new(dir).join(name).is_file())
+    }
+
+    /// Builtins that change the shell's state or run code; `None` for the rest.
+    fn builtin(&mut self, name: &str, cmd: &mut Cmd, state: &State) -> Option<Outcome> {
+        let args: Vec<Arg> = cmd.args[1..].to_vec();
+        let literal: Option<Vec<String>> = args.iter().map(Arg::literal).collect();
+        match name {
+            "cd" | "pushd" => Some(self.change_directory(name, &args, state)),
+            "popd" => Some(Outcome::same(State {
+                cwd: Cwd::Unknown,
+                ..state.clone()
+            })),
+            "true" | "false" | ":" | "shift" | "return" | "exit" | "break" | "continue" | "wait" | "dirs" | "jobs"
+            | "disown" | "fg" | "bg" | "times" | "help" | "caller" | "history" | "suspend" | "logout" => {
+                Some(Outcome::same(state.clone()))
+            }
+            "command" => {
+                let mut index = 0;
+                let mut lookup = false;
+                while let Some(arg) = args.get(index) {
+                    match arg.literal().as_deref() {
+                        Some("-v" | "-V" | "-vV" | "-Vv" | "-pv" | "-pV") => lookup = true,
+                        Some("-p") => {}
+                        Some("--") => {
+                            index += 1;
+                            break;
+                        }
+                        Some(option) if option.starts_with('-') && option.len() > 1 => {
+                            self.opaque_part(cmd, "`command` with an option the analysis does not know");
+                            return Some(Outcome::same(state.clone()));
+                        }
+                        _ if arg.maybe_option() => {
+                            self.opaque_part(cmd, "`command` with an option only known when it runs");
+                            return Some(Outcome::same(state.clone()));
+                        }
+                        _ => break,
+                    }
+                    index += 1;
+                }
+                if lookup || index >= args.len() {
+                    // `command -v name` looks a name up and runs nothing.
+                    return Some(Outcome::same(state.clone()));
+                }
+                self.emit(cmd, None);
+                let inner = Cmd {
+                    args: args[index..].to_vec(),
+                    raw: None,
+                    env: cmd.env.clone(),
+                    chdir: None,
+                    external: true,
+                };
+                Some(self.run(inner, state.clone()))
+            }
+            "builtin" => {
+                if args.is_empty() {
+                    return Some(Outcome::same(state.clone()));
+                }
+                self.emit(cmd, None);
+                let inner = Cmd {
+                    args: args.to_vec(),
+                    raw: None,
+                    env: cmd.env.clone(),
+                    chdir: None,
+                    external: true,
+                };
+                Some(self.run(inner, state.clone()))
+            }
+            "type" => Some(Outcome::same(state.clone())),
+            "eval" => {
+                let Some(words) = literal else {
+                    self.opaque_part(cmd, "`eval` of text only known when it runs");
+                    return Some(Outcome::same(State {
+                        cwd: Cwd::Unknown,
+                        ..state.clone()
+                    }));
+                };
+                self.emit(cmd, Some("`eval` runs its text as commands".into()));
+                Some(self.script(&words.join(" "), state.clone(), false))
+            }
+            "source" | "." => {
+                self.opaque_part(cmd, "`source` runs a script file the analysis cannot see");
+                Some(Outcome::same(State {
+                    cwd: Cwd::Unknown,
+                    ..state.clone()
+                }))
+            }
+            "trap" => {
+                let Some(words) = literal else {
+                    self.opaque_part(cmd, "`trap` with code only known when it runs");
+                    return Some(Outcome::same(state.clone()));
+                };
+                let mut rest: &[String] = &words;
+                if rest.first().map(String::as_str) == Some("--") {
+                    rest = &rest[1..];
+                }
+                match rest.first().map(String::as_str) {
+                    None | Some("-p" | "-l" | "-" | "") => Some(Outcome::same(state.clone())),
+                    Some(_) if rest.len() == 1 => Some(Outcome::same(state.clone())),
+                    Some(_) => {
+                        self.opaque_part(cmd, "`trap` runs its code later, when a signal or exit comes");
+                        Some(Outcome::same(state.clone()))
                     }
                 }
-                Some(out)
             }
-            "concatenation" => {
-                let mut out = String::new();
-                for child in named_children(node) {
-                    out.push_str(&self.value(child)?);
+            "exec" => {
+                let mut index = 0;
+                while let Some(arg) = args.get(index) {
+                    match arg.literal().as_deref() {
+                        Some("-c" | "-l" | "-cl" | "-lc") => index += 1,
+                        Some("-a") => index += 2,
+                        Some("--") => {
+                            index += 1;
+                            break;
+                        }
+                        _ => break,
+                    }
                 }
-                Some(out)
+                if index >= args.len() {
+                    return Some(Outcome::same(state.clone()));
+                }
+                self.emit(cmd, None);
+                let inner = Cmd {
+                    args: args[index..].to_vec(),
+                    raw: None,
+                    env: cmd.env.clone(),
+                    chdir: None,
+                    external: true,
+                };
+                Some(self.run(inner, state.clone()))
+            }
+            "export" | "declare" | "typeset" | "local" | "readonly" => Some(self.declaration(name, cmd, &args, state)),
+            "unset" => {
+                let mut functions = false;
+                let mut funcs = (*state.funcs).clone();
+                for arg in &args {
+                    match arg.literal() {
+                        Some(flag) if flag == "-f" => functions = true,
+                        Some(flag) if flag == "-v" || flag == "-n" || flag == "--" => {}
+                        Some(name) if syntax::is_identifier(&name) => {
+                            if dangerous_name(&name) {
+                                self.refuse(format!("`unset {name}` changes what later commands run or read"));
+                            }
+                            if let Some(func) = funcs.get_mut(&name) {
+                                func.maybe_missing = true;
+                            }
+                        }
+                        _ => {
+                            self.refuse("`unset` of something other than a plain name (a subscript is evaluated)");
+                        }
+                    }
+                }
+                let _ = functions;
+                Some(Outcome::same(State {
+                    funcs: Rc::new(funcs),
+                    ..state.clone()
+                }))
+            }
+            "read" | "getopts" | "mapfile" | "readarray" => {
+                let mut expects_value = false;
+                for arg in &args {
+                    let Some(text) = arg.literal() else {
+                        self.refuse(format!("`{name}` into a variable only known when it runs"));
+                        break;
+                    };
+                    if expects_value {
+                        expects_value = false;
+                        continue;
+                    }
+                    if let Some(option) = text.strip_prefix('-') {
+                        if option.contains('C') && matches!(name, "mapfile" | "readarray") {
+                            self.refuse("`mapfile -C` runs a callback");
+                        }
+                        // Options with a value: read -a -d -i -n -N -p -t -u; mapfile -d -n -O -s -t -u -c.
+                        expects_value = option.len() == 1 && "adinNptuOsc".contains(option);
+                        continue;
+                    }
+                    if name == "getopts" && !syntax::is_identifier(&text) {
+                        continue;
+                    }
+                    if !syntax::is_identifier(&text) {
+                        if name != "getopts" {
+                            self.refuse(format!("`{name}` into `{text}` (a subscript is evaluated)"));
+                        }
+                    } else if dangerous_name(&text) {
+                        self.refuse(format!("`{name}` assigns {text}"));
+                    }
+                }
+                Some(Outcome::same(state.clone()))
+            }
+            "printf" => {
+                if let Some(index) = args.iter().position(|arg| arg.literal().as_deref() == Some("-v")) {
+                    match args.get(index + 1).and_then(Arg::literal) {
+                        Some(var) if syntax::is_identifier(&var) && !dangerous_name(&var) => {}
+                        _ => self.refuse("`printf -v` into something other than a plain, harmless name"),
+                    }
+                }
+                None
+            }
+            "set" => {
+                for arg in &args {
+                    let Some(text) = arg.literal() else {
+                        self.refuse("`set` with an option only known when it runs");
+                        break;
+                    };
+                    if text == "--" || text == "-" {
+                        break;
+                    }
+                    if text == "-o" || text == "+o" {
+                        continue;
+                    }
+                    let allowed_option = matches!(
+                        text.as_str(),
+                        "pipefail"
+                            | "errexit"
+                            | "nounset"
+                            | "xtrace"
+                            | "verbose"
+                            | "noclobber"
+                            | "errtrace"
+                            | "functrace"
+                    );
+                    let allowed_flags = (text.starts_with('-') || text.starts_with('+'))
+                        && text.len() > 1
+                        && text[1..].chars().all(|c| "euxvCETbh".contains(c));
+                    if !(allowed_option || allowed_flags) {
+                        if text.starts_with('-') || text.starts_with('+') {
+                            self.refuse(format!("`set {text}` changes how later lines are read or expanded"));
+                        }
+                        break;
+                    }
+                }
+                Some(Outcome::same(state.clone()))
+            }
+            "test" | "[" => {
+                if args
+                    .iter()
+                    .any(|arg| matches!(arg.literal().as_deref(), Some("-v" | "-R")))
+                {
+                    self.refuse("`test -v` evaluates a subscript");
+                }
+                Some(Outcome::same(state.clone()))
+            }
+            "let" => {
+                self.refuse("`let` evaluates its arguments as arithmetic (data as code)");
+                Some(Outcome::same(state.clone()))
+            }
+            "shopt" | "enable" | "alias" | "unalias" | "bind" | "fc" | "compgen" | "complete" | "compopt" | "hash" => {
+                if name == "hash" && !args.iter().any(|arg| arg.literal().is_none_or(|t| t.starts_with("-p"))) {
+                    return Some(Outcome::same(state.clone()));
+                }
+                self.refuse(format!("`{name}` changes how bash reads, expands or finds commands"));
+                Some(Outcome::same(state.clone()))
             }
             _ => None,
         }
     }
 
-    fn word(&self, node: Node<'_>) -> Word {
-        Word {
-            start: node.start_byte(),
-            end: node.end_byte(),
-            text: self.text(node).to_string(),
-            value: self.value(node),
-        }
-    }
-
-    fn path_ref(&self, word: &Word) -> PathRef {
-        let Some(value) = &word.value else {
-            return PathRef {
-                path: word.text.clone(),
-                dynamic: true,
-            };
-        };
-        if value.starts_with('/') || value.starts_with('~') {
-            return PathRef {
-                path: value.clone(),
-                dynamic: false,
-            };
-        }
-        match &self.cwd {
-            Ok(cwd) if cwd.is_empty() => PathRef {
-                path: value.clone(),
-                dynamic: false,
-            },
-            Ok(cwd) => PathRef {
-                path: format!("{}/{value}", cwd.trim_end_matches('/')),
-                dynamic: false,
-            },
-            // After `cd "$X"` a relative path is only known at run time.
-            Err(raw) => PathRef {
-                path: format!("{raw}/{value}"),
-                dynamic: true,
-            },
-        }
-    }
-
-    fn command(&mut self, node: Node<'_>, redirected: Option<Node<'_>>) {
-        let mut words = Vec::new();
-        let mut assigned = false;
-        for child in named_children(node) {
-            match child.kind() {
-                "variable_assignment" => {
-                    assigned = true;
-                    self.walk(child);
-                }
-                "file_redirect" | "herestring_redirect" => self.redirect(child),
-                "subshell" => self.walk(child),
-                _ => {
-                    self.walk(child);
-                    words.push(self.word(child));
-                }
-            }
-        }
-        if words.is_empty() {
-            return;
-        }
-        let end = redirected.map_or(node.end_byte(), |r| r.end_byte().max(node.end_byte()));
-        let _ = assigned;
-        self.simple(&words, end);
-    }
-
-    /// Handles one simple command given as its words; `end` is where its text ends.
-    fn simple(&mut self, words: &[Word], end: usize) {
-        let Some(first) = words.first() else {
-            return;
-        };
-        let raw_text = self.src.get(first.start..end).unwrap_or("").to_string();
-        let Some(name) = first.value.clone() else {
-            return self.opaque(raw_text);
-        };
-        if name.is_empty() || name.contains(['*', '?', '[', '{', '}', '$', '`']) || first.text.contains(['*', '?', '['])
-        {
-            return self.opaque(raw_text);
-        }
-        let plain = name.rsplit('/').next().unwrap_or(&name).to_string();
-        let values: Vec<String> = words
-            .iter()
-            .map(|w| w.value.clone().unwrap_or_else(|| w.text.clone()))
-            .collect();
-        if plain == "cd" {
-            self.change_directory(words.get(1));
-            return;
-        }
-        let rest = self.src.get(first.end..end).unwrap_or("");
-        let normal_text = format!("{plain}{rest}");
-        let mut normal_tokens = values.clone();
-        normal_tokens[0] = plain.clone();
-        let unsaveable = self.runs_unseen_code(&plain, words);
-        let save = |tokens: &[String]| (!unsaveable).then(|| save_pattern(tokens));
-        self.out.parts.push(Part {
-            resource: normal_text.clone(),
-            save: save(&normal_tokens),
-        });
-        if normal_text != raw_text {
-            // The spelling as written stays a resource too, so a rule on `/bin/rm` still applies.
-            let mut raw_tokens = values.clone();
-            raw_tokens[0] = first.text.clone();
-            self.out.parts.push(Part {
-                resource: raw_text,
-                save: save(&raw_tokens),
-            });
-        }
-        self.operands(&plain, words);
-        self.nested(&plain, words, end);
-    }
-
-    fn opaque(&mut self, resource: String) {
-        self.out.parts.push(Part { resource, save: None });
-    }
-
-    fn change_directory(&mut self, target: Option<&Word>) {
-        match target {
-            None => self.cwd = Ok("~".to_string()),
-            Some(word) if word.value.as_deref() == Some("-") => self.cwd = Err("$OLDPWD".to_string()),
-            Some(word) => {
-                let path = self.path_ref(word);
-                self.cwd = if path.dynamic {
-                    Err(path.path.clone())
-                } else {
-                    Ok(path.path.clone())
+    fn declaration(&mut self, name: &str, cmd: &Cmd, args: &[Arg], state: &State) -> Outcome {
+        let mut options_done = false;
+        for arg in args {
+            let Some(text) = arg.literal().or_else(|| {
+                // `export A=$(…)`: the name is known even when the value is not.
+                let first = match arg.field.segs.first() {
+                    Some(Seg::Lit(text)) => text.clone(),
+                    _ => return None,
                 };
-                self.out.paths.push(path);
+                first.contains('=').then_some(first)
+            }) else {
+                self.refuse(format!("`{name}` of a name only known when it runs"));
+                break;
+            };
+            if !options_done && (text.starts_with('-') || text.starts_with('+')) && !text.contains('=') {
+                if text == "--" {
+                    options_done = true;
+                    continue;
+                }
+                let flags = &text[1..];
+                if flags.contains(['i', 'n']) {
+                    self.refuse(format!("`{name} {text}` makes later assignments evaluate their value"));
+                    break;
+                }
+                if flags.contains('f') && (text.starts_with('-') && (flags.contains('x') || name == "export")) {
+                    self.refuse("exporting a function changes what child shells run");
+                    break;
+                }
+                if !flags.chars().all(|c| "xrgaAlutpfF".contains(c)) {
+                    self.refuse(format!("`{name} {text}`"));
+                    break;
+                }
+                continue;
+            }
+            let var = text.split(['=', '+']).next().unwrap_or("");
+            if !syntax::is_identifier(var) {
+                self.refuse(format!("`{name} {text}` (a subscript or an odd name)"));
+                break;
+            }
+            if dangerous_name(var) && (text.contains('=') || name != "export") {
+                self.refuse(format!(
+                    "`{name}` assigns {var}, which changes what later commands run or read"
+                ));
+                break;
             }
         }
+        let _ = cmd;
+        Outcome::same(state.clone())
     }
 
-    /// True when the command runs code the analysis cannot see: a shell reading a script
-    /// file or stdin, `source`, an interpreter given code with `-c`/`-e`, `eval` of
-    /// something dynamic.
-    fn runs_unseen_code(&self, plain: &str, words: &[Word]) -> bool {
-        let args = &words[1..];
-        let has_flag = |flags: &[char]| {
-            args.iter().any(|w| {
-                w.value.as_deref().is_some_and(|v| {
-                    v.starts_with('-') && !v.starts_with("--") && v[1..].chars().any(|c| flags.contains(&c))
-                })
-            })
+    fn change_directory(&mut self, name: &str, args: &[Arg], state: &State) -> Outcome {
+        let mut operands = Vec::new();
+        let mut options_done = false;
+        for arg in args {
+            match arg.literal().as_deref() {
+                Some("--") if !options_done => options_done = true,
+                Some(option) if !options_done && option.starts_with('-') && option.len() > 1 => {
+                    if !option[1..].chars().all(|c| "LPe@".contains(c)) {
+                        return Outcome {
+                            ok: State {
+                                cwd: Cwd::Unknown,
+                                ..state.clone()
+                            },
+                            fail: state.clone(),
+                        };
+                    }
+                }
+                _ => operands.push(arg.clone()),
+            }
+        }
+        let target = match operands.as_slice() {
+            [] if name == "cd" => self.env.home.clone(),
+            [one] => one.value().filter(|value| value != "-" && !value.starts_with('+')),
+            _ => None,
         };
-        if SHELLS.contains(&plain) {
-            return !(has_flag(&['c']) && shell_script(args).is_some_and(|w| w.value.is_some()));
+        let Some(target) = target else {
+            return Outcome {
+                ok: State {
+                    cwd: Cwd::Unknown,
+                    ..state.clone()
+                },
+                fail: state.clone(),
+            };
+        };
+        if let Some(arg) = operands.first() {
+            self.file(arg, Access::Dir, state, false, None);
         }
-        match plain {
-            "source" | "." => true,
-            "eval" => args.iter().any(|w| w.value.is_none()),
-            _ if INTERPRETERS.contains(&plain) || plain.starts_with("python3.") => has_flag(&['c', 'e', 'E', 'r']),
-            _ => false,
+        let relative_search = self.env.cdpath && !target.starts_with('/') && !target.starts_with('.');
+        let cwd = match (&state.cwd, relative_search) {
+            (_, true) | (Cwd::Unknown, _) if !target.starts_with('/') => Cwd::Unknown,
+            (_, _) if target.starts_with('/') => Cwd::Known(vec![normalize(&target)]),
+            (Cwd::Known(dirs), _) => Cwd::Known(dirs.iter().map(|dir| join(dir, &target)).collect()),
+            (Cwd::Unknown, _) => Cwd::Unknown,
+        };
+        Outcome {
+            ok: State { cwd, ..state.clone() },
+            fail: state.clone(),
         }
     }
 
-    /// Commands inside this one: wrapped commands, `sh -c` scripts, `eval` strings.
-    fn nested(&mut self, plain: &str, words: &[Word], end: usize) {
-        let args = &words[1..];
-        if SHELLS.contains(&plain) {
-            if let Some(script) = shell_script(args).and_then(|w| w.value.clone()) {
-                self.parse_nested(&script);
+    /// Parses and walks shell code given as text (`eval`, `sh -c`): in this shell, or in a
+    /// child shell (`fresh`: no functions, and nothing comes back).
+    fn script(&mut self, text: &str, state: State, fresh: bool) -> Outcome {
+        let list = match syntax::parse(text) {
+            Ok(list) => list,
+            Err(Stop(reason)) => {
+                self.refuse(format!("code run by `eval` or a shell could not be analysed: {reason}"));
+                return Outcome::same(state);
             }
-            return;
+        };
+        if self.calls.len() + self.scripts >= 16 {
+            self.refuse("code run by `eval` or a shell nested more than 16 deep");
+            return Outcome::same(state);
         }
-        if plain == "eval" {
-            let values: Option<Vec<String>> = args.iter().map(|w| w.value.clone()).collect();
-            if let Some(values) = values {
-                self.parse_nested(&values.join(" "));
+        self.scripts += 1;
+        let outcome = if fresh {
+            let child = State {
+                funcs: Rc::new(HashMap::new()),
+                bindings: Rc::new(HashMap::new()),
+                ..state.clone()
+            };
+            let _ = self.list(&list, child);
+            Outcome::same(state)
+        } else {
+            self.list(&list, state)
+        };
+        self.scripts -= 1;
+        outcome
+    }
+
+    // --- programs -----------------------------------------------------------------------------
+
+    fn program(&mut self, cmd: Cmd, state: State, name: &str) -> Outcome {
+        let base = name.rsplit('/').next().unwrap_or(name).to_string();
+        let system = !name.contains('/') || is_system_dir(name);
+        let verdict = if system {
+            models::model_for(&base, &cmd.args)
+        } else {
+            models::unknown_program(&cmd.args)
+        };
+        self.apply(cmd, state, verdict)
+    }
+
+    fn apply(&mut self, cmd: Cmd, state: State, verdict: Verdict) -> Outcome {
+        if let Some(reason) = verdict.refuse {
+            self.refuse(reason);
+            return Outcome::same(state);
+        }
+        if let Some(reason) = &verdict.opaque {
+            self.opaque_part(&cmd, reason);
+        } else {
+            self.emit(&cmd, verdict.code.clone());
+            for form in &verdict.forms {
+                let args: Vec<Arg> = form.iter().filter_map(|i| cmd.args.get(*i).cloned()).collect();
+                let alt = Cmd {
+                    args,
+                    raw: None,
+                    ..cmd.clone()
+                };
+                self.emit(&alt, verdict.code.clone());
             }
-            return;
         }
-        if plain == "find" {
-            let mut index = 0;
-            while index < args.len() {
-                let value = args[index].value.as_deref().unwrap_or("");
-                if matches!(value, "-exec" | "-execdir" | "-ok" | "-okdir") {
-                    let start = index + 1;
-                    let mut stop = start;
-                    while stop < args.len() && !matches!(args[stop].value.as_deref(), Some(";" | "+")) {
-                        stop += 1;
-                    }
-                    if stop > start {
-                        let wrapped = &args[start..stop];
-                        let wrapped_end = wrapped.last().map_or(end, |w| w.end);
-                        self.simple(wrapped, wrapped_end);
-                    }
-                    index = stop;
+        let under = cmd.chdir.clone();
+        for effect in &verdict.effects {
+            let dir = effect.under.clone().or_else(|| under.clone());
+            // A directory given relative to `under` is relative to it in turn.
+            let dir = match (&under, &effect.under) {
+                (Some(outer), Some(inner)) if !inner.starts_with("/") => {
+                    let mut joined = outer.clone();
+                    joined.segs.push(Seg::Lit("/".into()));
+                    joined.segs.extend(inner.segs.clone());
+                    Some(joined)
                 }
-                index += 1;
-            }
-            return;
+                _ => dir,
+            };
+            self.file(&effect.arg, effect.access, &state, effect.tree, dir.as_ref());
         }
-        if WRAPPERS.contains(&plain) {
-            if plain == "env" && args.iter().any(|w| matches!(w.value.as_deref(), Some(v) if v == "-S" || v.starts_with("--split-string") || (v.starts_with("-S") && v.len() > 2))) {
-                self.opaque(self.src.get(words[0].start..end).unwrap_or("").to_string());
-                return;
+        for nested in verdict.nested {
+            if self.stopped() {
+                break;
             }
-            if let Some(index) = wrapped_start(plain, args) {
-                self.simple(&args[index..], end);
+            let mut args = nested.args;
+            if args.is_empty() {
+                continue;
             }
-        }
-    }
-
-    fn parse_nested(&mut self, script: &str) {
-        let inner = analyze_at(script, self.depth + 1);
-        if inner.failed.is_some() {
-            // The failed inner analysis already holds the marked script as its one part.
-            self.out.parts.extend(inner.parts);
-            return;
-        }
-        self.out.parts.extend(inner.parts);
-        self.out.reads.extend(inner.reads);
-        self.out.writes.extend(inner.writes);
-        self.out.paths.extend(inner.paths);
-    }
-
-    /// File operands: reads of reading commands, writes of `tee`, paths of file commands.
-    fn operands(&mut self, plain: &str, words: &[Word]) {
-        let args = &words[1..];
-        let operands = non_options(plain, args);
-        if PATH_COMMANDS.contains(&plain) {
-            let skip = usize::from(matches!(plain, "chmod" | "chown"));
-            for word in operands.iter().skip(skip) {
-                let path = self.path_ref(word);
-                self.out.paths.push(path);
+            if nested.appended {
+                args.push(Arg {
+                    field: Field::unknown("…"),
+                    vanish: true,
+                    split: true,
+                });
             }
-        }
-        if plain == "tee" {
-            for word in &operands {
-                let path = self.path_ref(word);
-                if !is_device(&path.path) {
-                    self.out.writes.push(path);
+            let chdir = match (&cmd.chdir, nested.chdir) {
+                (Some(outer), Some(inner)) => {
+                    let mut joined = outer.clone();
+                    joined.segs.push(Seg::Lit("/".into()));
+                    joined.segs.extend(inner.segs);
+                    Some(joined)
                 }
-            }
+                (outer, inner) => inner.or_else(|| outer.clone()),
+            };
+            let inner = Cmd {
+                args,
+                raw: None,
+                env: nested.env,
+                chdir,
+                external: true,
+            };
+            let _ = self.run(inner, state.clone());
         }
-        if READERS.contains(&plain) {
-            let explicit_program = args.iter().any(|w| {
-                matches!(
-                    w.value.as_deref(),
-                    Some("-e" | "-f" | "--regexp" | "--file" | "--expression")
-                )
+        for script in verdict.scripts {
+            if self.stopped() {
+                break;
+            }
+            let _ = self.script(&script, state.clone(), true);
+        }
+        Outcome::same(state)
+    }
+
+    // --- parts ------------------------------------------------------------------------------------
+
+    /// The resource of a command's words, joined by one space. `absent` marks words that
+    /// vanished (an unquoted expansion of nothing).
+    fn words_resource(args: &[Arg], absent: &[usize]) -> Resource {
+        let mut resource = Resource::default();
+        let mut first = true;
+        for (index, arg) in args.iter().enumerate() {
+            if absent.contains(&index) {
+                continue;
+            }
+            if !first {
+                resource.push_text(" ");
+            }
+            first = false;
+            arg.field.push_resource(&mut resource);
+        }
+        resource
+    }
+
+    /// Which words may vanish: each combination is a command bash may run. More than three
+    /// such words and one hole takes them all.
+    fn vanishing(args: &[Arg]) -> Vec<usize> {
+        args.iter()
+            .enumerate()
+            .skip(1)
+            .filter(|(_, arg)| arg.vanish && arg.field.value().is_none_or(|value| value.is_empty()))
+            .map(|(index, _)| index)
+            .collect()
+    }
+
+    /// The "always" pattern of a command, when every word of its arity prefix is known.
+    fn save_for(args: &[Arg]) -> Option<String> {
+        const HOLE: &str = "\u{0}";
+        let tokens: Vec<String> = args
+            .iter()
+            .map(|arg| match arg.literal() {
+                Some(text) if !arg.vanish => text,
+                _ => HOLE.to_string(),
+            })
+            .collect();
+        let prefix = crate::arity::prefix(&tokens);
+        if prefix.is_empty() || prefix.contains(&HOLE) {
+            return None;
+        }
+        Some(save_pattern(&tokens))
+    }
+
+    /// Emits the parts of a command: its words (every way its vanishing words may go), its
+    /// source text, its name without a path.
+    fn emit(&mut self, cmd: &Cmd, code: Option<String>) {
+        let save = if code.is_some() {
+            None
+        } else {
+            Self::save_for(&cmd.args)
+        };
+        let why = code.clone().or_else(|| {
+            save.is_none()
+                .then(|| "a word of its name is only known when it runs".to_string())
+        });
+        let vanishing = Self::vanishing(&cmd.args);
+        let mut variants: Vec<Vec<usize>> = vec![Vec::new()];
+        if vanishing.len() <= 3 {
+            for mask in 1..(1usize << vanishing.len()) {
+                variants.push(
+                    vanishing
+                        .iter()
+                        .enumerate()
+                        .filter(|(bit, _)| mask & (1 << bit) != 0)
+                        .map(|(_, index)| *index)
+                        .collect(),
+                );
+            }
+        } else {
+            // Too many combinations: one hole of any value stands for all the words that
+            // may vanish, separators included.
+            let mut resource = Resource::default();
+            let mut need_space = false;
+            for arg in &cmd.args {
+                if arg.vanish {
+                    resource.push_hole(arg.field.display(), HoleClass::Any);
+                    need_space = false;
+                    continue;
+                }
+                if need_space {
+                    resource.push_text(" ");
+                }
+                arg.field.push_resource(&mut resource);
+                need_space = true;
+            }
+            self.out.part(Part {
+                resource,
+                save: None,
+                opaque: false,
+                why: why.clone(),
             });
-            // grep/rg/sed/awk take a pattern or program first unless one came with -e/-f.
-            let skip = usize::from(
-                matches!(plain, "grep" | "egrep" | "fgrep" | "rg" | "sed" | "awk" | "gawk" | "jq") && !explicit_program,
-            );
-            let mut files: Vec<&Word> = operands.iter().skip(skip).copied().collect();
-            if matches!(plain, "cp" | "scp") {
-                files.pop();
-            }
-            for word in files {
-                let path = self.path_ref(word);
-                if !is_device(&path.path) && path.path != "-" {
-                    self.out.reads.push(path);
-                }
-            }
-            if plain == "sed"
-                && args.iter().any(|w| {
-                    w.value
-                        .as_deref()
-                        .is_some_and(|v| v.starts_with("-i") || v.starts_with("--in-place"))
-                })
-            {
-                for word in operands.iter().skip(skip) {
-                    let path = self.path_ref(word);
-                    self.out.writes.push(path);
-                }
-            }
         }
+        let mut display = String::new();
+        for (index, absent) in variants.iter().enumerate() {
+            let resource = Self::words_resource(&cmd.args, absent);
+            if index == 0 {
+                display = resource.display();
+            }
+            self.out.part(Part {
+                resource,
+                save: if index == 0 { save.clone() } else { None },
+                opaque: false,
+                why: if index == 0 {
+                    why.clone()
+                } else {
+                    Some("the same command when its empty expansions vanish".into())
+                },
+            });
+        }
+        if let Some(raw) = &cmd.raw
+            && *raw != display
+        {
+            self.out.part(Part {
+                resource: Resource::exact(raw.clone()),
+                save: save.clone(),
+                opaque: false,
+                why: why.clone(),
+            });
+        }
+        if let Some(name) = cmd.args.first().and_then(Arg::literal)
+            && name.contains('/')
+            && let Some(plain) = name.rsplit('/').next().filter(|plain| !plain.is_empty())
+        {
+            let mut args = cmd.args.clone();
+            args[0] = Arg::text(plain);
+            let resource = Self::words_resource(&args, &[]);
+            let save = if code.is_some() { None } else { Self::save_for(&args) };
+            self.out.part(Part {
+                resource,
+                save,
+                opaque: false,
+                why,
+            });
+        }
+    }
+
+    /// Emits a part that stands for anything: the command runs code the analysis cannot see.
+    fn opaque_part(&mut self, cmd: &Cmd, why: &str) {
+        let display = Self::words_resource(&cmd.args, &[]).display();
+        self.out.part(Part {
+            resource: Resource::unknown(display),
+            save: None,
+            opaque: true,
+            why: Some(why.to_string()),
+        });
     }
 }
 
-/// Operands that are not options (and not option values we know of).
-fn non_options<'w>(plain: &str, args: &'w [Word]) -> Vec<&'w Word> {
-    let takes_value: &[&str] = match plain {
-        "head" | "tail" => &["-n", "-c", "--lines", "--bytes"],
-        "grep" | "egrep" | "fgrep" => &["-e", "-f", "-m", "-A", "-B", "-C", "--regexp", "--file", "--max-count"],
-        "rg" => &[
-            "-e",
-            "-f",
-            "-g",
-            "-t",
-            "-T",
-            "-m",
-            "-A",
-            "-B",
-            "-C",
-            "--glob",
-            "--type",
-            "--max-count",
-        ],
-        "sed" => &["-e", "-f", "--expression", "--file", "-l"],
-        "awk" | "gawk" => &["-f", "-v", "-F"],
-        "cut" => &["-d", "-f", "-c", "-b"],
-        "sort" => &["-k", "-t", "-o", "-S"],
-        "od" | "xxd" | "hexdump" => &["-t", "-N", "-j", "-A", "-c", "-l", "-s", "-n"],
-        "chown" | "chmod" => &["--reference"],
-        "tee" => &[],
-        "jq" => &["--arg", "--argjson", "-f"],
-        _ => &[],
+/// A path's pieces for the permission checks: patterns become one-component holes.
+fn pieces(field: &Field) -> Vec<Piece> {
+    let mut out: Vec<Piece> = Vec::new();
+    let push_text = |out: &mut Vec<Piece>, text: &str| match out.last_mut() {
+        Some(Piece::Text(last)) => last.push_str(text),
+        _ => out.push(Piece::Text(text.to_string())),
     };
-    let mut out = Vec::new();
-    let mut skip_next = false;
-    let mut options_done = false;
-    for word in args {
-        if skip_next {
-            skip_next = false;
-            continue;
-        }
-        let value = word.value.as_deref().unwrap_or(&word.text);
-        if !options_done && value == "--" {
-            options_done = true;
-            continue;
-        }
-        if !options_done && value.starts_with('-') && value.len() > 1 {
-            if takes_value.contains(&value) {
-                skip_next = true;
+    for seg in &field.segs {
+        match seg {
+            Seg::Lit(text) => push_text(&mut out, text),
+            Seg::Hole { value: Some(value), .. } => push_text(&mut out, value),
+            Seg::Hole { display, class, .. } => out.push(Piece::Hole {
+                display: display.clone(),
+                class: *class,
+            }),
+            Seg::Glob(glob) => {
+                let display = match glob {
+                    Glob::Star => "*".to_string(),
+                    Glob::One => "?".to_string(),
+                    Glob::Class { text, .. } => text.clone(),
+                };
+                match out.last_mut() {
+                    Some(Piece::Hole {
+                        display: last,
+                        class: PathHole::Name,
+                    }) => last.push_str(&display),
+                    _ => out.push(Piece::Hole {
+                        display,
+                        class: PathHole::Name,
+                    }),
+                }
             }
-            continue;
-        }
-        out.push(word);
-    }
-    out
-}
-
-/// The script operand of `sh -c SCRIPT` (the first non-option after the flags).
-fn shell_script(args: &[Word]) -> Option<&Word> {
-    let mut seen_c = false;
-    for word in args {
-        let value = word.value.as_deref().unwrap_or(&word.text);
-        if value.starts_with('-') && !value.starts_with("--") && value.len() > 1 {
-            seen_c |= value[1..].contains('c');
-            continue;
-        }
-        if value.starts_with("--") {
-            continue;
-        }
-        return seen_c.then_some(word);
-    }
-    None
-}
-
-/// Where the wrapped command starts among a wrapper's arguments.
-fn wrapped_start(wrapper: &str, args: &[Word]) -> Option<usize> {
-    let mut index = 0;
-    let mut positional_skipped = false;
-    while index < args.len() {
-        let value = args[index].value.as_deref().unwrap_or(&args[index].text);
-        if value == "--" {
-            return (index + 1 < args.len()).then_some(index + 1);
-        }
-        if value.starts_with('-') && value.len() > 1 {
-            if wrapper_option_takes_value(wrapper, value) {
-                index += 1;
-            }
-            index += 1;
-            continue;
-        }
-        if wrapper == "env" && value.contains('=') && !value.starts_with('=') {
-            index += 1;
-            continue;
-        }
-        // `timeout DURATION cmd`, `chroot DIR cmd`: one positional before the command.
-        if matches!(wrapper, "timeout" | "chroot") && !positional_skipped {
-            positional_skipped = true;
-            index += 1;
-            continue;
-        }
-        return Some(index);
-    }
-    None
-}
-
-fn is_device(path: &str) -> bool {
-    matches!(path, "/dev/null" | "/dev/stdout" | "/dev/stderr" | "/dev/tty") || path.starts_with("/dev/fd/")
-}
-
-/// An unquoted word's value: backslash escapes removed.
-fn unescape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut chars = text.chars();
-    while let Some(c) = chars.next() {
-        if c == '\\' {
-            match chars.next() {
-                Some('\n') => {}
-                Some(next) => out.push(next),
-                None => out.push('\\'),
-            }
-        } else {
-            out.push(c);
         }
     }
     out
 }
 
-/// The value of double-quoted content: only `\"`, `\\`, `\$`, `` \` `` and `\<newline>` are escapes.
-fn unescape_double(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c == '\\' && matches!(chars.peek(), Some('"' | '\\' | '$' | '`' | '\n')) {
-            if let Some(next) = chars.next()
-                && next != '\n'
-            {
-                out.push(next);
-            }
-        } else {
-            out.push(c);
-        }
+/// A value field whose patterns are already matched (a `for` variable): patterns become
+/// one-component holes that are no longer active.
+fn hole_patterns(field: &Field) -> Field {
+    Field {
+        segs: field
+            .segs
+            .iter()
+            .map(|seg| match seg {
+                Seg::Glob(glob) => Seg::Hole {
+                    display: match glob {
+                        Glob::Star => "*".into(),
+                        Glob::One => "?".into(),
+                        Glob::Class { text, .. } => text.clone(),
+                    },
+                    class: PathHole::Name,
+                    value: None,
+                },
+                other => other.clone(),
+            })
+            .collect(),
     }
-    out
+}
+
+/// Whether `text` names `var` other than as `$var` / `${var}` more than once (the loop
+/// header is the once): then the body may assign it.
+fn mentions_bare(text: &str, var: &str) -> bool {
+    let bytes = text.as_bytes();
+    let mut count = 0;
+    let mut start = 0;
+    while let Some(found) = text[start..].find(var) {
+        let at = start + found;
+        let end = at + var.len();
+        let before = if at == 0 { b' ' } else { bytes[at - 1] };
+        let after = bytes.get(end).copied().unwrap_or(b' ');
+        let word_edge =
+            !(after.is_ascii_alphanumeric() || after == b'_' || before.is_ascii_alphanumeric() || before == b'_');
+        if word_edge && before != b'$' && !(before == b'{' && at >= 2 && bytes[at - 2] == b'$') {
+            count += 1;
+        }
+        start = end;
+    }
+    count > 1
+}
+
+fn is_system_dir(path: &str) -> bool {
+    let dir = path.rsplit_once('/').map_or("", |(dir, _)| dir);
+    matches!(
+        dir,
+        "/bin" | "/usr/bin" | "/usr/local/bin" | "/sbin" | "/usr/sbin" | "/usr/local/sbin"
+    )
+}
+
+/// `dir` (relative to the working directory, or absolute) joined with `path`.
+pub(crate) fn join(dir: &str, path: &str) -> String {
+    if path.starts_with('/') {
+        return normalize(path);
+    }
+    if dir.is_empty() {
+        return normalize(path);
+    }
+    normalize(&format!("{}/{path}", dir.trim_end_matches('/')))
+}
+
+/// Removes `.` components and duplicate slashes (`..` stays: only the filesystem knows
+/// what it leads to).
+fn normalize(path: &str) -> String {
+    let absolute = path.starts_with('/');
+    let parts: Vec<&str> = path
+        .split('/')
+        .filter(|part| !part.is_empty() && *part != ".")
+        .collect();
+    let joined = parts.join("/");
+    if absolute { format!("/{joined}") } else { joined }
+}
+
+fn absolute(workdir: &Path, dir: &str) -> String {
+    if dir.starts_with('/') {
+        dir.to_string()
+    } else if dir.is_empty() {
+        workdir.to_string_lossy().into_owned()
+    } else {
+        workdir.join(dir).to_string_lossy().into_owned()
+    }
 }

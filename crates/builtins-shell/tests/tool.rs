@@ -107,7 +107,7 @@ async fn runs_and_reports_the_exit_code() {
     );
     assert_eq!(
         permissions.asked(),
-        [("bash".to_string(), vec!["echo hello".to_string(), "exit 2".to_string()])]
+        [("bash".to_string(), vec!["echo hello".to_string()])]
     );
 }
 
@@ -121,7 +121,10 @@ async fn asks_bash_then_read_then_edit_for_what_it_touches() {
     assert_eq!(
         permissions.asked(),
         [
-            ("bash".to_string(), vec!["cat .env > copy.txt".to_string()]),
+            (
+                "bash".to_string(),
+                vec!["cat .env".to_string(), "cat .env > copy.txt".to_string()]
+            ),
             ("read".to_string(), vec![".env".to_string()]),
             ("edit".to_string(), vec!["copy.txt".to_string()]),
         ]
@@ -217,7 +220,8 @@ async fn unsaveable_parts_are_marked_for_the_permission_service() {
     let fixture = fixture(Arc::clone(&permissions));
     let _ = call(&fixture, json!({"command": "ls | sh"})).await;
     let asked = permissions.asked.lock().unwrap();
-    assert_eq!(asked[0].unsaveable, ["sh"]);
+    // A shell reading its input runs code no one can see: it stands for any command.
+    assert_eq!(asked[0].opaque, ["sh"]);
     assert_eq!(asked[0].save, ["ls *"]);
 }
 

@@ -27,6 +27,7 @@ mod agents;
 pub mod audit;
 pub mod config;
 mod doom;
+pub mod holed;
 mod rules;
 mod service;
 mod store;
@@ -36,6 +37,7 @@ pub use agents::{Agent, AgentError, AgentSettings, Agents, ConfigLayer, Mode, de
 pub use audit::AuditLog;
 pub use config::ConfigError;
 pub use doom::{DOOM_LOOP_THRESHOLD, DoomLoop, DoomMemory};
+pub use holed::{HoledDecision, Match, evaluate_holed, match_holed};
 pub use rules::{Decision, Effect, Origin, Rule, Ruleset, combine};
 pub use service::{AskMode, Event, Explanation, PermissionService, Reply, ReplyError, Request, Source, asked_save};
 pub use store::{Approval, ApprovalStore, StoreError, project_id};

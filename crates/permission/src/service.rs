@@ -5,12 +5,13 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use serde_json::{Map, Value};
 use tokio::sync::{broadcast, oneshot};
-use toolgate_core::{BoxFuture, Context, PermissionRequest, Permissions, Refusal};
+use toolgate_core::{BoxFuture, Context, PermissionRequest, Permissions, Refusal, Resource, ResourceKind};
 
 use crate::agents::{Agent, Agents};
 use crate::audit::{AuditLog, Caller};
 use crate::config::PATH_ACTIONS;
 use crate::doom::{DOOM_LOOP_THRESHOLD, DoomLoop, DoomMemory};
+use crate::holed::{Match, evaluate_holed, evaluate_opaque, has_deny, match_holed};
 use crate::rules::{Effect, Origin, Rule, Ruleset};
 use crate::store::{ApprovalStore, StoreError};
 use crate::wildcard::{Pattern, is_absolute_path};
@@ -69,10 +70,25 @@ pub struct Request {
     /// Resources a rule or saved approval already allows: shown as such, and their
     /// patterns are not among those "always" saves. Only the others are asked.
     pub allowed: Vec<String>,
+    /// Resources with holes (each also in `resources`, by its display).
+    pub holed: Vec<Resource>,
+    /// Resources that stand for anything (also in `resources`).
+    pub opaque: Vec<String>,
     /// The asking tool call.
     pub source: Source,
     /// The asking agent (used to re-evaluate).
     agent: String,
+}
+
+/// A decision before anyone is asked.
+struct Decided {
+    /// The combined effect.
+    effect: Effect,
+    /// Each resource's own effect, in the request's order.
+    effects: Vec<Effect>,
+    /// Resources asked about that no saved approval may satisfy, when a rule of the
+    /// action denies something (empty otherwise): `--auto` declines these.
+    blind: Vec<String>,
 }
 
 /// What the service publishes. Its wire form (event names, field spellings) belongs to
@@ -401,6 +417,63 @@ impl PermissionService {
         saved.evaluate_path(action, resource, absolutes).rule.cloned()
     }
 
+    /// The configured decision for one resource of a request, whatever its kind: exact
+    /// resources by the last matching rule, resources with holes by every value the holes
+    /// could take, opaque ones as anything at all (at best ask).
+    fn configured_kind(
+        agent: Option<&Agent>,
+        session: Option<&Ruleset>,
+        request: &PermissionRequest,
+        resource: &str,
+        absolutes: &[String],
+    ) -> (Effect, Option<Rule>) {
+        let action = request.action.as_str();
+        let holed = match request.kind(resource) {
+            ResourceKind::Exact(resource) => return Self::configured(agent, session, action, resource, absolutes),
+            ResourceKind::Holed(holed) => Some(holed),
+            ResourceKind::Opaque => None,
+        };
+        let Some(agent) = agent else {
+            return (Effect::Deny, Some(Rule::new("*", "*", Effect::Deny, Origin::Agent)));
+        };
+        let mut chain = vec![&agent.rules];
+        chain.extend(session);
+        let decision = match holed {
+            Some(holed) => evaluate_holed(&chain, action, holed),
+            None => evaluate_opaque(&chain, action),
+        };
+        (decision.effect, decision.rule.cloned())
+    }
+
+    /// The saved approval that turns an ask on this resource into allow, if any: none for
+    /// unsaveable and opaque resources; for resources with holes, one that matches every
+    /// value of the holes.
+    fn saved_for(saved: &Ruleset, request: &PermissionRequest, resource: &str, absolutes: &[String]) -> Option<Rule> {
+        if request.is_unsaveable(resource) {
+            return None;
+        }
+        match request.kind(resource) {
+            ResourceKind::Exact(resource) => Self::saved_match(saved, &request.action, resource, absolutes),
+            ResourceKind::Holed(holed) => saved
+                .relevant(&request.action)
+                .into_iter()
+                .rev()
+                .find(|rule| match_holed(&rule.resource, holed) == Match::Definite)
+                .cloned(),
+            ResourceKind::Opaque => None,
+        }
+    }
+
+    /// True when a rule of the agent or the session denies something for `action`.
+    fn action_has_deny(agent: Option<&Agent>, session: Option<&Ruleset>, action: &str) -> bool {
+        let Some(agent) = agent else {
+            return true;
+        };
+        let mut chain = vec![&agent.rules];
+        chain.extend(session);
+        has_deny(&chain, action)
+    }
+
     /// Reloads saved approvals when another process changed the database.
     fn refresh_saved(&self, state: &mut State) -> Result<(), StoreError> {
         let Some(store) = &self.inner.store else {
@@ -439,7 +512,7 @@ impl PermissionService {
                 .resources
                 .iter()
                 .zip(&absolutes)
-                .map(|(resource, spelled)| Self::configured(agent, session, action, resource, spelled))
+                .map(|(resource, spelled)| Self::configured_kind(agent, session, request, resource, spelled))
                 .collect()
         };
         // Saved approvals only turn an ask into allow: without an ask the database is not
@@ -454,8 +527,8 @@ impl PermissionService {
             .zip(configured)
             .zip(&absolutes)
             .map(|((resource, (effect, rule)), absolutes)| {
-                let saved = (effect == Effect::Ask && !request.unsaveable.contains(resource))
-                    .then(|| Self::saved_match(&state.saved.rules, action, resource, absolutes))
+                let saved = (effect == Effect::Ask)
+                    .then(|| Self::saved_for(&state.saved.rules, request, resource, absolutes))
                     .flatten();
                 match saved {
                     Some(saved) => Explanation {
@@ -474,21 +547,22 @@ impl PermissionService {
     }
 
     /// Decides `request` without asking: `Err(Blocked)` on deny, else the combined
-    /// effect (allow or ask) and each resource's own effect.
+    /// effect (allow or ask), each resource's own effect, and the asks about resources
+    /// the asker could not see through.
     fn decide(
         &self,
         state: &mut State,
         session_id: &str,
         agent_name: &str,
         request: &PermissionRequest,
-    ) -> Result<(Effect, Vec<Effect>), Refusal> {
+    ) -> Result<Decided, Refusal> {
         let agent = self.agent(agent_name);
         let session = state.sessions.get(session_id);
         let mut effects = Vec::with_capacity(request.resources.len());
         let mut absolutes = Vec::with_capacity(request.resources.len());
         for resource in &request.resources {
             let spelled = self.absolutes(&request.action, resource);
-            let (effect, _) = Self::configured(agent, session, &request.action, resource, &spelled);
+            let (effect, _) = Self::configured_kind(agent, session, request, resource, &spelled);
             if effect == Effect::Deny {
                 let mut rules: Vec<toolgate_core::RuleRef> = match agent {
                     Some(agent) => agent
@@ -514,27 +588,37 @@ impl PermissionService {
         // Saved approvals come last, so they turn an ask into allow but never touch a deny;
         // when nothing asks they cannot change the answer, and the database is left alone.
         if !effects.contains(&Effect::Ask) {
-            return Ok((crate::rules::combine(effects.iter().copied()), effects));
+            return Ok(Decided {
+                effect: crate::rules::combine(effects.iter().copied()),
+                effects,
+                blind: Vec::new(),
+            });
         }
+        let deny_exists = Self::action_has_deny(agent, session, &request.action);
         let _ = self.refresh_saved(state);
         let saved = &state.saved.rules;
+        let mut blind = Vec::new();
         let effects: Vec<Effect> = request
             .resources
             .iter()
             .zip(effects)
             .zip(&absolutes)
             .map(|((resource, effect), spelled)| {
-                if effect == Effect::Ask
-                    && !request.unsaveable.contains(resource)
-                    && Self::saved_match(saved, &request.action, resource, spelled).is_some()
-                {
+                if effect == Effect::Ask && Self::saved_for(saved, request, resource, spelled).is_some() {
                     Effect::Allow
                 } else {
+                    if effect == Effect::Ask && request.is_unsaveable(resource) {
+                        blind.push(resource.clone());
+                    }
                     effect
                 }
             })
             .collect();
-        Ok((crate::rules::combine(effects.iter().copied()), effects))
+        Ok(Decided {
+            effect: crate::rules::combine(effects.iter().copied()),
+            effects,
+            blind: if deny_exists { blind } else { Vec::new() },
+        })
     }
 
     /// Passes one call through the doom_loop watch (spec §4.11), before it is settled:
@@ -582,7 +666,7 @@ impl PermissionService {
         !state.closed
             && matches!(
                 self.decide(&mut state, &ctx.session_id, &ctx.agent, request),
-                Ok((Effect::Ask, _))
+                Ok(d) if d.effect == Effect::Ask
             )
     }
 
@@ -601,10 +685,16 @@ impl PermissionService {
             }
             self.decide(&mut state, &ctx.session_id, &ctx.agent, &request)
         };
+        // `--auto` never approves what the asker could not see through while a deny rule
+        // exists for the action: that deny might be exactly what the line would do.
+        let auto_blind = self.inner.mode == AskMode::Auto
+            && matches!(&decided, Ok(d) if d.effect == Effect::Ask && !d.blind.is_empty());
         match &decided {
-            Ok((Effect::Allow, _)) => self.record(ctx, &request, Effect::Allow, None),
-            Ok((Effect::Deny, _)) | Err(_) => self.record(ctx, &request, Effect::Deny, None),
-            Ok((Effect::Ask, _)) => match self.inner.mode {
+            Ok(d) if d.effect == Effect::Allow => self.record(ctx, &request, Effect::Allow, None),
+            Ok(d) if d.effect == Effect::Deny => self.record(ctx, &request, Effect::Deny, None),
+            Err(_) => self.record(ctx, &request, Effect::Deny, None),
+            Ok(_) => match self.inner.mode {
+                AskMode::Auto if auto_blind => self.record(ctx, &request, Effect::Ask, Some("auto-declined")),
                 AskMode::Auto => self.record(ctx, &request, Effect::Ask, Some("auto")),
                 AskMode::Headless => self.record(ctx, &request, Effect::Ask, Some("headless")),
                 AskMode::Interactive => {}
@@ -616,18 +706,30 @@ impl PermissionService {
             if state.closed {
                 return Err(Refusal::declined());
             }
-            let effects = match decided? {
-                (Effect::Allow, _) => return Ok(()),
-                (Effect::Deny, _) => {
+            let decided = decided?;
+            let effects = match decided.effect {
+                Effect::Allow => return Ok(()),
+                Effect::Deny => {
                     return Err(Refusal::Blocked {
                         action: request.action,
                         reason: None,
                         rules: Vec::new(),
                     });
                 }
-                (Effect::Ask, effects) => effects,
+                Effect::Ask => decided.effects,
             };
             match self.inner.mode {
+                AskMode::Auto if auto_blind => {
+                    return Err(Refusal::Declined {
+                        reason: Some(format!(
+                            "permission requested: {} ({}); declined: this cannot be analysed and a rule denies some {} \
+                             requests, so --auto does not approve it",
+                            request.action,
+                            decided.blind.join(", "),
+                            request.action
+                        )),
+                    });
+                }
                 AskMode::Auto => return Ok(()),
                 AskMode::Headless => {
                     return Err(Refusal::Declined {
@@ -658,6 +760,8 @@ impl PermissionService {
                 metadata: request.metadata,
                 unsaveable: request.unsaveable,
                 allowed,
+                holed: request.holed,
+                opaque: request.opaque,
                 source: Source {
                     kind: "tool",
                     message_id: ctx.assistant_message_id.clone(),
@@ -793,12 +897,14 @@ impl PermissionService {
                         save: Vec::new(),
                         metadata: Map::new(),
                         unsaveable: request.unsaveable.clone(),
+                        holed: request.holed.clone(),
+                        opaque: request.opaque.clone(),
                     },
                 )
             })
             .collect();
         for (id, session, agent, request) in candidates {
-            if matches!(self.decide(state, &session, &agent, &request), Ok((Effect::Allow, _)))
+            if matches!(self.decide(state, &session, &agent, &request), Ok(d) if d.effect == Effect::Allow)
                 && let Some(pending) = state.pending.remove(&id)
             {
                 self.resolve(pending, Reply::Always, Ok(()));

@@ -44,6 +44,7 @@ mod future;
 pub mod id;
 mod location;
 mod permissions;
+mod resource;
 mod schema;
 mod tool;
 
@@ -52,5 +53,6 @@ pub use content::{Content, ModelResult, ToolOutput};
 pub use context::Context;
 pub use future::BoxFuture;
 pub use location::{ExternalDirectory, Location, PathError, PathKind, ResolvedPath};
-pub use permissions::{DECLINED_MESSAGE, PermissionRequest, Permissions, Refusal, RuleRef};
+pub use permissions::{DECLINED_MESSAGE, PermissionRequest, Permissions, Refusal, ResourceKind, RuleRef};
+pub use resource::{Hole, HoleClass, Resource, Segment};
 pub use tool::{Defect, ModelDefinition, Outcome, SchemaToolBuilder, Tool, ToolBuilder, ToolFailure, Validator};

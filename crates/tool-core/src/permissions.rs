@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::{BoxFuture, Context};
+use crate::{BoxFuture, Context, Resource};
 
 /// The message of a user's plain rejection (spec §4.6).
 pub const DECLINED_MESSAGE: &str = "The user rejected permission to use this specific tool call.";
@@ -27,6 +27,16 @@ pub struct PermissionRequest {
     /// may allow them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unsaveable: Vec<String>,
+    /// Resources only partly known before the action runs: each one's
+    /// [`Resource::display`] is also in `resources`, and the permission service decides it
+    /// by every value its holes could take (the most restrictive effect a rule could give).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub holed: Vec<Resource>,
+    /// Resources that stand for anything at all: the asker could not see what would
+    /// happen (shell code it cannot analyse). Also in `resources`. Every rule of the
+    /// action could apply, the effect is at best ask, and no saved approval satisfies them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub opaque: Vec<String>,
 }
 
 impl PermissionRequest {
@@ -62,11 +72,80 @@ impl PermissionRequest {
         self
     }
 
+    /// Adds resources that may have holes; exact ones are added as plain resources.
+    pub fn holed(mut self, resources: impl IntoIterator<Item = Resource>) -> Self {
+        for resource in resources {
+            let display = resource.display();
+            if !self.resources.contains(&display) {
+                self.resources.push(display);
+            }
+            if !resource.is_exact() && !self.holed.contains(&resource) {
+                self.holed.push(resource);
+            }
+        }
+        self
+    }
+
+    /// Adds resources that stand for anything (shown as given); they are never saveable.
+    pub fn opaque<S: Into<String>>(mut self, resources: impl IntoIterator<Item = S>) -> Self {
+        for resource in resources {
+            let resource = resource.into();
+            if !self.resources.contains(&resource) {
+                self.resources.push(resource.clone());
+            }
+            if !self.opaque.contains(&resource) {
+                self.opaque.push(resource);
+            }
+        }
+        self
+    }
+
+    /// How the resource shown as `display` is to be decided.
+    ///
+    /// ```
+    /// use toolgate_core::{HoleClass, PermissionRequest, Resource, ResourceKind};
+    /// let mut holed = Resource::exact("echo ");
+    /// holed.push_hole("$HOME", HoleClass::Any);
+    /// let request = PermissionRequest::new("bash")
+    ///     .resources(["ls"])
+    ///     .holed([holed.clone()])
+    ///     .opaque(["eval \"$X\""]);
+    /// assert_eq!(request.kind("ls"), ResourceKind::Exact("ls"));
+    /// assert_eq!(request.kind("echo $HOME"), ResourceKind::Holed(&holed));
+    /// assert_eq!(request.kind("eval \"$X\""), ResourceKind::Opaque);
+    /// ```
+    pub fn kind<'a>(&'a self, display: &'a str) -> ResourceKind<'a> {
+        if self.opaque.iter().any(|resource| resource == display) {
+            return ResourceKind::Opaque;
+        }
+        match self.holed.iter().find(|resource| resource.display() == display) {
+            Some(resource) => ResourceKind::Holed(resource),
+            None => ResourceKind::Exact(display),
+        }
+    }
+
+    /// True when no saved approval may satisfy the resource shown as `display`.
+    pub fn is_unsaveable(&self, display: &str) -> bool {
+        self.unsaveable.iter().any(|resource| resource == display)
+            || self.opaque.iter().any(|resource| resource == display)
+    }
+
     /// Adds one metadata entry for the prompt.
     pub fn metadata(mut self, key: impl Into<String>, value: impl Into<Value>) -> Self {
         self.metadata.insert(key.into(), value.into());
         self
     }
+}
+
+/// How one resource of a request is decided.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ResourceKind<'a> {
+    /// Known exactly: the last matching rule decides.
+    Exact(&'a str),
+    /// Partly known: decided over every value its holes could take.
+    Holed(&'a Resource),
+    /// Unknown: every rule of the action could apply, and the effect is at best ask.
+    Opaque,
 }
 
 /// A rule as the permission service reports it when it blocks a call.

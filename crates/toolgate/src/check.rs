@@ -80,25 +80,45 @@ impl Setup {
 /// The assertions a call would make: for `bash`, exactly what the bash tool asserts for
 /// each command line (its sub-commands, reads, writes and outside directories); for any
 /// other action, the resources as given, saved as given.
-/// The assertions, and what "always" would save for each bash sub-command.
-type Requests = (Vec<PermissionRequest>, std::collections::HashMap<String, String>);
+/// What the analysis says about one bash resource: its "always" pattern, and why it is
+/// opaque or cannot be saved.
+#[derive(Default)]
+struct Note {
+    save: Option<String>,
+    why: Option<String>,
+}
+
+/// The assertions, a note for each bash resource, and the reasons whole lines are opaque.
+type Requests = (
+    Vec<PermissionRequest>,
+    std::collections::HashMap<String, Note>,
+    Vec<String>,
+);
 
 fn requests(setup: &Setup, action: &str, resources: &[String]) -> Result<Requests, Failure> {
-    let mut saves = std::collections::HashMap::new();
+    let mut notes = std::collections::HashMap::new();
+    let mut opaque_lines = Vec::new();
     if action != "bash" {
         let request = PermissionRequest::new(action)
             .resources(resources.iter().cloned())
             .save(resources.iter().cloned());
-        return Ok((vec![request], saves));
+        return Ok((vec![request], notes, opaque_lines));
     }
     let location = toolgate_core::Location::new(&setup.dir).map_err(Failure::runtime)?;
     let mut merged: Vec<PermissionRequest> = Vec::new();
     for command in resources {
         let plan = toolgate_builtins_shell::plan(&location, command, None, None).map_err(Failure::runtime)?;
+        if let Some(reason) = &plan.analysis.opaque {
+            opaque_lines.push(format!("{command}: {reason}"));
+        }
         for part in &plan.analysis.parts {
-            if let Some(save) = &part.save {
-                saves.insert(part.resource.clone(), save.clone());
-            }
+            notes.insert(
+                part.display(),
+                Note {
+                    save: part.save.clone(),
+                    why: part.why.clone(),
+                },
+            );
         }
         for request in plan.requests {
             match merged.iter_mut().find(|r| r.action == request.action) {
@@ -114,6 +134,8 @@ fn requests(setup: &Setup, action: &str, resources: &[String]) -> Result<Request
                         }
                     }
                     existing.unsaveable.extend(request.unsaveable);
+                    existing.holed.extend(request.holed);
+                    existing.opaque.extend(request.opaque);
                 }
                 None => merged.push(request),
             }
@@ -121,7 +143,15 @@ fn requests(setup: &Setup, action: &str, resources: &[String]) -> Result<Request
     }
     // The bash assertion first: it is what the user asked about.
     merged.sort_by_key(|request| request.action != "bash");
-    Ok((merged, saves))
+    Ok((merged, notes, opaque_lines))
+}
+
+/// The holes of a resource of `request`, as shown.
+fn holes(request: &PermissionRequest, resource: &str) -> Vec<String> {
+    match request.kind(resource) {
+        toolgate_core::ResourceKind::Holed(holed) => holed.holes().map(|hole| hole.display.clone()).collect(),
+        _ => Vec::new(),
+    }
 }
 
 fn rule_json(rule: &Rule) -> Value {
@@ -156,7 +186,7 @@ fn rule_text(rule: Option<&Rule>) -> String {
 
 pub(crate) fn check(project: &Project, action: &str, resources: &[String], json: bool) -> Result<(), Failure> {
     let setup = Setup::new(project, AskMode::Headless)?;
-    let (requests, saves) = requests(&setup, action, resources)?;
+    let (requests, notes, opaque_lines) = requests(&setup, action, resources)?;
     let mut reports = Vec::new();
     let mut saved = Vec::new();
     for request in &requests {
@@ -184,19 +214,26 @@ pub(crate) fn check(project: &Project, action: &str, resources: &[String], json:
             json!({
                 "action": request.action,
                 "effect": effect,
-                "resources": explained.iter().map(|e| json!({
-                    "resource": e.resource,
-                    "effect": e.effect,
-                    "rule": e.rule.as_ref().map(rule_json),
-                    "saveable": !request.unsaveable.contains(&e.resource),
-                    "savePattern": if request.action == "bash" { saves.get(&e.resource).cloned() } else { None },
-                })).collect::<Vec<_>>(),
+                "resources": explained.iter().map(|e| {
+                    let note = if request.action == "bash" { notes.get(&e.resource) } else { None };
+                    json!({
+                        "resource": e.resource,
+                        "effect": e.effect,
+                        "rule": e.rule.as_ref().map(rule_json),
+                        "saveable": !request.is_unsaveable(&e.resource),
+                        "savePattern": note.and_then(|n| n.save.clone()),
+                        "opaque": request.opaque.contains(&e.resource),
+                        "holes": holes(request, &e.resource),
+                        "why": note.and_then(|n| n.why.clone()),
+                    })
+                }).collect::<Vec<_>>(),
                 "save": save,
             })
         };
         let mut value = report((&reports[0], &saved[0]));
         if let Some(map) = value.as_object_mut() {
             map.insert("effect".into(), json!(overall));
+            map.insert("opaqueLines".into(), json!(opaque_lines));
             map.insert(
                 "also".into(),
                 Value::Array(reports[1..].iter().zip(&saved[1..]).map(report).collect()),
@@ -209,6 +246,9 @@ pub(crate) fn check(project: &Project, action: &str, resources: &[String], json:
         return Ok(());
     }
     println!("{action}: {overall} (agent {})", setup.agent);
+    for line in &opaque_lines {
+        println!("  not analysed, the whole line stands for any command: {line}");
+    }
     for (index, (request, explained, effect)) in reports.iter().enumerate() {
         if index > 0 {
             println!("also asks {}: {effect}", request.action);
@@ -220,16 +260,29 @@ pub(crate) fn check(project: &Project, action: &str, resources: &[String], json:
             .unwrap_or(0)
             .min(60);
         for explanation in explained {
-            let note = if request.unsaveable.contains(&explanation.resource) {
-                "  (never saved: not analysable)".to_string()
-            } else if let (true, Some(save)) = (
-                request.action == "bash" && explanation.effect == Effect::Ask,
-                saves.get(&explanation.resource),
-            ) {
+            let analysis = if request.action == "bash" {
+                notes.get(&explanation.resource)
+            } else {
+                None
+            };
+            let why = analysis
+                .and_then(|n| n.why.clone())
+                .unwrap_or_else(|| "not analysable".into());
+            let mut note = if request.opaque.contains(&explanation.resource) {
+                format!("  (opaque, any command: {why}; never saved)")
+            } else if request.is_unsaveable(&explanation.resource) {
+                format!("  (never saved: {why})")
+            } else if let (true, Some(save)) =
+                (explanation.effect == Effect::Ask, analysis.and_then(|n| n.save.clone()))
+            {
                 format!("  → always: {save}")
             } else {
                 String::new()
             };
+            let holes = holes(request, &explanation.resource);
+            if !holes.is_empty() {
+                note.push_str(&format!("  [known only when it runs: {}]", holes.join(", ")));
+            }
             println!(
                 "  {:<width$}  {:<5}  {}{note}",
                 explanation.resource,

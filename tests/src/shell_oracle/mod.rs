@@ -147,7 +147,17 @@ pub type Analysis = dyn Fn(&Location, &str) -> Vec<PermissionRequest> + Sync;
 
 /// The analysis of toolgate: `toolgate_builtins_shell::plan` (what the bash tool asserts).
 pub fn toolgate_analysis(location: &Location, line: &str) -> Vec<PermissionRequest> {
-    match toolgate_builtins_shell::plan(location, line, None, None) {
+    // The shell runs with `HOME` next to the project (see `run_case`): the analysis must
+    // know, or `~` would mean this process's home.
+    let home = location
+        .root()
+        .parent()
+        .map(|dir| dir.join("home").display().to_string());
+    let shell_env = toolgate_builtins_shell::ShellEnv {
+        home,
+        ..toolgate_builtins_shell::ShellEnv::inherited()
+    };
+    match toolgate_builtins_shell::plan_with(location, line, None, None, &shell_env) {
         Ok(plan) => plan.requests,
         // The workdir is the project itself; a failure would refuse the call.
         Err(_) => vec![
@@ -416,7 +426,20 @@ impl Oracle {
         events.sort();
         events.dedup_by(|a, b| a.action == b.action && a.forms == b.forms);
         let _ = remove_tree(&dir);
-        let verdict = match soundness::check(&self.rules, &requests, &events) {
+        // Events name the line's directory `/sandbox` (so records compare across runs); the
+        // analysis ran on the real directory, so the check speaks of that one.
+        let host_events: Vec<Event> = events
+            .iter()
+            .map(|event| Event {
+                forms: event
+                    .forms
+                    .iter()
+                    .map(|form| form.replace("/sandbox/", &format!("{dir_text}/")))
+                    .collect(),
+                ..event.clone()
+            })
+            .collect();
+        let verdict = match soundness::check(&self.rules, &requests, &host_events) {
             Ok(sound) => Verdict::Sound(sound),
             Err(unsound) => Verdict::Unsound(unsound),
         };

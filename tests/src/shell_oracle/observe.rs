@@ -12,7 +12,7 @@
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Component, Path, PathBuf};
 
-use super::soundness::Event;
+use super::soundness::{Event, analysis_exempt};
 
 /// What the observation of one line needs to know about where it ran.
 pub struct Scene<'a> {
@@ -34,12 +34,6 @@ pub struct Scene<'a> {
     /// attack when a program sees them.
     pub baseline: &'a HashMap<String, String>,
 }
-
-/// Builtins that only change the shell's own state, which no rule is about: OpenCode does
-/// not ask for `cd` (spec §7.3), and declarations and `unset` are not commands (§9.10 S3).
-pub const STATE_BUILTINS: &[&str] = &[
-    "cd", "pushd", "popd", "export", "declare", "typeset", "local", "readonly", "unset",
-];
 
 /// One decoded strace call.
 #[derive(Clone, Debug, PartialEq)]
@@ -1005,7 +999,7 @@ pub fn builtin_events(records: &[Vec<String>], scene: &Scene<'_>, events: &mut V
         let Some(first) = words.first() else {
             continue;
         };
-        if !scene.builtins.contains(first.as_str()) || STATE_BUILTINS.contains(&first.as_str()) {
+        if !scene.builtins.contains(first.as_str()) || analysis_exempt(&words) {
             continue;
         }
         let text: Vec<&str> = words.iter().map(|word| word.as_str()).collect();

@@ -43,6 +43,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 use toolgate_core::PermissionRequest;
 use toolgate_permission::config::rules_from_config;
+use toolgate_permission::holed::decide_resource;
 use toolgate_permission::{Effect, Origin, Rule, Ruleset};
 
 /// Until the analysis rewrite of issue #12 lands (branch `i12a`), the oracle finds real
@@ -104,6 +105,70 @@ pub struct Event {
     pub via: String,
 }
 
+/// Builtins that only change the shell's own state or do nothing a rule is about, which
+/// the analysis therefore does not ask for: OpenCode does not ask for `cd` (spec §7.3),
+/// declarations and `unset` are not commands (§9.10 S3); `true`, `:`, `test`, `read`,
+/// `set`, `wait`, loop control and the like run nothing and touch no file (the analysis
+/// models what they could do to later commands: `set -f`, `read` into `PATH`, `test -v`
+/// make the line opaque instead). `command -v`/`-V` only looks a name up.
+pub const STATE_BUILTINS: &[&str] = &[
+    "cd",
+    "pushd",
+    "popd",
+    "dirs",
+    "export",
+    "declare",
+    "typeset",
+    "local",
+    "readonly",
+    "unset",
+    "true",
+    "false",
+    ":",
+    "wait",
+    "break",
+    "continue",
+    "return",
+    "exit",
+    "shift",
+    "read",
+    "getopts",
+    "mapfile",
+    "readarray",
+    "set",
+    "test",
+    "[",
+    "type",
+    "jobs",
+    "disown",
+    "fg",
+    "bg",
+    "times",
+    "help",
+    "caller",
+    "history",
+    "suspend",
+    "logout",
+];
+
+/// `command -v name` and `command -V name`: a lookup that runs nothing.
+fn is_lookup<S: AsRef<str>>(words: &[S]) -> bool {
+    words.first().is_some_and(|first| first.as_ref() == "command")
+        && words
+            .iter()
+            .skip(1)
+            .take_while(|word| word.as_ref().starts_with('-'))
+            .any(|word| word.as_ref().contains('v') || word.as_ref().contains('V'))
+}
+
+/// Whether a builtin bash ran (its words) is one the analysis does not ask for.
+pub fn analysis_exempt<S: AsRef<str>>(words: &[S]) -> bool {
+    words
+        .first()
+        .is_some_and(|first| STATE_BUILTINS.contains(&first.as_ref()))
+        || is_lookup(words)
+}
+
 /// The saved approvals an "always" answer to every asking request would store.
 pub fn always_saves(rules: &Ruleset, requests: &[PermissionRequest]) -> Ruleset {
     let mut saved = Vec::new();
@@ -111,7 +176,7 @@ pub fn always_saves(rules: &Ruleset, requests: &[PermissionRequest]) -> Ruleset 
         let asks = request
             .resources
             .iter()
-            .any(|resource| rules.evaluate(&request.action, resource).effect == Effect::Ask);
+            .any(|resource| decide_resource(&[rules], None, request, resource).0 == Effect::Ask);
         if asks {
             for pattern in &request.save {
                 saved.push(Rule::new(
@@ -144,16 +209,14 @@ pub fn resource_effect(
     }
 }
 
-/// The line's effect: the most restrictive over every resource of every request.
+/// The line's effect: the most restrictive over every resource of every request, each
+/// decided as the permission service decides it (exact, with holes, or opaque; saved
+/// approvals as `PermissionService::decide` applies them).
 pub fn analysis_effect(rules: &Ruleset, saved: Option<&Ruleset>, requests: &[PermissionRequest]) -> Effect {
     let mut effect = Effect::Allow;
     for request in requests {
         for resource in &request.resources {
-            let unsaveable = request.unsaveable.contains(resource);
-            effect = stricter(
-                effect,
-                resource_effect(rules, saved, &request.action, resource, unsaveable),
-            );
+            effect = stricter(effect, decide_resource(&[rules], saved, request, resource).0);
         }
     }
     effect
@@ -219,8 +282,21 @@ pub struct Sound {
     pub ran: Effect,
 }
 
-/// Both checks for one line.
+/// Both checks for one line. Builtins the analysis does not ask for
+/// ([`analysis_exempt`]) are left out, also from events recorded before the list grew.
 pub fn check(rules: &Ruleset, requests: &[PermissionRequest], events: &[Event]) -> Result<Sound, Unsound> {
+    let kept: Vec<Event> = events
+        .iter()
+        .filter(|event| {
+            event.via != "xtrace builtin"
+                || !event
+                    .forms
+                    .first()
+                    .is_some_and(|form| analysis_exempt(&form.split(' ').collect::<Vec<_>>()))
+        })
+        .cloned()
+        .collect();
+    let events = kept.as_slice();
     let analysis = analysis_effect(rules, None, requests);
     let ran = events.iter().fold(Effect::Allow, |effect, event| {
         stricter(effect, event_effect(rules, None, event))
