@@ -370,6 +370,38 @@ fn files_the_edit_rules_deny_and_toolgates_own_config_are_read_only() {
 }
 
 #[test]
+fn the_writable_directories_are_writable_and_nothing_beside_them() {
+    if !kernel_sandbox() {
+        return;
+    }
+    let p = Project::new(json!({"sandbox": {"mode": "workspace-write", "writable": ["~/cache"]}}));
+    std::fs::create_dir(p.root().join("home/cache")).unwrap();
+    std::fs::create_dir(p.root().join("home/other")).unwrap();
+    p.bash("d=~/cache; echo x > $d/f && mkdir -p $d/sub && cp $d/f $d/sub/g", &[])
+        .ran("workspace-write", 0);
+    assert_eq!(p.read("home/cache/sub/g"), "x\n");
+    for command in [
+        "d=~/other; echo x > $d/f",
+        "echo x > ~/cache-sibling",
+        "d=~; echo x > $d/cache/../f",
+    ] {
+        let settled = p.bash(command, &[]);
+        assert_eq!(
+            settled.sandbox().as_deref(),
+            Some("workspace-write"),
+            "{}",
+            settled.text()
+        );
+        assert_ne!(settled.exit(), Some(0), "{command} succeeded: {}", settled.text());
+    }
+    assert!(!p.exists("home/other/f") && !p.exists("home/cache-sibling") && !p.exists("home/f"));
+    // `read-only` ignores the list.
+    let settled = p.bash("d=~/cache; echo y > $d/f", &["--sandbox", "read-only"]);
+    assert_ne!(settled.exit(), Some(0), "{}", settled.text());
+    assert_eq!(p.read("home/cache/f"), "x\n");
+}
+
+#[test]
 fn git_hooks_and_config_stay_read_only_while_commits_work() {
     if !kernel_sandbox() {
         return;
