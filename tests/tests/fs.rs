@@ -280,3 +280,194 @@ fn a_pdf_too_large_to_attach_is_refused_and_answered_in_json() {
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("application/pdf"), "{}", &out[..200.min(out.len())]);
 }
+
+/// `sh -c SCRIPT sh ARGS…` with the sandbox's environment, in its project directory.
+fn shell(sandbox: &Sandbox, script: &str, args: &[&std::ffi::OsStr]) -> std::process::Output {
+    let template = sandbox.command(&[]);
+    let mut command = std::process::Command::new("sh");
+    command.arg("-c").arg(script).arg("sh").args(args);
+    for (key, value) in template.get_envs() {
+        match value {
+            Some(value) => command.env(key, value),
+            None => command.env_remove(key),
+        };
+    }
+    if let Some(dir) = template.get_current_dir() {
+        command.current_dir(dir);
+    }
+    command.stdin(std::process::Stdio::null()).output().unwrap()
+}
+
+fn temporaries(dir: &std::path::Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|entry| entry.file_name().to_string_lossy().into_owned())
+        .filter(|name| name.ends_with(".tmp"))
+        .collect()
+}
+
+#[test]
+fn a_write_that_fails_part_way_reports_failure_and_keeps_every_file() {
+    // RLIMIT_FSIZE makes every write past 32 KiB fail (EFBIG), as a full disk would, for any
+    // user: the new content is written part-way, then the write fails.
+    let sandbox = Sandbox::new();
+    sandbox.write("project/small.txt", "keep\n");
+    let big = format!("{}\nend\n", "a".repeat(100_000));
+    sandbox.write("project/big.txt", &big);
+    let toolgate = sandbox.command(&[]).get_program().to_os_string();
+    let limited = |tool: &str, input: Value| {
+        let input = input.to_string();
+        let args: [&std::ffi::OsStr; 5] = [
+            toolgate.as_os_str(),
+            "call".as_ref(),
+            tool.as_ref(),
+            input.as_ref(),
+            "--auto".as_ref(),
+        ];
+        // dash counts in 512-byte blocks, bash in 1024: 64 is 32 or 64 KiB, both far below
+        // the 100 KB written.
+        let output = shell(&sandbox, "trap '' XFSZ; ulimit -f 64 && exec \"$@\"", &args);
+        (
+            output.status.code(),
+            String::from_utf8_lossy(&output.stderr).trim().to_string(),
+        )
+    };
+    let (code, error) = limited("write", json!({"path": "small.txt", "content": "x".repeat(100_000)}));
+    assert_eq!(code, Some(1), "{error}");
+    assert!(error.contains("File too large"), "{error}");
+    let (code, error) = limited(
+        "edit",
+        json!({"path": "big.txt", "oldString": "end", "newString": "END"}),
+    );
+    assert_eq!(code, Some(1), "{error}");
+    assert!(error.contains("File too large"), "{error}");
+    let patch = "*** Begin Patch\n*** Update File: small.txt\n@@\n-keep\n+changed\n*** Update File: big.txt\n@@\n-end\n+END\n*** End Patch";
+    let (code, error) = limited("apply_patch", json!({"patchText": patch}));
+    assert_eq!(code, Some(1), "{error}");
+    assert!(error.contains("File too large"), "{error}");
+    assert_eq!(
+        std::fs::read_to_string(sandbox.project().join("small.txt")).unwrap(),
+        "keep\n"
+    );
+    assert_eq!(std::fs::read_to_string(sandbox.project().join("big.txt")).unwrap(), big);
+    assert_eq!(temporaries(&sandbox.project()), Vec::<String>::new());
+    // The same calls without the limit land: the failures above were the limit's.
+    let (code, out, err) = sandbox.run(&[
+        "call",
+        "apply_patch",
+        &json!({"patchText": patch}).to_string(),
+        "--auto",
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(
+        std::fs::read_to_string(sandbox.project().join("small.txt")).unwrap(),
+        "changed\n"
+    );
+}
+
+/// Mounts a 64 KiB tmpfs on `full` and makes `ro` a read-only bind mount, in a private
+/// mount namespace (nothing outlives the script), then runs each call and prints
+/// `<name> <exit code> <first line of stderr>`, and what the tmpfs holds afterwards.
+const FULL_AND_READ_ONLY: &str = r#"
+set -u
+full=$1; ro=$2; toolgate=$3; shift 3
+mount -t tmpfs -o size=64k tmpfs "$full" || exit 77
+mount --bind "$ro" "$ro" && mount -o remount,bind,ro "$ro" || exit 77
+echo mounted
+printf 'keep\n' > "$full/small.txt"
+head -c 40000 /dev/zero | tr '\0' a > "$full/big.txt"; printf '\nend\n' >> "$full/big.txt"
+while [ $# -ge 2 ]; do
+  name=$1; input=$2; shift 2
+  tool=${name%%:*}
+  err=$("$toolgate" call "$tool" "$input" --auto 2>&1 >/dev/null); code=$?
+  echo "$name $code $(printf '%s\n' "$err" | head -n 1)"
+done
+echo "small $(cat "$full/small.txt")"
+echo "big $(wc -c < "$full/big.txt") $(tail -n 1 "$full/big.txt")"
+echo "files $(ls -A "$full" | tr '\n' ' ')"
+"#;
+
+#[test]
+fn a_full_disk_or_a_read_only_directory_never_reports_success() {
+    let sandbox = Sandbox::new();
+    std::fs::create_dir_all(sandbox.project().join("full")).unwrap();
+    sandbox.write("project/ro/file.txt", "keep\n");
+    let toolgate = sandbox.command(&[]).get_program().to_os_string();
+    let both = "*** Begin Patch\n*** Update File: full/small.txt\n@@\n-keep\n+changed\n*** Update File: full/big.txt\n@@\n-end\n+END\n*** End Patch";
+    let calls = [
+        (
+            "write:full",
+            json!({"path": "full/small.txt", "content": "x".repeat(100_000)}),
+        ),
+        (
+            "edit:full",
+            json!({"path": "full/big.txt", "oldString": "end", "newString": "END"}),
+        ),
+        ("apply_patch:full", json!({"patchText": both})),
+        ("write:ro", json!({"path": "ro/file.txt", "content": "lost\n"})),
+        ("write:ro-new", json!({"path": "ro/new.txt", "content": "lost\n"})),
+        (
+            "edit:ro",
+            json!({"path": "ro/file.txt", "oldString": "keep", "newString": "lost"}),
+        ),
+        (
+            "apply_patch:ro",
+            json!({"patchText": "*** Begin Patch\n*** Update File: ro/file.txt\n@@\n-keep\n+lost\n*** Add File: ro/added.txt\n+lost\n*** End Patch"}),
+        ),
+    ];
+    let inputs: Vec<(String, String)> = calls
+        .iter()
+        .map(|(name, input)| (name.to_string(), input.to_string()))
+        .collect();
+    let full = sandbox.project().join("full");
+    let ro = sandbox.project().join("ro");
+    let mut args: Vec<&std::ffi::OsStr> = vec![
+        "-m".as_ref(),
+        "sh".as_ref(),
+        "-c".as_ref(),
+        FULL_AND_READ_ONLY.as_ref(),
+        "sh".as_ref(),
+        full.as_os_str(),
+        ro.as_os_str(),
+        toolgate.as_os_str(),
+    ];
+    for (name, input) in &inputs {
+        args.push(name.as_ref());
+        args.push(input.as_ref());
+    }
+    let output = shell(&sandbox, "exec unshare \"$@\"", &args);
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    if !stdout.starts_with("mounted\n") {
+        eprintln!(
+            "skipped: no private mount namespace with a tmpfs and a read-only bind mount here ({})",
+            String::from_utf8_lossy(&output.stderr).trim()
+        );
+        return;
+    }
+    let lines: std::collections::BTreeMap<&str, &str> =
+        stdout.lines().skip(1).filter_map(|line| line.split_once(' ')).collect();
+    for (name, _) in &calls {
+        let line = lines
+            .get(name)
+            .unwrap_or_else(|| panic!("no outcome for {name}: {stdout}"));
+        let (code, message) = line.split_once(' ').unwrap();
+        assert_eq!(code, "1", "{name} reported success: {line}");
+        let cause = if name.ends_with(":full") {
+            "No space left on device"
+        } else {
+            "Read-only file system"
+        };
+        assert!(message.contains(cause), "{name}: {message}");
+    }
+    assert_eq!(lines["small"], "keep", "{stdout}");
+    assert_eq!(lines["big"], "40005 end", "{stdout}");
+    assert_eq!(
+        lines["files"].trim(),
+        "big.txt small.txt",
+        "no temporary file is left: {stdout}"
+    );
+    assert_eq!(std::fs::read_to_string(ro.join("file.txt")).unwrap(), "keep\n");
+    assert!(!ro.join("new.txt").exists() && !ro.join("added.txt").exists());
+    assert_eq!(temporaries(&ro), Vec::<String>::new());
+}

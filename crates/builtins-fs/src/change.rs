@@ -24,7 +24,7 @@
 //!   write under the lock), so every name keeps seeing the same content.
 
 use std::cell::{Cell, OnceCell, RefCell};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Write as _};
 use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt, PermissionsExt};
@@ -203,47 +203,102 @@ pub(crate) fn read_regular(path: &Path) -> Result<Option<Vec<u8>>, ChangeError> 
     Ok(Some(bytes))
 }
 
-/// The in-process side of the lock: threads of one process queue here (woken the moment
-/// the holder is done) rather than polling `flock`.
+/// The in-process side of the lock: threads of one process queue here (the next one woken
+/// the moment the holder is done) rather than polling `flock`.
 struct Gate {
-    key: (u64, u64),
+    key: Option<(u64, u64)>,
 }
 
-/// The inodes some thread of this process holds, and the signal that one was let go.
-type Gates = (Mutex<HashSet<(u64, u64)>>, Condvar);
+/// One inode some thread of this process holds: how many threads wait for it, and where
+/// they wait. Each inode has its own queue and a release wakes one waiter, so twenty
+/// threads editing one file do not all wake for every hand-over.
+struct Turn {
+    held: bool,
+    waiting: usize,
+    signal: Arc<Condvar>,
+}
 
-fn gates() -> &'static Gates {
-    static GATES: OnceLock<Gates> = OnceLock::new();
-    GATES.get_or_init(|| (Mutex::new(HashSet::new()), Condvar::new()))
+fn gates() -> &'static Mutex<HashMap<(u64, u64), Turn>> {
+    static GATES: OnceLock<Mutex<HashMap<(u64, u64), Turn>>> = OnceLock::new();
+    GATES.get_or_init(|| Mutex::new(HashMap::new()))
 }
 
 impl Gate {
     fn enter(key: (u64, u64), deadline: Instant, cancel: &Cancel) -> Result<Gate, ChangeError> {
-        let (busy, released) = gates();
-        let mut held = busy.lock().unwrap_or_else(|poison| poison.into_inner());
-        while held.contains(&key) {
-            cancel.check()?;
+        let mut turns = gates().lock().unwrap_or_else(|poison| poison.into_inner());
+        let signal = match turns.get_mut(&key) {
+            None => {
+                turns.insert(
+                    key,
+                    Turn {
+                        held: true,
+                        waiting: 0,
+                        signal: Arc::new(Condvar::new()),
+                    },
+                );
+                return Ok(Gate { key: Some(key) });
+            }
+            Some(turn) if !turn.held => {
+                turn.held = true;
+                return Ok(Gate { key: Some(key) });
+            }
+            Some(turn) => {
+                turn.waiting += 1;
+                turn.signal.clone()
+            }
+        };
+        let outcome = loop {
+            if let Err(error) = cancel.check() {
+                break Err(error);
+            }
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
-                return Err(ChangeError::Busy);
+                break Err(ChangeError::Busy);
             }
-            held = released
-                .wait_timeout(held, left.min(Duration::from_millis(50)))
+            turns = signal
+                .wait_timeout(turns, left.min(Duration::from_millis(50)))
                 .unwrap_or_else(|poison| poison.into_inner())
                 .0;
+            // The entry stays while anyone waits for it.
+            if let Some(turn) = turns.get_mut(&key)
+                && !turn.held
+            {
+                turn.held = true;
+                break Ok(());
+            }
+        };
+        if let Some(turn) = turns.get_mut(&key) {
+            turn.waiting -= 1;
+            // A waiter that gives up may have been the one woken: pass the turn on.
+            if outcome.is_err() && !turn.held {
+                if turn.waiting == 0 {
+                    turns.remove(&key);
+                } else {
+                    turn.signal.notify_one();
+                }
+            }
         }
-        held.insert(key);
-        Ok(Gate { key })
+        outcome.map(|()| Gate { key: Some(key) })
+    }
+
+    /// Lets the next thread in (once).
+    fn release(&mut self) {
+        let Some(key) = self.key.take() else { return };
+        let mut turns = gates().lock().unwrap_or_else(|poison| poison.into_inner());
+        if let Some(turn) = turns.get_mut(&key) {
+            if turn.waiting == 0 {
+                turns.remove(&key);
+            } else {
+                turn.held = false;
+                turn.signal.notify_one();
+            }
+        }
     }
 }
 
 impl Drop for Gate {
     fn drop(&mut self) {
-        let (busy, released) = gates();
-        busy.lock()
-            .unwrap_or_else(|poison| poison.into_inner())
-            .remove(&self.key);
-        released.notify_all();
+        self.release();
     }
 }
 
@@ -266,8 +321,8 @@ fn flock(file: &File, deadline: Instant, cancel: &Cancel) -> Result<(), ChangeEr
     }
 }
 
-/// A locked inode and what it was when locked. Field order is drop order: the `flock`
-/// goes with the file before the in-process gate opens.
+/// A locked inode and what it was when locked. Dropping it unlocks the `flock` before the
+/// in-process gate opens.
 struct Locked {
     file: File,
     meta: Meta,
@@ -276,7 +331,17 @@ struct Locked {
     seen: Cell<Stamp>,
     /// Bytes other programs appended since the lock, carried into the change.
     appended: RefCell<Vec<u8>>,
-    _gate: Gate,
+    gate: Gate,
+}
+
+impl Drop for Locked {
+    fn drop(&mut self) {
+        // Unlock and let the next writer in first; then the fields go: closing the last
+        // descriptor of a replaced inode frees its pages, and the content is freed, while
+        // the next change already runs.
+        let _ = rustix::fs::flock(&self.file, FlockOperation::Unlock);
+        self.gate.release();
+    }
 }
 
 impl Locked {
@@ -441,7 +506,7 @@ pub(crate) fn lock_all(paths: &[PathBuf], cancel: &Cancel) -> Result<Vec<Held>, 
                 content: OnceCell::new(),
                 seen: Cell::new(meta.stamp),
                 appended: RefCell::new(Vec::new()),
-                _gate: gate,
+                gate,
             });
         }
         return Ok(paths
@@ -662,45 +727,53 @@ fn wait_for_writers(keys: &HashSet<(u64, u64)>, deadline: Instant) {
 }
 
 /// Whether some visible process has one of the (replaced, nameless) inodes `keys` open for
-/// writing.
+/// writing. Every lookup is relative to an open directory and no name is built: the scan
+/// costs about one `fstatat` per descriptor on the machine, which adds up with the number
+/// of processes. The permission bits of a `/proc/<pid>/fd/<n>` link are the descriptor's
+/// open mode (`S_IWUSR`: writable), so only writable descriptors are followed to their
+/// inode. An inode number cannot be reused while this process keeps the inode open, as it
+/// does until the change is done.
 fn writer_exists(keys: &HashSet<(u64, u64)>) -> bool {
-    let Ok(processes) = std::fs::read_dir("/proc") else {
+    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+    let Ok(processes) = rustix::fs::open("/proc", flags, rustix::fs::Mode::empty()) else {
         return false;
     };
-    for process in processes.flatten() {
-        let name = process.file_name();
-        if !name.as_encoded_bytes().iter().all(u8::is_ascii_digit) {
+    let Ok(listing) = rustix::fs::Dir::read_from(&processes) else {
+        return false;
+    };
+    let mut fd_path = Vec::with_capacity(32);
+    for process in listing.flatten() {
+        let pid = process.file_name().to_bytes();
+        if pid.is_empty() || !pid.iter().all(u8::is_ascii_digit) {
             continue;
         }
-        let Ok(descriptors) = std::fs::read_dir(process.path().join("fd")) else {
+        fd_path.clear();
+        fd_path.extend_from_slice(pid);
+        fd_path.extend_from_slice(b"/fd");
+        let Ok(descriptors) = rustix::fs::openat(&processes, fd_path.as_slice(), flags, rustix::fs::Mode::empty())
+        else {
             continue;
         };
-        for descriptor in descriptors.flatten() {
-            let path = descriptor.path();
-            let nameless = std::fs::read_link(&path)
-                .is_ok_and(|target| target.as_os_str().as_encoded_bytes().ends_with(b" (deleted)"));
-            if !nameless {
+        let Ok(mut entries) = rustix::fs::Dir::new(descriptors) else {
+            continue;
+        };
+        while let Some(Ok(descriptor)) = entries.read() {
+            let name = descriptor.file_name();
+            let Ok(directory) = entries.fd() else { break };
+            if name.to_bytes().starts_with(b".") {
                 continue;
             }
-            let same = std::fs::metadata(&path).is_ok_and(|meta| keys.contains(&(meta.dev(), meta.ino())));
-            if same && opened_for_writing(&process.path(), &descriptor.file_name()) {
+            let writable = rustix::fs::statat(directory, name, AtFlags::SYMLINK_NOFOLLOW)
+                .is_ok_and(|link| link.st_mode & 0o200 != 0);
+            if writable
+                && rustix::fs::statat(directory, name, AtFlags::empty())
+                    .is_ok_and(|target| keys.contains(&(target.st_dev, target.st_ino)))
+            {
                 return true;
             }
         }
     }
     false
-}
-
-/// Whether descriptor `fd` of the process at `process` was opened for writing
-/// (`/proc/<pid>/fdinfo/<fd>`: `flags:` in octal; the access mode is the low two bits).
-fn opened_for_writing(process: &Path, fd: &std::ffi::OsStr) -> bool {
-    let Ok(info) = std::fs::read_to_string(process.join("fdinfo").join(fd)) else {
-        return false;
-    };
-    info.lines()
-        .find_map(|line| line.strip_prefix("flags:"))
-        .and_then(|flags| u32::from_str_radix(flags.trim(), 8).ok())
-        .is_some_and(|flags| flags & 0o3 != 0)
 }
 
 /// Appends `tail` to the inode `record` put at `path` (`O_APPEND`, so bytes other

@@ -134,12 +134,17 @@ async fn edit(services: &Services, input: EditInput, ctx: &Context) -> Result<Ed
             let current =
                 std::str::from_utf8(bytes).map_err(|_| ToolFailure::new(format!("File is not valid UTF-8: {path}")))?;
             let (updated, replacements, grade) = apply(current, &input)?;
-            let write = Write {
+            let writes = [Write {
                 index: 0,
                 content: Some(updated.into_bytes()),
                 like: None,
-            };
-            match transact(&held, &[write], &cancel) {
+            }];
+            let done = transact(&held, &writes, &cancel);
+            // Unlock before freeing the two copies of the file: the next edit need not wait
+            // for that.
+            drop(held);
+            drop(writes);
+            match done {
                 Ok(()) => {
                     return Ok(EditOutput {
                         operation: "edit".into(),

@@ -439,3 +439,65 @@ async fn new_files_and_added_files_follow_the_umask_not_0600() {
     assert_eq!(mode(&project.dir.path().join("w.txt")), expected);
     assert_eq!(mode(&project.dir.path().join("p.txt")), expected);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn links_to_special_files_are_refused_and_stay_links() {
+    // Links in the project to a FIFO, to a character device in the project (when mknod is
+    // allowed) and to /dev/zero: the link is resolved and what it names refused, without
+    // blocking on the FIFO or reading the device. The link out of the project is refused
+    // before that, by containment.
+    let project = Project::new();
+    let fifo = project.dir.path().join("pipe");
+    mkfifo(&fifo);
+    support::symlink(&fifo, &project.dir.path().join("to-pipe"));
+    support::symlink(std::path::Path::new("/dev/zero"), &project.dir.path().join("to-zero"));
+    let device = project.dir.path().join("zero");
+    let mut links = vec![
+        ("to-pipe", "not a regular file"),
+        ("to-zero", "Path leaves the working directory"),
+    ];
+    let made = rustix::fs::mknodat(
+        rustix::fs::CWD,
+        &device,
+        rustix::fs::FileType::CharacterDevice,
+        rustix::fs::Mode::from_raw_mode(0o666),
+        rustix::fs::makedev(1, 5),
+    );
+    match made {
+        Ok(()) => {
+            support::symlink(&device, &project.dir.path().join("to-device"));
+            links.push(("to-device", "not a regular file"));
+        }
+        Err(error) => eprintln!("no link to a device in the project: cannot mknod here ({error})"),
+    }
+    let services = project.services();
+    for (name, refusal) in links {
+        let write = call_soon(&write_tool(services.clone()), json!({"path": name, "content": "x"})).await;
+        let error = write.unwrap_err();
+        assert!(error.contains(refusal), "{name}: {error}");
+        let edit = call_soon(
+            &edit_tool(services.clone()),
+            json!({"path": name, "oldString": "a", "newString": "b"}),
+        )
+        .await;
+        let error = edit.unwrap_err();
+        assert!(error.contains(refusal), "{name}: {error}");
+        let patch = call_soon(
+            &patch_tool(services.clone()),
+            json!({"patchText": update(name, "a", "b")}),
+        )
+        .await;
+        let error = patch.unwrap_err();
+        assert!(error.contains(refusal), "{name}: {error}");
+        let link = project.dir.path().join(name);
+        assert!(
+            std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink(),
+            "{name} stays a link"
+        );
+    }
+    assert!(std::fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo());
+    assert!(std::fs::metadata("/dev/zero").unwrap().file_type().is_char_device());
+    if device.exists() {
+        assert!(std::fs::symlink_metadata(&device).unwrap().file_type().is_char_device());
+    }
+}
