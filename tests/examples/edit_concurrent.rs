@@ -43,7 +43,13 @@ fn main() {
         .build()
         .unwrap();
     let tool = edit_tool(Services::new(Location::new(dir.path()).unwrap(), Arc::new(AllowAll)));
-    let flip = |round: usize| if round.is_multiple_of(2) { ("1", "2") } else { ("2", "1") };
+    let flip = |round: usize| {
+        if round.is_multiple_of(2) {
+            ("1", "2")
+        } else {
+            ("2", "1")
+        }
+    };
     let mut one = Vec::new();
     let mut many = Vec::new();
     // Two rounds of warm-up, then ROUNDS measured; which side goes first alternates.
