@@ -1,4 +1,5 @@
-//! Permission analysis of a 200-command script.
+//! Permission analysis of a 200-command script, and of lines of 512 KiB and 1 MiB (the
+//! size limit) made of many short commands, whose ratio shows the analysis is linear.
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
 use criterion::{Criterion, criterion_group, criterion_main};
@@ -21,12 +22,36 @@ pub fn script() -> String {
     (0..200).map(|i| lines[i % lines.len()]).collect::<Vec<_>>().join("\n")
 }
 
+/// Commands of the script above, one a line, up to `bytes` (many commands: the case the
+/// old analysis was quadratic in).
+pub fn many_commands(bytes: usize) -> String {
+    let script = script();
+    let mut out = String::with_capacity(bytes);
+    for line in script.lines().cycle() {
+        if out.len() + line.len() + 1 > bytes {
+            break;
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    out
+}
+
 fn analysis(c: &mut Criterion) {
     let script = script();
     let mut group = c.benchmark_group("shell");
     group.bench_function("analyze_200_commands", |b| {
         b.iter(|| std::hint::black_box(toolgate_builtins_shell::analyze(std::hint::black_box(&script))))
     });
+    for (id, bytes) in [("analyze_512kib", 512 * 1024), ("analyze_1mib", 1024 * 1024)] {
+        let line = many_commands(bytes);
+        // The figure is about analysing the line, not refusing it as too long.
+        let analysis = toolgate_builtins_shell::analyze(&line);
+        assert!(analysis.opaque.is_none(), "{id}: {:?}", analysis.opaque);
+        group.bench_function(id, |b| {
+            b.iter(|| std::hint::black_box(toolgate_builtins_shell::analyze(std::hint::black_box(&line))))
+        });
+    }
     group.finish();
 }
 

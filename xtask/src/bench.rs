@@ -187,7 +187,30 @@ const FIGURES: &[Figure] = &[
             id: "shell/analyze_200_commands",
         },
         target: Target::AtMost(5.0),
-        how: "criterion, `tests/benches/shell.rs`: tree-sitter parse and walk of 200 lines of pipelines, lists, substitutions, wrappers, redirections and control flow",
+        how: "criterion, `tests/benches/shell.rs`: parse and walk (words with holes, side-effect table, globs against the files) of 200 lines of pipelines, lists, substitutions, wrappers, redirections and control flow",
+    },
+    Figure {
+        issue: 12,
+        name: "permission analysis of a 1 MiB line of short commands (median)",
+        unit: "ms",
+        source: Source::MedianMillis {
+            bench: "shell",
+            id: "shell/analyze_1mib",
+        },
+        target: Target::AtMost(100.0),
+        how: "criterion, `tests/benches/shell.rs`: `analyze` of the 200-command script repeated up to 1 MiB (the size limit; about 30,000 commands), asserted to be analysed, not refused",
+    },
+    Figure {
+        issue: 12,
+        name: "permission analysis, 1 MiB ÷ 512 KiB of short commands (linear: ≤ 2.2)",
+        unit: "×",
+        source: Source::Ratio {
+            bench: "shell",
+            id: "shell/analyze_1mib",
+            over: "shell/analyze_512kib",
+        },
+        target: Target::AtMost(2.2),
+        how: "criterion, `tests/benches/shell.rs`: the two medians of the same script repeated up to 1 MiB and up to 512 KiB",
     },
     Figure {
         issue: 4,
