@@ -27,7 +27,10 @@ pub fn script() -> String {
 pub fn many_commands(bytes: usize) -> String {
     let script = script();
     let mut out = String::with_capacity(bytes);
-    for line in script.lines().cycle() {
+    // Without the one line the analysis calls opaque (`env PATH=…`), so the whole input
+    // is analysed.
+    let lines: Vec<&str> = script.lines().filter(|line| !line.contains("PATH=")).collect();
+    for line in lines.iter().cycle() {
         if out.len() + line.len() + 1 > bytes {
             break;
         }
