@@ -43,6 +43,23 @@ fn decision(c: &mut Criterion) {
             std::hint::black_box(rules.evaluate_naive("bash", std::hint::black_box("tool505 --flag value"))).effect
         })
     });
+    // The path a file tool takes: an `edit` of a project file that no hashed pattern
+    // decides, so the action's RegexSet runs, with the absolute candidate (spec §4.3).
+    let absolute = ["/home/user/app/src/module507/deep/lib.txt".to_string()];
+    assert_eq!(
+        rules.evaluate_path("edit", "src/module507/deep/lib.txt", &absolute),
+        rules.evaluate_path_naive("edit", "src/module507/deep/lib.txt", &absolute)
+    );
+    group.bench_function("decision_1000_rules_edit_path", |b| {
+        b.iter(|| {
+            std::hint::black_box(rules.evaluate_path(
+                "edit",
+                std::hint::black_box("src/module507/deep/lib.txt"),
+                &absolute,
+            ))
+            .effect
+        })
+    });
     let mut large = vec![Rule::new("*", "*", Effect::Allow, Origin::Defaults)];
     for n in 0..10_000 {
         large.push(Rule::new(

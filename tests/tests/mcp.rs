@@ -360,3 +360,63 @@ fn an_oversized_message_is_answered_with_its_id_and_the_limit() {
     drop(pipes.input);
     assert!(pipes.child.wait().unwrap().success());
 }
+
+#[test]
+fn the_elicitation_shows_the_file_diff_and_the_allowed_parts() {
+    // Issue #11 item 8 over MCP: the question a client shows carries the whole-file diff
+    // (hunk line numbers, path header) and marks the bash parts a rule already allows.
+    let sandbox = Sandbox::new();
+    sandbox.write("project/hello.txt", "one\ntwo\nthree\nfour\nfive\nsix\n");
+    sandbox.write(
+        "project/toolgate.json",
+        r#"{"permission": {"edit": "ask", "bash": {"*": "ask", "ls *": "allow"}}}"#,
+    );
+    let mut pipes = Pipes::start(&sandbox, json!({"elicitation": {}}));
+    let mut asked = |pipes: &mut Pipes, id: u64, tool: &str, arguments: Value| -> (String, Value) {
+        pipes.send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": tool, "arguments": arguments}}));
+        let mut question = None;
+        loop {
+            let message = pipes.receive();
+            if message["method"] == "elicitation/create" {
+                question = Some(message["params"]["message"].as_str().unwrap().to_string());
+                let answer = json!({"jsonrpc": "2.0", "id": message["id"], "result": {"action": "accept", "content": {"decision": "reject"}}});
+                pipes.send(answer);
+            } else if message["id"] == id {
+                return (
+                    question.unwrap_or_else(|| panic!("no elicitation before {message}")),
+                    message,
+                );
+            }
+        }
+    };
+    let (question, reply) = asked(
+        &mut pipes,
+        2,
+        "edit",
+        json!({"path": "hello.txt", "oldString": "five", "newString": "FIVE"}),
+    );
+    assert_eq!(reply["result"]["isError"], true, "rejected: {reply}");
+    assert!(
+        question.contains("--- hello.txt") && question.contains("+++ hello.txt"),
+        "{question}"
+    );
+    assert!(question.contains("@@ -2,5 +2,5 @@"), "file line numbers: {question}");
+    // The standard unified diff (line numbers in the hunk header), as in `metadata.diff`.
+    assert!(question.contains("\n-five\n+FIVE\n"), "{question}");
+    assert!(
+        question.contains("\n two\n three\n four\n"),
+        "three lines of context: {question}"
+    );
+    assert!(!question.contains("\n one\n"), "no more than three: {question}");
+    let (question, _) = asked(&mut pipes, 3, "bash", json!({"command": "ls -la && touch made"}));
+    assert!(question.contains("✓ ls -la (already allowed by a rule)"), "{question}");
+    assert!(!question.contains("✓ touch made"), "{question}");
+    assert!(question.contains("• touch made"), "{question}");
+    assert!(
+        question.contains("`always` saves: touch *"),
+        "only the asked part is saved: {question}"
+    );
+    assert!(!sandbox.project().join("made").exists());
+    drop(pipes.input);
+    let _ = pipes.child.wait();
+}

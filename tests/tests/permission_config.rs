@@ -367,6 +367,43 @@ fn files_a_global_skill_lists_can_be_read_without_asking() {
     assert_eq!(code, 3, "{err}");
 }
 
+#[test]
+fn a_project_skill_directory_linked_out_of_the_project_widens_nothing() {
+    // A cloned repository can ship `.claude/skills -> /` (or -> $HOME): the skill
+    // allowance must not turn into "every outside path is allowed".
+    let sandbox = Sandbox::new();
+    std::fs::create_dir_all(sandbox.project().join(".claude")).unwrap();
+    std::fs::create_dir_all(sandbox.project().join(".opencode")).unwrap();
+    std::os::unix::fs::symlink("/", sandbox.project().join(".claude/skills")).unwrap();
+    let outside = sandbox.root.path().join("outside");
+    std::fs::create_dir(&outside).unwrap();
+    std::os::unix::fs::symlink(&outside, sandbox.project().join(".opencode/skills")).unwrap();
+    sandbox.write("outside/secret.txt", "topsecret\n");
+    assert!(outside.join("secret.txt").is_file(), "precondition");
+    for path in [outside.join("secret.txt"), outside.join("../outside/secret.txt")] {
+        let input = json!({"path": path}).to_string();
+        let (code, out, err) = sandbox.run(&["call", "read", &input]);
+        assert_eq!(code, 3, "{path:?}: {out}{err}");
+        assert!(!out.contains("topsecret"), "{out}");
+    }
+    let input = json!({"path": outside.join("new.txt"), "content": "pwn"}).to_string();
+    let (code, _, err) = sandbox.run(&["call", "write", &input]);
+    assert_eq!(code, 3, "{err}");
+    assert!(!outside.join("new.txt").exists(), "written outside without asking");
+    let (code, out, _) = sandbox.run(&["config", "--json"]);
+    assert_eq!(code, 0);
+    let allowed: Vec<String> = json_of(&out)["rules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["action"] == "external_directory" && r["effect"] == "allow")
+        .map(|r| r["resource"].as_str().unwrap().to_string())
+        .collect();
+    assert!(!allowed.iter().any(|glob| glob == "/*"), "{allowed:?}");
+    let outside_glob = format!("{}/*", std::fs::canonicalize(&outside).unwrap().display());
+    assert!(!allowed.contains(&outside_glob), "{allowed:?}");
+}
+
 // ---- item 6: doom_loop in `call` -------------------------------------------------------
 
 #[test]

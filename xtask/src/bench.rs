@@ -114,6 +114,17 @@ const FIGURES: &[Figure] = &[
     },
     Figure {
         issue: 11,
+        name: "one file-path permission decision against a 1,000-rule set, RegexSet pass and absolute candidate (median)",
+        unit: "µs",
+        source: Source::MedianMicros {
+            bench: "permission",
+            id: "permission/decision_1000_rules_edit_path",
+        },
+        target: Target::AtMost(2.0),
+        how: "criterion, `tests/benches/permission.rs`: the same 1,000 rules, `evaluate_path(\"edit\", \"src/module507/deep/lib.txt\", [absolute])` as a file tool asks it: no hashed pattern decides it, so the 200 `edit` wildcard patterns run as one RegexSet pass, then the absolute-pattern group and the wildcard actions",
+    },
+    Figure {
+        issue: 11,
         name: "one permission decision against 10,000 edit rules with a deny after them (reference, not a target)",
         unit: "µs",
         source: Source::MedianMicros {

@@ -66,8 +66,11 @@ pub struct AgentSettings {
     /// [`crate::config::layer_rules`]), and an agent's `mode`, `description` and
     /// `disable` are taken from the last layer that sets them.
     pub layers: Vec<ConfigLayer>,
-    /// Directories whose files the `skill` tool offers: `external_directory` allows
-    /// `<dir>/*` for each by default (spec §4.10), so what `skill` lists can be read.
+    /// Directories outside the project whose files the `skill` tool offers:
+    /// `external_directory` allows `<dir>/*` for each by default (spec §4.10), so what
+    /// `skill` lists can be read. Give only directories the user controls (the global
+    /// ones): a project's own skill directory could be a symlink to anywhere. The
+    /// file-system root is never allowed this way.
     pub skill_dirs: Vec<PathBuf>,
 }
 
@@ -126,6 +129,11 @@ fn whitelisted(data_dir: &Path, skill_dirs: &[PathBuf]) -> Vec<String> {
             spellings.push(canonical);
         }
         for spelling in spellings {
+            // A directory that is (or resolves to) the file-system root would allow
+            // every outside path: never a skill directory's allowance.
+            if spelling.parent().is_none() {
+                continue;
+            }
             let glob = glob_in(&spelling, "*");
             if !globs.contains(&glob) {
                 globs.push(glob);

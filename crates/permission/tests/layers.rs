@@ -465,3 +465,21 @@ fn skill_directories_are_allowed_outside_the_project() {
         );
     }
 }
+
+#[test]
+fn a_skill_directory_at_the_root_allows_nothing_outside() {
+    let settings = AgentSettings {
+        skill_dirs: vec![std::path::PathBuf::from("/")],
+        ..AgentSettings::default()
+    };
+    let agents = Agents::build(&settings).unwrap();
+    let rules = &agents.get("build").unwrap().rules;
+    assert!(
+        !rules
+            .rules()
+            .iter()
+            .any(|r| r.action == "external_directory" && r.resource == "/*" && r.effect == Effect::Allow),
+        "no `/*` allowance"
+    );
+    assert_eq!(rules.evaluate("external_directory", "/etc/*").effect, Effect::Ask);
+}

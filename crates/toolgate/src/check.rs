@@ -42,7 +42,14 @@ impl Setup {
         let spelled = std::path::absolute(&given).unwrap_or_else(|_| dir.clone());
         let dirs = Dirs::discover();
         let config = Config::load(&dirs, &dir, project.config.as_deref()).map_err(Failure::usage)?;
-        let skill_dirs = toolgate_builtins_fs::skill::skill_dirs(&dir, Some(&dirs.config));
+        // `external_directory` allows the skill directories outside the project (spec
+        // §4.10), never the project's own: those are inside it and need no allowance, and
+        // one that is a symlink out of it (`.claude/skills -> /`) is the repository's say,
+        // which must not widen what may be read or written outside.
+        let skill_dirs: Vec<PathBuf> = toolgate_builtins_fs::skill::skill_dirs(&dir, Some(&dirs.config))
+            .into_iter()
+            .filter(|skills| !skills.starts_with(&dir))
+            .collect();
         let agents = Agents::build(&config.agent_settings(&dirs, skill_dirs))
             .map_err(|error| Failure::usage(format!("config: {error}")))?;
         let agent = match &project.agent {

@@ -122,7 +122,15 @@ impl Config {
             config.layers.push(layer);
             config.sources.push(file);
         }
-        if let Ok(text) = std::env::var("TOOLGATE_PERMISSION") {
+        // Set but unreadable is an error, never "unset": dropping the layer would drop its denies.
+        let env = match std::env::var("TOOLGATE_PERMISSION") {
+            Ok(text) => Some(text),
+            Err(std::env::VarError::NotPresent) => None,
+            Err(std::env::VarError::NotUnicode(_)) => {
+                return Err(ConfigError("$TOOLGATE_PERMISSION is not valid UTF-8".into()));
+            }
+        };
+        if let Some(text) = env {
             let value: Value = serde_json::from_str(&text)
                 .map_err(|error| ConfigError(format!("$TOOLGATE_PERMISSION is not valid JSON: {error}")))?;
             validate_permission(&value, "$TOOLGATE_PERMISSION", dirs)?;
