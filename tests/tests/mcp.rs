@@ -372,7 +372,7 @@ fn the_elicitation_shows_the_file_diff_and_the_allowed_parts() {
         r#"{"permission": {"edit": "ask", "bash": {"*": "ask", "ls *": "allow"}}}"#,
     );
     let mut pipes = Pipes::start(&sandbox, json!({"elicitation": {}}));
-    let mut asked = |pipes: &mut Pipes, id: u64, tool: &str, arguments: Value| -> (String, Value) {
+    let asked = |pipes: &mut Pipes, id: u64, tool: &str, arguments: Value| -> (String, Value) {
         pipes.send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": tool, "arguments": arguments}}));
         let mut question = None;
         loop {
