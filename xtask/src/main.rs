@@ -1,9 +1,11 @@
 //! `cargo xtask`: every chore of the workspace as one command.
 //!
-//! - `cargo xtask ci`: formatting, clippy, the whole test suite (nextest when installed,
-//!   then doc tests; it includes the official MCP conformance suite, whose per-scenario
-//!   results are printed after it) and cargo-deny, one summary line per step. It says
-//!   whether the kernel runs the bash sandbox; when it does, the sandbox suite may not skip.
+//! - `cargo xtask ci`: formatting, tidy, clippy, the whole test suite (nextest when
+//!   installed, then doc tests; it includes the official MCP conformance suite, whose
+//!   per-scenario results are printed after it), the agent_loop example, `cargo doc` with
+//!   warnings denied, `cargo package` of every publishable crate and cargo-deny, one
+//!   summary line per step. It says whether the kernel runs the bash sandbox; when it
+//!   does, the sandbox suite may not skip.
 //! - `cargo xtask tidy`: the dependency rule of ARCHITECTURE.md (from `cargo metadata`)
 //!   and test hygiene.
 //! - `cargo xtask bench [FILTER]`: runs the benchmarks, prints the table of figures
@@ -154,6 +156,38 @@ fn ci() -> Result<()> {
     let _ = std::fs::remove_file(&summary);
     steps.push(run_step("test", tests));
     steps.push(conformance_step(&summary));
+    // The embedding example is run, not only built: it asserts what a consumer sees.
+    steps.push(run_step(
+        "example",
+        vec![cargo(&[
+            "run",
+            "--locked",
+            "--quiet",
+            "-p",
+            "toolgate-gate",
+            "--example",
+            "agent_loop",
+        ])],
+    ));
+    let mut doc = cargo(&["doc", "--workspace", "--no-deps", "--locked"]);
+    doc.env("RUSTDOCFLAGS", "-D warnings");
+    steps.push(run_step("doc", vec![doc]));
+    // Every publishable crate packages (manifest metadata, included files, path
+    // dependencies with versions). Verification (rebuilding each crate from its tarball,
+    // bundled SQLite included) is left to the workspace build above.
+    steps.push(run_step(
+        "package",
+        vec![cargo(&[
+            "package",
+            "--workspace",
+            "--exclude",
+            "xtask",
+            "--exclude",
+            "e2e",
+            "--no-verify",
+            "--locked",
+        ])],
+    ));
     let mut deny = Vec::new();
     if !succeeds(&mut cargo(&["deny", "--version"])) {
         println!("cargo-deny is missing: installing {CARGO_DENY_VERSION} (a few minutes, once per machine)");

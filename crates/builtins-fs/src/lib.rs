@@ -60,3 +60,7 @@ pub fn tools(services: Services, skill_dirs: Vec<std::path::PathBuf>) -> Vec<(&'
         ("skill", skill_tool(services, skill_dirs)),
     ]
 }
+
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

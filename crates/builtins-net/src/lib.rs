@@ -20,3 +20,7 @@ pub mod search;
 
 pub use fetch::{FetchConfig, webfetch_tool};
 pub use search::{SearchConfig, websearch_tool};
+
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

@@ -25,3 +25,7 @@ pub use question::{
 pub use todo::{
     Priority, Status, TODOWRITE_DESCRIPTION, Todo, TodoError, TodoInput, TodoOutput, TodoStore, todowrite_tool,
 };
+
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

@@ -1,7 +1,7 @@
 //! The `bash` tool: every sub-command asked for, no way around the rules, one result always.
 //!
 //! Before anything runs, [`plan`] works out exactly what the command line would do
-//! ([`analyze`]): every command it would execute (a `bash` resource each, saved as its
+//! ([`analyze()`]): every command it would execute (a `bash` resource each, saved as its
 //! arity prefix + ` *`), the files it reads (`read`), the files it writes (`edit`), and the
 //! directories outside the project it touches (`external_directory`). The tool asserts
 //! those, then runs the line with the user's shell in its own process group, captures at
@@ -643,3 +643,7 @@ async fn execute(
         text,
     })
 }
+
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

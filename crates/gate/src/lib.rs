@@ -54,3 +54,7 @@ mod gate;
 
 pub use gate::{Call, Catalog, Gate, GateBuilder, GateEvent, Prepare, Settled};
 pub use toolgate_registry::SettleError;
+
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

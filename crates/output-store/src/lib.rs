@@ -310,3 +310,7 @@ impl Drop for CleanupTask {
         self.handle.abort();
     }
 }
+
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

@@ -41,3 +41,7 @@ pub use holed::{HoledDecision, Match, evaluate_holed, match_holed};
 pub use rules::{Decision, Effect, Origin, Rule, Ruleset, combine};
 pub use service::{AskMode, Event, Explanation, PermissionService, Reply, ReplyError, Request, Source, asked_save};
 pub use store::{Approval, ApprovalStore, StoreError, project_id};
+
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

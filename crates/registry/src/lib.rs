@@ -386,3 +386,7 @@ impl Materialized {
         }
     }
 }
+
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

@@ -56,3 +56,7 @@ pub use location::{ExternalDirectory, Location, PathError, PathKind, ResolvedPat
 pub use permissions::{DECLINED_MESSAGE, PermissionRequest, Permissions, Refusal, ResourceKind, RuleRef};
 pub use resource::{Hole, HoleClass, Resource, Segment};
 pub use tool::{Defect, ModelDefinition, Outcome, SchemaToolBuilder, Tool, ToolBuilder, ToolFailure, Validator};
+
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

@@ -26,3 +26,7 @@ pub struct Parts {
     /// The default agent.
     pub agent: String,
 }
+
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
