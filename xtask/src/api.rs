@@ -23,6 +23,7 @@ const CRATES: &[&str] = &[
     "toolgate_builtins_session",
     "toolgate_server",
     "toolgate_gate",
+    "toolgate_mcp_client",
     "toolgate_sandbox",
 ];
 
