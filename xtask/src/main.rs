@@ -172,22 +172,7 @@ fn ci() -> Result<()> {
     let mut doc = cargo(&["doc", "--workspace", "--no-deps", "--locked"]);
     doc.env("RUSTDOCFLAGS", "-D warnings");
     steps.push(run_step("doc", vec![doc]));
-    // Every publishable crate packages (manifest metadata, included files, path
-    // dependencies with versions). Verification (rebuilding each crate from its tarball,
-    // bundled SQLite included) is left to the workspace build above.
-    steps.push(run_step(
-        "package",
-        vec![cargo(&[
-            "package",
-            "--workspace",
-            "--exclude",
-            "xtask",
-            "--exclude",
-            "e2e",
-            "--no-verify",
-            "--locked",
-        ])],
-    ));
+    steps.push(package_step());
     let mut deny = Vec::new();
     if !succeeds(&mut cargo(&["deny", "--version"])) {
         println!("cargo-deny is missing: installing {CARGO_DENY_VERSION} (a few minutes, once per machine)");
@@ -210,6 +195,43 @@ fn ci() -> Result<()> {
         bail!("failed steps: {}", failed.join(", "));
     }
     Ok(())
+}
+
+/// Every publishable crate packages (manifest metadata, included files, path dependencies
+/// with versions). Verification (rebuilding each crate from its tarball, bundled SQLite
+/// included) is left to the workspace build above.
+///
+/// Offline first: the build steps before have fetched every crate the lockfile names, so
+/// packaging needs neither the network nor today's state of crates.io (a name taken there
+/// since, an index outage). Only when the local index cannot answer (a machine whose cache
+/// was cleaned between steps) is the crates.io index asked.
+fn package_step() -> Step {
+    let package = |offline: bool| {
+        let mut command = cargo(&[
+            "package",
+            "--workspace",
+            "--exclude",
+            "xtask",
+            "--exclude",
+            "e2e",
+            "--no-verify",
+            "--locked",
+        ]);
+        if offline {
+            command.arg("--offline");
+        }
+        command
+    };
+    let step = run_step("package", vec![package(true)]);
+    if step.ok {
+        return step;
+    }
+    println!("package: the local index could not answer offline; asking the crates.io index");
+    let retry = run_step("package", vec![package(false)]);
+    Step {
+        seconds: step.seconds + retry.seconds,
+        ..retry
+    }
 }
 
 fn fuzz_shell(args: &[String]) -> Result<()> {
