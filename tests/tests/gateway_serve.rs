@@ -29,8 +29,12 @@ async fn get(served: &Served, path: &str) -> Value {
 }
 
 async fn post(served: &Served, path: &str, body: Value) -> (u16, Value) {
+    post_to(format!("{}{path}", served.base), body).await
+}
+
+async fn post_to(url: String, body: Value) -> (u16, Value) {
     let response = client()
-        .post(format!("{}{path}", served.base))
+        .post(url)
         .bearer_auth(TOKEN)
         .body(body.to_string())
         .send()
@@ -41,20 +45,9 @@ async fn post(served: &Served, path: &str, body: Value) -> (u16, Value) {
     (status, serde_json::from_slice(&bytes).unwrap_or(Value::Null))
 }
 
+/// A call that may wait for a person, run while the test answers.
 fn call_in_background(served: &Served, session: &str, body: Value) -> tokio::task::JoinHandle<(u16, Value)> {
-    let url = format!("{}/session/{session}/call", served.base);
-    tokio::spawn(async move {
-        let response = client()
-            .post(url)
-            .bearer_auth(TOKEN)
-            .body(body.to_string())
-            .send()
-            .await
-            .unwrap();
-        let status = response.status().as_u16();
-        let bytes = response.bytes().await.unwrap();
-        (status, serde_json::from_slice(&bytes).unwrap_or(Value::Null))
-    })
+    tokio::spawn(post_to(format!("{}/session/{session}/call", served.base), body))
 }
 
 /// Polls `path` until its list has an entry (30 s: the server starts lazily).
