@@ -59,7 +59,8 @@ impl Default for Limits {
 const RESERVED_FDS: u64 = 256;
 
 /// The most connections the listener allows by default: 4096, or fewer when the file
-/// limit leaves less room (always keeping [`RESERVED_FDS`] free).
+/// limit leaves less room (always keeping 256 descriptors free for the database, the
+/// audit log, spill files and child pipes).
 ///
 /// ```
 /// assert_eq!(toolgate_server::listen::connection_cap(1024), 768);
