@@ -7,7 +7,7 @@
 //! and `for` variables over known words — and turns every simple command into words after
 //! expansion (text with holes where a value is only known at run time). Builtins that
 //! change the shell's state are modelled here; programs are modelled by the table in
-//! [`crate::models`]: which operands and options read, write, delete or run code.
+//! `models.rs`: which operands and options read, write, delete or run code.
 //!
 //! Every command that would run becomes [`Part`]s (its words; its source text; its name
 //! without a path; its words without known global options). Files read, written, and

@@ -7,7 +7,7 @@
 //!
 //! A single pattern is matched by a small segment matcher, not a regular expression, so
 //! every pattern compiles whatever its length: nothing can turn a rule into one that
-//! never matches. Rule sets additionally build [`regex::RegexSet`]s from [`to_regex`] to
+//! never matches. Rule sets additionally build [`regex::RegexSet`]s from `to_regex` to
 //! match many patterns in one pass (see [`crate::Ruleset`]); the two implementations are
 //! checked against each other by proptests.
 
