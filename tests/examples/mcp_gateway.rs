@@ -68,16 +68,18 @@ impl Client {
 
     /// Median microseconds of `count` calls of `tool`.
     fn median_call_us(&mut self, tool: &str, count: usize) -> f64 {
-        let params = format!(r#"{{"name":"{tool}","arguments":{{"text":"ping"}}}}"#);
-        for _ in 0..30 {
-            let answer = self.request("tools/call", &params);
+        // Every call has its own text: identical calls in a row would ask doom_loop (§4.11).
+        let params = |n: usize| format!(r#"{{"name":"{tool}","arguments":{{"text":"ping {n}"}}}}"#);
+        for n in 0..30 {
+            let answer = self.request("tools/call", &params(n));
             assert!(
                 answer.contains("ping") && !answer.contains("\"isError\":true"),
                 "{answer}"
             );
         }
         let mut times: Vec<f64> = (0..count)
-            .map(|_| {
+            .map(|n| {
+                let params = params(30 + n);
                 let start = Instant::now();
                 self.request("tools/call", &params);
                 start.elapsed().as_secs_f64() * 1e6
