@@ -245,6 +245,37 @@ fn check_other_actions_and_agents() {
     assert_eq!(json_of(&out)["effect"], "allow");
 }
 
+#[test]
+fn output_into_a_closed_pipe_ends_quietly() {
+    // `toolgate check … --json | head -1`: the reader is gone before the command writes.
+    // A Unix filter then stops quietly; `println!` used to panic with exit 101.
+    let sandbox = Sandbox::new();
+    for args in [
+        &["check", "bash", "ls; cat notes.txt", "--json"][..],
+        &["tools"][..],
+        &["config"][..],
+    ] {
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let output = sandbox
+            .command(args)
+            .stdout(writer)
+            .stderr(std::process::Stdio::piped())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&output.stderr);
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        assert_eq!(output.status.code(), Some(0), "{args:?}: {err}");
+        // Precondition: the same command with a reader prints something.
+        let (code, out, _) = sandbox.run(args);
+        assert_eq!(code, 0);
+        assert!(
+            !out.is_empty(),
+            "{args:?} printed nothing, so the pipe was never written"
+        );
+    }
+}
+
 fn bash_effect(sandbox: &Sandbox, command: &str, extra: &[&str]) -> String {
     let mut args = vec!["check", "bash", command, "--json"];
     args.extend_from_slice(extra);

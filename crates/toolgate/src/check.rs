@@ -249,16 +249,16 @@ pub(crate) fn check(project: &Project, action: &str, resources: &[String], json:
                 map.insert("sandbox".into(), crate::sandbox::report(&setup).1);
             }
         }
-        println!("{}", serde_json::to_string_pretty(&value).map_err(Failure::runtime)?);
+        outln!("{}", serde_json::to_string_pretty(&value).map_err(Failure::runtime)?);
         return Ok(());
     }
-    println!("{action}: {overall} (agent {})", setup.agent);
+    outln!("{action}: {overall} (agent {})", setup.agent);
     for line in &opaque_lines {
-        println!("  not analysed, the whole line stands for any command: {line}");
+        outln!("  not analysed, the whole line stands for any command: {line}");
     }
     for (index, (request, explained, effect)) in reports.iter().enumerate() {
         if index > 0 {
-            println!("also asks {}: {effect}", request.action);
+            outln!("also asks {}: {effect}", request.action);
         }
         let width = explained
             .iter()
@@ -290,7 +290,7 @@ pub(crate) fn check(project: &Project, action: &str, resources: &[String], json:
             if !holes.is_empty() {
                 note.push_str(&format!("  [known only when it runs: {}]", holes.join(", ")));
             }
-            println!(
+            outln!(
                 "  {:<width$}  {:<5}  {}{note}",
                 explanation.resource,
                 explanation.effect.as_str(),
@@ -298,11 +298,11 @@ pub(crate) fn check(project: &Project, action: &str, resources: &[String], json:
             );
         }
         if *effect == Effect::Ask && !saved[index].is_empty() {
-            println!("  always would save: {}", saved[index].join(", "));
+            outln!("  always would save: {}", saved[index].join(", "));
         }
     }
     if action == "bash" {
-        println!("{}", crate::sandbox::report(&setup).0);
+        outln!("{}", crate::sandbox::report(&setup).0);
     }
     Ok(())
 }
@@ -323,19 +323,19 @@ pub(crate) fn config(project: &Project, json: bool) -> Result<(), Failure> {
             "rules": agent.rules.rules().iter().map(rule_json).collect::<Vec<_>>(),
             "sandbox": crate::sandbox::report(&setup).1,
         });
-        println!("{}", serde_json::to_string_pretty(&value).map_err(Failure::runtime)?);
+        outln!("{}", serde_json::to_string_pretty(&value).map_err(Failure::runtime)?);
         return Ok(());
     }
-    println!("agent {} — rules in order, the last match wins", agent.name);
+    outln!("agent {} — rules in order, the last match wins", agent.name);
     if setup.config.sources.is_empty() {
-        println!("config files: none (defaults only)");
+        outln!("config files: none (defaults only)");
     } else {
         let files: Vec<String> = setup.config.sources.iter().map(|p| p.display().to_string()).collect();
-        println!("config files: {}", files.join(", "));
+        outln!("config files: {}", files.join(", "));
     }
-    println!("{}", crate::sandbox::report(&setup).0);
+    outln!("{}", crate::sandbox::report(&setup).0);
     for (index, rule) in agent.rules.rules().iter().enumerate() {
-        println!(
+        outln!(
             "{:>4}  {:<20} {:<40} {:<5}  {}",
             index + 1,
             rule.action,
@@ -360,18 +360,18 @@ pub(crate) fn approvals_list(project: &Project, json: bool) -> Result<(), Failur
         .list(setup.service.project_id())
         .map_err(Failure::runtime)?;
     if json {
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&approvals).map_err(Failure::runtime)?
         );
         return Ok(());
     }
     if approvals.is_empty() {
-        println!("no saved approvals for {}", setup.service.project_id());
+        outln!("no saved approvals for {}", setup.service.project_id());
         return Ok(());
     }
     for approval in approvals {
-        println!(
+        outln!(
             "{}  {:<20} {:<40} {}",
             approval.id,
             approval.action,
@@ -388,7 +388,7 @@ pub(crate) fn approvals_remove(project: &Project, id: &str) -> Result<(), Failur
         .remove(setup.service.project_id(), id)
         .map_err(Failure::runtime)?
     {
-        println!("removed {id}");
+        outln!("removed {id}");
         Ok(())
     } else {
         Err(Failure::usage(format!(
@@ -402,7 +402,7 @@ pub(crate) fn approvals_clear(project: &Project) -> Result<(), Failure> {
     let removed = store(&setup)?
         .clear(setup.service.project_id())
         .map_err(Failure::runtime)?;
-    println!("removed {removed} approval(s) of {}", setup.service.project_id());
+    outln!("removed {removed} approval(s) of {}", setup.service.project_id());
     Ok(())
 }
 

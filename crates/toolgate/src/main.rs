@@ -3,6 +3,16 @@
 //! Every command reports errors in one line on stderr and exits non-zero: 1 when a tool
 //! failed, 2 for usage or configuration errors, 3 when a permission was declined.
 
+/// Prints one line to standard output, like `println!`, but a closed pipe
+/// (`toolgate check … --json | head -1`) ends the command quietly with success, as a Unix
+/// filter does, where `println!` would panic. Other write errors are runtime failures.
+/// Expands to a `?`, so it is used in functions returning `Result<_, Failure>`.
+macro_rules! outln {
+    ($($arg:tt)*) => {
+        $crate::write_stdout_line(format_args!($($arg)*))?
+    };
+}
+
 mod app;
 mod check;
 mod config;
@@ -231,6 +241,21 @@ impl Failure {
             code: 1,
             message: message.to_string(),
         }
+    }
+}
+
+/// Writes one line to standard output; see `outln!`.
+pub(crate) fn write_stdout_line(args: std::fmt::Arguments<'_>) -> Result<(), Failure> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_fmt(args).and_then(|()| out.write_all(b"\n")) {
+        Ok(()) => Ok(()),
+        // The reader is gone: nothing more can be shown, and that is not an error of ours.
+        Err(error) if error.kind() == std::io::ErrorKind::BrokenPipe => Err(Failure {
+            code: 0,
+            message: String::new(),
+        }),
+        Err(error) => Err(Failure::runtime(format!("cannot write to standard output: {error}"))),
     }
 }
 

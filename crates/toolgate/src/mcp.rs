@@ -59,11 +59,11 @@ pub(crate) fn list(project: &Project, json: bool) -> Result<(), Failure> {
         reports
     });
     if json {
-        println!("{}", serde_json::to_string_pretty(&reports).map_err(Failure::runtime)?);
+        outln!("{}", serde_json::to_string_pretty(&reports).map_err(Failure::runtime)?);
         return Ok(());
     }
     if reports.is_empty() {
-        println!("no MCP servers configured (add them under `mcp` in toolgate.json or opencode.json)");
+        outln!("no MCP servers configured (add them under `mcp` in toolgate.json or opencode.json)");
     }
     for server in &reports {
         let state = serde_json::to_value(server.state)
@@ -71,20 +71,20 @@ pub(crate) fn list(project: &Project, json: bool) -> Result<(), Failure> {
             .and_then(|v| v.as_str().map(str::to_string))
             .unwrap_or_default();
         let about = server.server.as_deref().map(|s| format!(" — {s}")).unwrap_or_default();
-        println!("{} ({}, {state}){about}", server.name, server.transport);
+        outln!("{} ({}, {state}){about}", server.name, server.transport);
         for tool in &server.tools {
             let hints = if tool.hints.is_empty() {
                 String::new()
             } else {
                 format!(" [{}]", tool.hints.join(", "))
             };
-            println!("  {:<32} {}{hints}", tool.name, tool.tool);
+            outln!("  {:<32} {}{hints}", tool.name, tool.tool);
         }
         for error in &server.errors {
-            println!("  error: {error}");
+            outln!("  error: {error}");
         }
         if let (Some(log), false) = (&server.log, server.errors.is_empty()) {
-            println!("  log: {}", log.display());
+            outln!("  log: {}", log.display());
         }
     }
     Ok(())

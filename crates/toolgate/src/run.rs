@@ -37,11 +37,11 @@ pub(crate) fn tools(project: &Project, json: bool) -> Result<(), Failure> {
             .iter()
             .map(|d| json!({"name": d.name, "description": d.description, "inputSchema": d.input_schema}))
             .collect();
-        println!("{}", serde_json::to_string_pretty(&list).map_err(Failure::runtime)?);
+        outln!("{}", serde_json::to_string_pretty(&list).map_err(Failure::runtime)?);
         return Ok(());
     }
     if catalog.definitions().is_empty() {
-        println!("agent {} is offered no tools", setup.agent);
+        outln!("agent {} is offered no tools", setup.agent);
     }
     for definition in catalog.definitions() {
         let first = definition
@@ -55,7 +55,7 @@ pub(crate) fn tools(project: &Project, json: bool) -> Result<(), Failure> {
         } else {
             first.to_string()
         };
-        println!("{:<14} {summary}", definition.name);
+        outln!("{:<14} {summary}", definition.name);
     }
     Ok(())
 }
@@ -162,7 +162,7 @@ pub(crate) fn call(project: &Project, args: CallArgs<'_>) -> Result<(), Failure>
             if args.json {
                 let result = ModelResult::Error(failure.to_string()).to_json();
                 let value = json!({"result": result, "output": null, "outputPaths": []});
-                println!("{}", serde_json::to_string_pretty(&value).map_err(Failure::runtime)?);
+                outln!("{}", serde_json::to_string_pretty(&value).map_err(Failure::runtime)?);
             }
             return Err(Failure::runtime(failure));
         }
@@ -173,7 +173,7 @@ pub(crate) fn call(project: &Project, args: CallArgs<'_>) -> Result<(), Failure>
             "output": settled.output,
             "outputPaths": settled.output_paths,
         });
-        println!("{}", serde_json::to_string_pretty(&value).map_err(Failure::runtime)?);
+        outln!("{}", serde_json::to_string_pretty(&value).map_err(Failure::runtime)?);
     }
     match &settled.result {
         ModelResult::Error(message) => {
@@ -475,11 +475,11 @@ pub(crate) fn audit_tail(project: &Project, count: usize, json: bool) -> Result<
     };
     let entries = audit.tail(count);
     if entries.is_empty() {
-        println!("no audit entries in {}", audit.path().display());
+        outln!("no audit entries in {}", audit.path().display());
     }
     for entry in entries {
         if json {
-            println!("{entry}");
+            outln!("{entry}");
             continue;
         }
         let text = |key: &str| entry.get(key).and_then(Value::as_str).unwrap_or("-").to_string();
@@ -523,7 +523,7 @@ pub(crate) fn audit_tail(project: &Project, count: usize, json: bool) -> Result<
                 text("tool")
             )
         };
-        println!("{} {} {} {what}", text("time"), text("session"), text("agent"));
+        outln!("{} {} {} {what}", text("time"), text("session"), text("agent"));
     }
     Ok(())
 }
