@@ -4,8 +4,15 @@
 //! `target/criterion/<id>/new/estimates.json`); whole-process figures come from release
 //! examples that print `figure <key> <value>` lines. Add a figure by adding a row to
 //! [`FIGURES`].
+//!
+//! Every run, filtered or not, rewrites the rows it measured in BENCHMARKS.md and keeps the
+//! others as they were, so the table is always the latest measurement of each figure. Each
+//! measured row also shows the value it replaced and the change; a figure more than
+//! [`REGRESSION`] worse than before is listed at the end of the run (no figure may regress
+//! by more than 10 % without someone saying why). Hand-written sections of BENCHMARKS.md
+//! (any `## ` section the generator does not write) are kept.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::process::Command;
 
@@ -722,20 +729,138 @@ pub(crate) fn run(filter: Option<&str>) -> Result<()> {
         };
         measured.push(Measured { figure, value });
     }
-    let table = table(&measured);
-    println!("\n{table}");
-    if filter.is_none() {
-        std::fs::write(crate::root().join("BENCHMARKS.md"), document(&table))
-            .context("could not write BENCHMARKS.md")?;
-        println!("BENCHMARKS.md rewritten");
-    } else {
-        println!("(filtered run: BENCHMARKS.md left as it was)");
+    let path = crate::root().join("BENCHMARKS.md");
+    // A missing file is a first run; an unreadable one must not be silently replaced.
+    let before = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(error) => return Err(error).with_context(|| format!("could not read {}", path.display())),
+    };
+    let previous = previous_rows(&before);
+    let rows = rows(&measured, &previous);
+    let table = table(&rows, &previous);
+    println!("\n{}", table_of(&rows));
+    std::fs::write(&path, document(&table, &kept_sections(&before))).context("could not write BENCHMARKS.md")?;
+    println!(
+        "BENCHMARKS.md: {} row(s) rewritten, the others kept as they were",
+        measured.len()
+    );
+    let regressed: Vec<String> = rows
+        .iter()
+        .filter_map(|row| {
+            row.change
+                .filter(|change| *change > REGRESSION)
+                .map(|change| format!("{} ({:+.0} % worse)", row.measured.figure.name, change * 100.0))
+        })
+        .collect();
+    if !regressed.is_empty() {
+        println!(
+            "figures more than {:.0} % worse than the previous measurement:\n  {}",
+            REGRESSION * 100.0,
+            regressed.join("\n  ")
+        );
     }
     let failing: Vec<&str> = measured.iter().filter(|m| !m.passes()).map(|m| m.figure.name).collect();
     if !failing.is_empty() {
         bail!("figures missing their target: {}", failing.join("; "));
     }
     Ok(())
+}
+
+/// How much worse than its previous measurement a figure may get before the run lists it.
+const REGRESSION: f64 = 0.10;
+
+/// One measured figure with what BENCHMARKS.md said before.
+struct Row<'a> {
+    measured: &'a Measured<'a>,
+    /// The value the table held for this figure, if any.
+    before: Option<f64>,
+    /// Relative change, positive when worse (slower, larger, or fewer per second).
+    change: Option<f64>,
+}
+
+fn rows<'a>(measured: &'a [Measured<'a>], previous: &BTreeMap<String, PreviousRow>) -> Vec<Row<'a>> {
+    measured
+        .iter()
+        .map(|m| {
+            let before = previous.get(m.figure.name).and_then(|row| row.value);
+            let change = before.filter(|b| *b > 0.0).map(|b| {
+                let relative = (m.value - b) / b;
+                match m.figure.target {
+                    Target::AtLeast(_) => -relative,
+                    Target::AtMost(_) => relative,
+                }
+            });
+            Row {
+                measured: m,
+                before,
+                change,
+            }
+        })
+        .collect()
+}
+
+/// A row of the table as BENCHMARKS.md has it.
+struct PreviousRow {
+    /// The whole line, kept verbatim when the figure is not measured this run.
+    line: String,
+    /// The measured value, when the cell starts with a number.
+    value: Option<f64>,
+}
+
+/// The table rows of an existing BENCHMARKS.md, by figure name. Only the generated table
+/// (the first one) counts; tables in hand-written sections are not figures of record.
+fn previous_rows(text: &str) -> BTreeMap<String, PreviousRow> {
+    let mut rows = BTreeMap::new();
+    let mut in_table = false;
+    for line in text.lines() {
+        if line.starts_with("| issue | figure |") {
+            if in_table || !rows.is_empty() {
+                break;
+            }
+            in_table = true;
+            continue;
+        }
+        if !in_table {
+            continue;
+        }
+        if !line.starts_with('|') {
+            break;
+        }
+        let cells: Vec<&str> = line.trim_matches('|').split(" | ").map(str::trim).collect();
+        if cells.len() < 5 || !cells[0].starts_with('#') {
+            continue;
+        }
+        let value = cells[2]
+            .split_whitespace()
+            .next()
+            .and_then(|number| number.replace(',', "").parse().ok());
+        rows.insert(
+            cells[1].to_string(),
+            PreviousRow {
+                line: line.to_string(),
+                value,
+            },
+        );
+    }
+    rows
+}
+
+/// The `## ` sections of an existing BENCHMARKS.md that the generator does not write.
+fn kept_sections(text: &str) -> String {
+    let mut kept = String::new();
+    let mut keeping = false;
+    for line in text.lines() {
+        if let Some(heading) = line.strip_prefix("## ") {
+            keeping = heading != "How each figure is measured";
+        }
+        // The closing line is generated; a hand-written section must not repeat it.
+        if keeping && !line.starts_with("Reproduce: `cargo xtask bench`") {
+            kept.push_str(line);
+            kept.push('\n');
+        }
+    }
+    kept.trim_end().to_string()
 }
 
 fn median_ns(id: &str) -> Result<f64> {
@@ -780,23 +905,61 @@ fn example_figure(output: &str, key: &str) -> Option<f64> {
     })
 }
 
-fn table(measured: &[Measured<'_>]) -> String {
-    let mut out = String::from("| issue | figure | measured | target | verdict |\n|---|---|---|---|---|\n");
-    for m in measured {
-        let verdict = match m.figure.target {
-            Target::AtMost(limit) if limit.is_infinite() => "reference",
-            _ if m.passes() => "met",
-            _ => "MISSED",
-        };
-        let _ = writeln!(
-            out,
-            "| #{} | {} | {:.3} {} | {} | {verdict} |",
-            m.figure.issue,
-            m.figure.name,
-            m.value,
-            m.figure.unit,
-            m.target_text()
-        );
+const TABLE_HEAD: &str = "| issue | figure | measured | target | verdict | before |\n|---|---|---|---|---|---|\n";
+
+fn row_line(row: &Row<'_>) -> String {
+    let m = row.measured;
+    let verdict = match m.figure.target {
+        Target::AtMost(limit) if limit.is_infinite() => "reference",
+        _ if m.passes() => "met",
+        _ => "MISSED",
+    };
+    let before = match (row.before, row.change) {
+        (Some(before), Some(change)) => format!(
+            "{before:.3} ({:+.0} %{})",
+            change * 100.0,
+            if change > REGRESSION { ", worse" } else { "" }
+        ),
+        (Some(before), None) => format!("{before:.3}"),
+        _ => "—".to_string(),
+    };
+    format!(
+        "| #{} | {} | {:.3} {} | {} | {verdict} | {before} |",
+        m.figure.issue,
+        m.figure.name,
+        m.value,
+        m.figure.unit,
+        m.target_text()
+    )
+}
+
+/// The rows measured this run, as printed on the terminal.
+fn table_of(rows: &[Row<'_>]) -> String {
+    let mut out = String::from(TABLE_HEAD);
+    for row in rows {
+        let _ = writeln!(out, "{}", row_line(row));
+    }
+    out
+}
+
+/// The whole table: this run's rows where measured, the file's rows for the others, in
+/// the order of [`FIGURES`] (by issue).
+fn table(rows: &[Row<'_>], previous: &BTreeMap<String, PreviousRow>) -> String {
+    let mut figures: Vec<&Figure> = FIGURES.iter().collect();
+    figures.sort_by_key(|figure| figure.issue);
+    let mut out = String::from(TABLE_HEAD);
+    for figure in figures {
+        if let Some(row) = rows.iter().find(|row| std::ptr::eq(row.measured.figure, figure)) {
+            let _ = writeln!(out, "{}", row_line(row));
+        } else if let Some(old) = previous.get(figure.name) {
+            // Rows of the older five-column layout get an empty "before" cell.
+            let line = if old.line.matches(" | ").count() < 5 {
+                format!("{} — |", old.line.trim_end())
+            } else {
+                old.line.clone()
+            };
+            let _ = writeln!(out, "{line}");
+        }
     }
     out
 }
@@ -821,20 +984,95 @@ fn machine() -> String {
     format!("{cpu}, {cores} cores, {rustc}")
 }
 
-fn document(table: &str) -> String {
+fn document(table: &str, kept: &str) -> String {
     let mut out = String::from(
         "# Benchmarks\n\nMeasured figures, one row per figure an issue asks for. This file is written by \
-         `cargo xtask bench` (run it with no filter to regenerate every row); do not edit the table by hand.\n\n",
+         `cargo xtask bench [FILTER]`: a run rewrites the rows it measured and keeps the others, and \
+         `before` is the value a row replaced (positive change = worse). Do not edit the table by hand.\n\n",
     );
-    let _ = writeln!(out, "Machine: {}.\n", machine());
+    let _ = writeln!(out, "Machine of the last run: {}.\n", machine());
     out.push_str(table);
     out.push_str("\n## How each figure is measured\n\n");
     for figure in FIGURES {
         let _ = writeln!(out, "- **{}** (#{}): {}.", figure.name, figure.issue, figure.how);
+    }
+    if !kept.is_empty() {
+        out.push('\n');
+        out.push_str(kept);
+        out.push('\n');
     }
     out.push_str(
         "\nReproduce: `cargo xtask bench` (all), or `cargo xtask bench settle` for one bench. Criterion's \
          raw estimates are kept under `target/criterion/`.\n",
     );
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FILE: &str = "# Benchmarks\n\nintro\n\n| issue | figure | measured | target | verdict |\n|---|---|---|---|---|\n\
+| #2 | settle of a no-op tool through registry + output bound (median) | 0.393 µs | ≤ 5 µs | met |\n\
+| #8 | HTTP: 50 concurrent clients calling a near no-op tool (`read` of a one-line file) for 10 s, calls per second | 15,716.000 calls/s | ≥ 5000 calls/s | met |\n\
+\n## How each figure is measured\n\n- generated\n\n## Notes by hand\n\n| issue | figure | measured | target | verdict |\n|---|---|---|---|---|\n\
+| #2 | settle of a no-op tool through registry + output bound (median) | 9 µs | x | y |\n\nReproduce: `cargo xtask bench` (all)\n";
+
+    #[test]
+    fn previous_rows_come_from_the_generated_table_only() {
+        let rows = previous_rows(FILE);
+        assert_eq!(rows.len(), 2);
+        let settle = &rows["settle of a no-op tool through registry + output bound (median)"];
+        assert_eq!(settle.value, Some(0.393));
+        let http = rows
+            .values()
+            .find(|row| row.line.contains("HTTP"))
+            .and_then(|row| row.value);
+        assert_eq!(http, Some(15716.0));
+    }
+
+    #[test]
+    fn hand_written_sections_are_kept_without_the_generated_closing_line() {
+        let kept = kept_sections(FILE);
+        assert!(kept.starts_with("## Notes by hand"), "{kept}");
+        assert!(!kept.contains("Reproduce:"), "{kept}");
+        assert!(!kept.contains("- generated"), "{kept}");
+    }
+
+    #[test]
+    fn a_filtered_run_rewrites_its_rows_and_keeps_the_others() {
+        let previous = previous_rows(FILE);
+        let settle = FIGURES
+            .iter()
+            .find(|f| f.name.starts_with("settle of a no-op tool"))
+            .expect("settle row");
+        let measured = [Measured {
+            figure: settle,
+            value: 0.5,
+        }];
+        let rows = rows(&measured, &previous);
+        // 0.393 -> 0.5 is 27 % slower: worse, and flagged.
+        let change = rows[0].change.expect("a change");
+        assert!((change - 0.2723).abs() < 0.001, "{change}");
+        let table = table(&rows, &previous);
+        assert!(
+            table.contains("| 0.500 µs | ≤ 5 µs | met | 0.393 (+27 %, worse) |"),
+            "{table}"
+        );
+        assert!(
+            table.contains("| 15,716.000 calls/s | ≥ 5000 calls/s | met | — |"),
+            "{table}"
+        );
+        // Throughput: fewer calls per second is worse.
+        let http = FIGURES
+            .iter()
+            .find(|f| f.name.starts_with("HTTP: 50 concurrent"))
+            .expect("http row");
+        let measured = [Measured {
+            figure: http,
+            value: 17000.0,
+        }];
+        let rows = super::rows(&measured, &previous);
+        assert!(rows[0].change.is_some_and(|change| change < 0.0));
+    }
 }
