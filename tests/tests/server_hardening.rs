@@ -404,3 +404,111 @@ async fn approvals_of_another_project_are_untouched() {
     assert_eq!(code, 2, "{stderr}");
     assert_eq!(store.list("/some/other/project").unwrap().len(), 1, "it was deleted");
 }
+
+/// What a command run by the model would do to find the server's token: its own
+/// environment, every process's environment and command line, every file and pipe the
+/// server holds open (through `/proc/<pid>/fd`), and every file of the data and config
+/// directories. All it can read goes to `loot.bin` in the project.
+fn token_hunt_script(data: &std::path::Path, config: &std::path::Path) -> String {
+    format!(
+        r#"python3 - <<'EOF'
+import os
+loot = [("env %r\n" % sorted(os.environ.items())).encode()]
+def take(label, path):
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        try:
+            loot.append(("== %s\n" % label).encode() + os.read(fd, 1 << 22))
+        finally:
+            os.close(fd)
+        return True
+    except Exception as error:
+        loot.append(("!! %s: %s\n" % (label, error)).encode())
+        return False
+for pid in sorted(p for p in os.listdir("/proc") if p.isdigit()):
+    take("cmdline " + pid, "/proc/%s/cmdline" % pid)
+    take("environ " + pid, "/proc/%s/environ" % pid)
+# The server is an ancestor of this command: the one whose command line says serve.
+servers = []
+pid = str(os.getppid())
+while pid not in ("0", "1"):
+    try:
+        words = open("/proc/%s/cmdline" % pid, "rb").read().split(b"\0")
+        if b"serve" in words:
+            servers.append(pid)
+        pid = open("/proc/%s/stat" % pid).read().rsplit(")", 1)[1].split()[1]
+    except Exception:
+        break
+for pid in servers:
+    try:
+        fds = os.listdir("/proc/%s/fd" % pid)
+    except Exception as error:
+        loot.append(("!! fds %s: %s\n" % (pid, error)).encode())
+        fds = []
+    for fd in fds:
+        take("fd %s/%s" % (pid, fd), "/proc/%s/fd/%s" % (pid, fd))
+for root in ({data:?}, {config:?}):
+    for directory, _, files in os.walk(root):
+        for name in files:
+            take(os.path.join(directory, name), os.path.join(directory, name))
+open("loot.bin", "wb").write(b"".join(loot))
+print("servers:", servers, "read:", sum(1 for part in loot if part.startswith(b"==")))
+EOF"#
+    )
+}
+
+#[tokio::test]
+async fn a_bash_call_finds_the_token_nowhere_it_can_look() {
+    let sandbox = Sandbox::new();
+    sandbox.write(
+        "project/toolgate.json",
+        r#"{"permission": {"bash": "allow", "read": "allow", "external_directory": "allow"}}"#,
+    );
+    // A token of this test alone: other tests' servers run with the shared one.
+    let token = format!("hunt-{}-{:?}-0123456789abcdef", std::process::id(), Instant::now());
+    let token: String = token.chars().filter(char::is_ascii_alphanumeric).collect();
+    let mut command = sandbox.command(&["serve", "--listen", "127.0.0.1:0"]);
+    command
+        .env("TOOLGATE_SERVER_TOKEN", &token)
+        .stdout(std::process::Stdio::piped());
+    let served = Served::start(command);
+    // Something in the data directory first: a refused guess and a call in the audit log.
+    let client = reqwest_client();
+    let refused = client
+        .get(format!("{}/tool", served.base))
+        .bearer_auth("a-wrong-token-of-enough-characters-000")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refused.status().as_u16(), 401);
+    let script = token_hunt_script(&sandbox.data_dir(), &sandbox.config_dir());
+    let response = client
+        .post(format!("{}/session/s/call", served.base))
+        .bearer_auth(&token)
+        .body(json!({"tool": "bash", "input": {"command": script}}).to_string())
+        .timeout(Duration::from_secs(60))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 200);
+    let settled: Value = serde_json::from_slice(&response.bytes().await.unwrap()).unwrap();
+    let text = settled["result"]["value"].as_str().unwrap_or_default().to_string();
+    let server = served.child.id().to_string();
+    assert!(
+        text.contains(&format!("'{server}'")),
+        "precondition: the command found the server process {server}: {settled}"
+    );
+    let loot = std::fs::read(sandbox.project().join("loot.bin")).unwrap();
+    let loot = String::from_utf8_lossy(&loot);
+    // Preconditions: it did read the server's command line and the data directory.
+    assert!(loot.contains(&format!("== cmdline {server}\n")), "{text}");
+    assert!(
+        loot.contains("audit.jsonl"),
+        "the data directory was not searched: {text}"
+    );
+    if let Some(at) = loot.find(&token) {
+        let section = loot[..at].rfind("== ").unwrap_or(0);
+        let label = loot[section..].lines().next().unwrap_or_default();
+        panic!("the command found the token in {label:?}: {text}");
+    }
+}

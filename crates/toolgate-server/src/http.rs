@@ -217,7 +217,7 @@ impl HostRule {
         let named = host.to_str().ok().and_then(|text| authority(text, 80));
         if !named.as_ref().is_some_and(|named| self.allows(named)) {
             return Err(format!(
-                "Host {} is not this server: toolgate serve answers only localhost, 127.0.0.1, [::1] or its                  listen address with its port (others with --allow-host); this protects against DNS rebinding",
+                "Host {} is not this server: toolgate serve answers only localhost, 127.0.0.1, [::1] or its listen address with its port (others with --allow-host); this protects against DNS rebinding",
                 shown(host.as_bytes())
             ));
         }

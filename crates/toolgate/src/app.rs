@@ -169,3 +169,47 @@ pub(crate) fn server_runtime() -> Result<tokio::runtime::Runtime, Failure> {
 pub(crate) fn hide_environment() {
     let _ = rustix::process::set_dumpable_behavior(rustix::process::DumpableBehavior::NotDumpable);
 }
+
+/// Blanks the value of `name` in this process's original environment block, the memory
+/// `/proc/<pid>/environ` shows. Non-dumpable keeps other users out of that file, but not
+/// root (CI runners, containers), and a command that toolgate runs as root could read the
+/// server token there. Read the value before: afterwards the variable is empty. Returns
+/// whether a value was blanked; where `/proc/self/mem` cannot be written the block stays
+/// as it was (and the error says why).
+pub(crate) fn blank_in_environment_block(name: &str) -> std::io::Result<bool> {
+    use std::io::{Read, Seek, SeekFrom, Write};
+    let stat = std::fs::read_to_string("/proc/self/stat")?;
+    // Fields after the command name (which may hold spaces): field 3 is the first;
+    // env_start and env_end are fields 50 and 51 (proc(5)).
+    let fields: Vec<&str> = stat
+        .rsplit_once(')')
+        .map(|(_, rest)| rest.split_whitespace().collect())
+        .unwrap_or_default();
+    let field = |n: usize| fields.get(n - 3).and_then(|f| f.parse::<u64>().ok());
+    let (Some(start), Some(end)) = (field(50), field(51)) else {
+        return Err(std::io::Error::other("/proc/self/stat has no environment bounds"));
+    };
+    if end <= start || end - start > 16 << 20 {
+        return Err(std::io::Error::other("implausible environment bounds"));
+    }
+    let mut memory = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/proc/self/mem")?;
+    memory.seek(SeekFrom::Start(start))?;
+    let mut block = vec![0u8; (end - start) as usize];
+    memory.read_exact(&mut block)?;
+    let prefix = format!("{name}=");
+    let mut blanked = false;
+    let mut offset = 0;
+    for entry in block.split(|b| *b == 0) {
+        if entry.starts_with(prefix.as_bytes()) && entry.len() > prefix.len() {
+            let value_at = start + (offset + prefix.len()) as u64;
+            memory.seek(SeekFrom::Start(value_at))?;
+            memory.write_all(&vec![0u8; entry.len() - prefix.len()])?;
+            blanked = true;
+        }
+        offset += entry.len() + 1;
+    }
+    Ok(blanked)
+}

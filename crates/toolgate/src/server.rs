@@ -43,6 +43,10 @@ pub(crate) fn serve(
         ..Default::default()
     };
     crate::app::hide_environment();
+    // Root reads /proc/<pid>/environ of a non-dumpable process too: blank the token there.
+    if let Err(error) = crate::app::blank_in_environment_block("TOOLGATE_SERVER_TOKEN") {
+        eprintln!("toolgate: warning: could not hide $TOOLGATE_SERVER_TOKEN from /proc ({error})");
+    }
     let (parts, gateway) = server_parts(project, AskMode::Interactive, true, sandbox)?;
     let runtime = server_runtime()?;
     runtime.block_on(async {
