@@ -406,25 +406,52 @@ async fn approvals_of_another_project_are_untouched() {
 }
 
 /// What a command run by the model would do to find the server's token: its own
-/// environment, every process's environment and command line, every file and pipe the
+/// environment, every process's environment and command line, every regular file the
 /// server holds open (through `/proc/<pid>/fd`), and every file of the data and config
-/// directories. All it can read goes to `loot.bin` in the project.
+/// directories. All it reads goes to `loot.bin` in the project, as it goes. The model
+/// would write it with the write tool: `python3 -` with the script as input is an opaque
+/// command that always asks.
+///
+/// Only regular files are opened, each read has 2 s and the whole hunt 40 s: another
+/// process's pipes, sockets and devices (the server's stdout, the test runner's capture
+/// pipe) are not the token's hiding place, and reading them can wait on their writers.
 fn token_hunt_script(data: &std::path::Path, config: &std::path::Path) -> String {
     format!(
-        r#"python3 - <<'EOF'
-import os
-loot = [("env %r\n" % sorted(os.environ.items())).encode()]
+        r#"import os, signal, stat
+def slow(*_):
+    raise TimeoutError("no answer within 2 s")
+signal.signal(signal.SIGALRM, slow)
+loot = open("loot.bin", "wb")
+def put(data):
+    loot.write(data)
+    loot.flush()
+put(("env %r\n" % sorted(os.environ.items())).encode())
+read = 0
 def take(label, path):
+    global read
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        signal.alarm(2)
         try:
-            loot.append(("== %s\n" % label).encode() + os.read(fd, 1 << 22))
+            mode = os.stat(path).st_mode
+            if not stat.S_ISREG(mode):
+                put(("-- %s: not a regular file (%o)\n" % (label, mode)).encode())
+                return
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY)
+            try:
+                chunks = []
+                while sum(map(len, chunks)) < 1 << 22:
+                    chunk = os.read(fd, 1 << 16)
+                    if not chunk:
+                        break
+                    chunks.append(chunk)
+            finally:
+                os.close(fd)
         finally:
-            os.close(fd)
-        return True
+            signal.alarm(0)
+        put(("== %s\n" % label).encode() + b"".join(chunks) + b"\n")
+        read += 1
     except Exception as error:
-        loot.append(("!! %s: %s\n" % (label, error)).encode())
-        return False
+        put(("!! %s: %s\n" % (label, error)).encode())
 for pid in sorted(p for p in os.listdir("/proc") if p.isdigit()):
     take("cmdline " + pid, "/proc/%s/cmdline" % pid)
     take("environ " + pid, "/proc/%s/environ" % pid)
@@ -443,7 +470,7 @@ for pid in servers:
     try:
         fds = os.listdir("/proc/%s/fd" % pid)
     except Exception as error:
-        loot.append(("!! fds %s: %s\n" % (pid, error)).encode())
+        put(("!! fds %s: %s\n" % (pid, error)).encode())
         fds = []
     for fd in fds:
         take("fd %s/%s" % (pid, fd), "/proc/%s/fd/%s" % (pid, fd))
@@ -451,9 +478,9 @@ for root in ({data:?}, {config:?}):
     for directory, _, files in os.walk(root):
         for name in files:
             take(os.path.join(directory, name), os.path.join(directory, name))
-open("loot.bin", "wb").write(b"".join(loot))
-print("servers:", servers, "read:", sum(1 for part in loot if part.startswith(b"==")))
-EOF"#
+loot.close()
+print("servers:", servers, "read:", read)
+"#
     )
 }
 
@@ -481,15 +508,37 @@ async fn a_bash_call_finds_the_token_nowhere_it_can_look() {
         .await
         .unwrap();
     assert_eq!(refused.status().as_u16(), 401);
-    let script = token_hunt_script(&sandbox.data_dir(), &sandbox.config_dir());
-    let response = client
+    sandbox.write(
+        "project/hunt.py",
+        &token_hunt_script(&sandbox.data_dir(), &sandbox.config_dir()),
+    );
+    let script = "timeout -k 2 40 python3 hunt.py";
+    let call = client
         .post(format!("{}/session/s/call", served.base))
         .bearer_auth(&token)
         .body(json!({"tool": "bash", "input": {"command": script}}).to_string())
-        .timeout(Duration::from_secs(60))
-        .send()
-        .await
-        .unwrap();
+        .timeout(Duration::from_secs(90))
+        .send();
+    let mut call = std::pin::pin!(call);
+    // The rules allow the call: should it ask anyway, say what it asked instead of
+    // waiting for the HTTP timeout.
+    let response = loop {
+        tokio::select! {
+            response = &mut call => break response.unwrap(),
+            () = tokio::time::sleep(Duration::from_secs(1)) => {
+                let pending: Value = client
+                    .get(format!("{}/permission", served.base))
+                    .bearer_auth(&token)
+                    .send()
+                    .await
+                    .unwrap()
+                    .json()
+                    .await
+                    .unwrap();
+                assert_eq!(pending, json!([]), "the call asked instead of running");
+            }
+        }
+    };
     assert_eq!(response.status().as_u16(), 200);
     let settled: Value = serde_json::from_slice(&response.bytes().await.unwrap()).unwrap();
     let text = settled["result"]["value"].as_str().unwrap_or_default().to_string();
@@ -511,4 +560,51 @@ async fn a_bash_call_finds_the_token_nowhere_it_can_look() {
         let label = loot[section..].lines().next().unwrap_or_default();
         panic!("the command found the token in {label:?}: {text}");
     }
+}
+
+#[test]
+fn a_token_from_the_environment_is_used_but_never_printed() {
+    let sandbox = Sandbox::new();
+    let mut command = sandbox.command(&["serve", "--listen", "127.0.0.1:0"]);
+    command
+        .env("TOOLGATE_SERVER_TOKEN", TOKEN)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = command.spawn().unwrap();
+    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(child.stdout.take().unwrap()));
+    let mut printed = Vec::new();
+    // The address, the token line and the MCP line.
+    for _ in 0..3 {
+        printed.push(lines.next().unwrap().unwrap());
+    }
+    let address = printed[0]
+        .strip_prefix("toolgate: listening on http://")
+        .unwrap()
+        .to_string();
+    // Precondition: the server runs with that token (and only with it).
+    let get = |authorization: &str| {
+        use std::io::{Read, Write};
+        let mut stream = std::net::TcpStream::connect(&address).unwrap();
+        write!(
+            stream,
+            "GET /tool HTTP/1.1\r\nHost: {address}\r\nAuthorization: Bearer {authorization}\r\nConnection: close\r\n\r\n"
+        )
+        .unwrap();
+        let mut answer = String::new();
+        stream.read_to_string(&mut answer).unwrap();
+        answer.split_whitespace().nth(1).unwrap_or_default().to_string()
+    };
+    assert_eq!(get(TOKEN), "200", "{printed:?}");
+    assert_eq!(get("0123456789abcdef0123456789abcdef-other"), "401");
+    let _ = child.kill();
+    let _ = child.wait();
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    for line in printed
+        .iter()
+        .chain(stderr.lines().map(str::to_string).collect::<Vec<_>>().iter())
+    {
+        assert!(!line.contains(TOKEN), "printed: {line:?}");
+    }
+    assert_eq!(printed[1], "toolgate: token from $TOOLGATE_SERVER_TOKEN (not shown)");
 }

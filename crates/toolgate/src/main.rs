@@ -129,8 +129,8 @@ echo '{\"command\": \"cargo test\"}' | toolgate call bash - --auto\n  toolgate c
     },
     /// Serve the HTTP API, its server-sent events (see GET /doc) and MCP at /mcp.
     #[command(
-        after_help = "Prints the address and a bearer token (or uses $TOOLGATE_SERVER_TOKEN, which must have at \
-least 32 visible characters); every request needs `Authorization: Bearer <token>` and a Host naming this server \
+        after_help = "Prints the address and a fresh bearer token (or uses $TOOLGATE_SERVER_TOKEN, which must have \
+at least 32 visible characters and is not printed); every request needs `Authorization: Bearer <token>` and a Host naming this server \
 (localhost, 127.0.0.1, [::1] or the listen address, with its port; others with --allow-host). MCP clients use the \
 streamable HTTP transport at /mcp with the same token.\n\nExamples:\n  toolgate serve\n  \
 toolgate serve --listen 127.0.0.1:8080 --dir ~/src/app\n  \

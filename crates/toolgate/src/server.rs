@@ -7,18 +7,29 @@ use toolgate_permission::AskMode;
 use crate::app::{server_parts, server_runtime};
 use crate::{Failure, Project};
 
+/// Where the server's token came from.
+enum Token {
+    /// Made at start: printed once, since nobody else knows it.
+    Random(String),
+    /// `$TOOLGATE_SERVER_TOKEN`: whoever set it knows it; printing it again would only put
+    /// it in logs and terminal scrollback.
+    FromEnvironment(String),
+}
+
 /// The token of `$TOOLGATE_SERVER_TOKEN`, checked, or a fresh random one. A set but
 /// unusable token (blank, short, with spaces) is a usage error: a server must not run
 /// with a guessable token because of a typo.
-fn token() -> Result<String, Failure> {
+fn token() -> Result<Token, Failure> {
     match std::env::var_os("TOOLGATE_SERVER_TOKEN") {
-        None => toolgate_server::http::random_token().map_err(Failure::runtime),
+        None => toolgate_server::http::random_token()
+            .map(Token::Random)
+            .map_err(Failure::runtime),
         Some(value) => {
             let token = value
                 .into_string()
                 .map_err(|_| Failure::usage("TOOLGATE_SERVER_TOKEN is not valid UTF-8"))?;
             toolgate_server::http::check_token(&token).map_err(Failure::usage)?;
-            Ok(token)
+            Ok(Token::FromEnvironment(token))
         }
     }
 }
@@ -64,10 +75,21 @@ pub(crate) fn serve(
             use std::io::Write;
             let mut out = std::io::stdout().lock();
             let _ = writeln!(out, "toolgate: listening on http://{bound}");
-            let _ = writeln!(out, "toolgate: token {token}");
+            match &token {
+                Token::Random(token) => {
+                    let _ = writeln!(out, "toolgate: token {token}");
+                }
+                // Spaces cannot be in a token: a reader of this line cannot take it for one.
+                Token::FromEnvironment(_) => {
+                    let _ = writeln!(out, "toolgate: token from $TOOLGATE_SERVER_TOKEN (not shown)");
+                }
+            }
             let _ = writeln!(out, "toolgate: MCP (streamable HTTP) at http://{bound}/mcp");
             let _ = out.flush();
         }
+        let token = match token {
+            Token::Random(token) | Token::FromEnvironment(token) => token,
+        };
         let options = toolgate_server::http::Options { token, hosts, limits };
         let served = toolgate_server::http::serve(parts, listener, options)
             .await
