@@ -45,13 +45,7 @@ fn fetch(c: &mut Criterion) {
         tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
         address
     });
-    let tool = webfetch_tool(
-        FetchConfig {
-            allow_private_network: true,
-            ..FetchConfig::default()
-        },
-        Arc::new(AllowAll),
-    );
+    let tool = webfetch_tool(FetchConfig::default().allow_private_network(true), Arc::new(AllowAll));
     let input = serde_json::json!({"url": format!("http://{address}/page")});
     let mut group = c.benchmark_group("net");
     group.sample_size(30);

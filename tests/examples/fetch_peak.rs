@@ -35,13 +35,7 @@ fn main() {
         tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
         address
     });
-    let tool = webfetch_tool(
-        FetchConfig {
-            allow_private_network: true,
-            ..FetchConfig::default()
-        },
-        Arc::new(AllowAll),
-    );
+    let tool = webfetch_tool(FetchConfig::default().allow_private_network(true), Arc::new(AllowAll));
     // Warm up client construction and the runtime on a tiny request first.
     let tiny = serde_json::json!({"url": format!("http://{address}/missing")});
     let _ = runtime.block_on(tool.settle(tiny, Context::default()));

@@ -34,7 +34,7 @@ fn main() {
     // Read the token line too, and keep the pipe open for the server's lifetime.
     let _token = lines.next();
     let base = first.strip_prefix("toolgate: listening on ").unwrap().to_string();
-    toolgate_builtins_net::fetch::install_crypto_provider();
+    let _ = rustls::crypto::ring::default_provider().install_default();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

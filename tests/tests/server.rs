@@ -17,7 +17,7 @@ fn serve(sandbox: &Sandbox) -> Served {
 
 fn client() -> reqwest::Client {
     // reqwest is built without a crypto provider (ring is installed where TLS is used).
-    toolgate_builtins_net::fetch::install_crypto_provider();
+    let _ = rustls::crypto::ring::default_provider().install_default();
     reqwest::Client::builder().no_proxy().build().unwrap()
 }
 

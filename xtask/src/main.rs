@@ -1,11 +1,11 @@
 //! `cargo xtask`: every chore of the workspace as one command.
 //!
-//! - `cargo xtask ci`: formatting, tidy, clippy, the whole test suite (nextest when
-//!   installed, then doc tests; it includes the official MCP conformance suite, whose
-//!   per-scenario results are printed after it), the agent_loop example, `cargo doc` with
-//!   warnings denied, `cargo package` of every publishable crate and cargo-deny, one
-//!   summary line per step. It says whether the kernel runs the bash sandbox; when it
-//!   does, the sandbox suite may not skip.
+//! - `cargo xtask ci`: formatting, tidy, clippy, every crate with features linted with
+//!   its defaults off, the whole test suite (nextest when installed, then doc tests; it
+//!   includes the official MCP conformance suite, whose per-scenario results are printed
+//!   after it), the agent_loop example, `cargo doc` with warnings denied, `cargo package`
+//!   of every publishable crate and cargo-deny, one summary line per step. It says whether
+//!   the kernel runs the bash sandbox; when it does, the sandbox suite may not skip.
 //! - `cargo xtask tidy`: the dependency rule of ARCHITECTURE.md (from `cargo metadata`)
 //!   and test hygiene.
 //! - `cargo xtask bench [FILTER]`: runs the benchmarks, prints the table of figures
@@ -135,6 +135,7 @@ fn ci() -> Result<()> {
             ])],
         ),
     ];
+    steps.push(features_step());
     let sandbox = sandbox_support();
     let mut tests = if succeeds(&mut cargo(&["nextest", "--version"])) {
         vec![
@@ -195,6 +196,66 @@ fn ci() -> Result<()> {
         bail!("failed steps: {}", failed.join(", "));
     }
     Ok(())
+}
+
+/// Every library crate that declares features builds with its default features off
+/// (`cargo hack`-style, one crate at a time so no other member turns them back on).
+fn features_step() -> Step {
+    let packages = match featured_packages() {
+        Ok(packages) => packages,
+        Err(error) => {
+            eprintln!("xtask: features: {error:#}");
+            return Step {
+                name: "features",
+                ok: false,
+                seconds: 0.0,
+            };
+        }
+    };
+    let commands = packages
+        .iter()
+        .map(|package| {
+            cargo(&[
+                "clippy",
+                "--locked",
+                "--no-default-features",
+                "-p",
+                package,
+                "--",
+                "-D",
+                "warnings",
+            ])
+        })
+        .collect();
+    run_step("features", commands)
+}
+
+/// The publishable workspace members with a `[features]` table.
+fn featured_packages() -> Result<Vec<String>> {
+    let output = cargo(&["metadata", "--format-version", "1", "--no-deps", "--locked"])
+        .output()
+        .context("could not run cargo metadata")?;
+    if !output.status.success() {
+        bail!("cargo metadata failed: {}", String::from_utf8_lossy(&output.stderr));
+    }
+    let metadata: serde_json::Value = serde_json::from_slice(&output.stdout).context("cargo metadata output")?;
+    let packages = metadata["packages"]
+        .as_array()
+        .context("no packages in cargo metadata")?;
+    Ok(packages
+        .iter()
+        .filter(|package| {
+            package["publish"]
+                .as_array()
+                .is_none_or(|registries| !registries.is_empty())
+        })
+        .filter(|package| {
+            package["features"]
+                .as_object()
+                .is_some_and(|features| !features.is_empty())
+        })
+        .filter_map(|package| package["name"].as_str().map(str::to_string))
+        .collect())
 }
 
 /// Every publishable crate packages (manifest metadata, included files, path dependencies

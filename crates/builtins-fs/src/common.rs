@@ -12,9 +12,9 @@ use crate::change::ChangeError;
 #[derive(Clone)]
 pub struct Services {
     /// Where paths resolve.
-    pub location: Location,
+    pub(crate) location: Location,
     /// Who is asked.
-    pub permissions: Arc<dyn Permissions>,
+    pub(crate) permissions: Arc<dyn Permissions>,
 }
 
 impl Services {
@@ -26,7 +26,7 @@ impl Services {
     /// Resolves `path`, asks `external_directory` when it is outside, then `action` on the
     /// resource with `save`. `failure` turns any refusal or bad path into the tool's own
     /// message (the refusal itself is kept so a declined call still stops the loop).
-    pub async fn authorize(
+    pub(crate) async fn authorize(
         &self,
         ctx: &Context,
         ask: PathAsk<'_>,
@@ -188,17 +188,17 @@ fn read_for_preview(path: &Path) -> std::io::Result<Option<String>> {
 }
 
 /// What a tool asks about one path.
-pub struct PathAsk<'a> {
+pub(crate) struct PathAsk<'a> {
     /// The model's path.
-    pub path: &'a str,
+    pub(crate) path: &'a str,
     /// File or directory (decides the external boundary).
-    pub kind: PathKind,
+    pub(crate) kind: PathKind,
     /// The action asked (`read`, `edit`).
-    pub action: &'a str,
+    pub(crate) action: &'a str,
     /// What "always" saves.
-    pub save: &'a [&'a str],
+    pub(crate) save: &'a [&'a str],
     /// Details for the prompt.
-    pub metadata: serde_json::Map<String, serde_json::Value>,
+    pub(crate) metadata: serde_json::Map<String, serde_json::Value>,
 }
 
 /// Runs blocking file work off the async workers when a runtime is there.

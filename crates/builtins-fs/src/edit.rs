@@ -11,22 +11,22 @@ use crate::common::{BOM, Services, blocking, change_failure, unified_diff};
 /// The input of `edit`.
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct EditInput {
+pub(crate) struct EditInput {
     /// The file, relative to the project or absolute.
-    pub path: String,
+    pub(crate) path: String,
     /// The exact text to replace.
-    pub old_string: String,
+    pub(crate) old_string: String,
     /// The text to put in its place.
-    pub new_string: String,
+    pub(crate) new_string: String,
     /// Replace every occurrence (default: exactly one must exist).
     #[serde(default)]
-    pub replace_all: bool,
+    pub(crate) replace_all: bool,
 }
 
 /// How `oldString` was found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
-pub enum Grade {
+pub(crate) enum Grade {
     /// Exactly as given.
     Exact,
     /// Ignoring trailing whitespace on each line.
@@ -50,42 +50,42 @@ impl Grade {
 
 /// The output of `edit`.
 #[derive(Clone, Debug, Serialize, JsonSchema)]
-pub struct EditOutput {
+pub(crate) struct EditOutput {
     /// Always `edit`.
-    pub operation: String,
+    pub(crate) operation: String,
     /// The file edited (canonical).
-    pub target: String,
+    pub(crate) target: String,
     /// The permission resource.
-    pub resource: String,
+    pub(crate) resource: String,
     /// How many occurrences were replaced.
-    pub replacements: usize,
+    pub(crate) replacements: usize,
     /// How `oldString` was found.
     #[serde(rename = "match")]
-    pub grade: Grade,
+    pub(crate) grade: Grade,
     /// The model-facing text.
     #[serde(skip)]
-    pub text: String,
+    pub(crate) text: String,
 }
 
 /// The tool's description.
-pub const DESCRIPTION: &str = "Replace `oldString` with `newString` in a file. `oldString` must match exactly one place \
+pub(crate) const DESCRIPTION: &str = "Replace `oldString` with `newString` in a file. `oldString` must match exactly one place \
 (including whitespace and indentation) unless `replaceAll` is set; give enough surrounding lines to make it unique. \
 When no exact match exists, one unambiguous match ignoring trailing whitespace, indentation or Unicode punctuation is \
 used and reported. Line endings and a byte-order mark are preserved. Edits of one file apply one at a time, each to \
 the current content; a file changed meanwhile by another program fails with `File changed since it was read`.";
 
 /// The messages of spec §5.4, word for word.
-pub const SAME: &str = "No changes to apply: oldString and newString are identical.";
+pub(crate) const SAME: &str = "No changes to apply: oldString and newString are identical.";
 /// See [`SAME`].
-pub const EMPTY: &str = "oldString must not be empty. Use write to create or overwrite a file.";
+pub(crate) const EMPTY: &str = "oldString must not be empty. Use write to create or overwrite a file.";
 /// See [`SAME`].
-pub const NOT_FOUND: &str =
+pub(crate) const NOT_FOUND: &str =
     "Could not find oldString in the file. It must match exactly, including whitespace and indentation.";
 /// See [`SAME`].
-pub const MULTIPLE: &str =
+pub(crate) const MULTIPLE: &str =
     "Found multiple exact matches for oldString. Provide more surrounding context or set replaceAll to true.";
 /// See [`SAME`].
-pub const TOO_LARGE: &str = "Refusing replacement because the matched span is much larger than oldString. Re-read the file and provide the full exact oldString for the intended replacement.";
+pub(crate) const TOO_LARGE: &str = "Refusing replacement because the matched span is much larger than oldString. Re-read the file and provide the full exact oldString for the intended replacement.";
 
 /// Builds `edit`.
 pub fn edit_tool(services: Services) -> Tool {
@@ -167,7 +167,7 @@ async fn edit(services: &Services, input: EditInput, ctx: &Context) -> Result<Ed
 
 /// Applies the edit to `content`: BOM and line endings kept, exact match first, then the
 /// graded fallback. Returns the new content, the number of replacements and the grade.
-pub fn apply(content: &str, input: &EditInput) -> Result<(String, usize, Grade), ToolFailure> {
+pub(crate) fn apply(content: &str, input: &EditInput) -> Result<(String, usize, Grade), ToolFailure> {
     let (bom, body) = match content.strip_prefix(BOM) {
         Some(rest) => (true, rest),
         None => (false, content),

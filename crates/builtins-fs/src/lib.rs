@@ -8,6 +8,11 @@
 //! toolgate process honours, and never overwrite a change made since the file was read
 //! (see the `change` module and README.md, "Changing files").
 //!
+//! The crate's API is the tool constructors, [`Services`] and [`skill_dirs`]: a tool's
+//! input and output are JSON (the schema comes with [`toolgate_core::Tool::definition`],
+//! the structured output with each settled [`toolgate_core::ToolOutput`]), so the Rust
+//! types behind them stay private and may change with the tools.
+//!
 //! ```
 //! # let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
 //! # rt.block_on(async {
@@ -33,19 +38,19 @@
 
 mod change;
 mod common;
-pub mod edit;
-pub mod patch;
-pub mod read;
-pub mod search;
-pub mod skill;
-pub mod write;
+mod edit;
+mod patch;
+mod read;
+mod search;
+mod skill;
+mod write;
 
 pub use common::Services;
 pub use edit::edit_tool;
 pub use patch::patch_tool;
 pub use read::read_tool;
 pub use search::{glob_tool, grep_tool};
-pub use skill::skill_tool;
+pub use skill::{skill_dirs, skill_tool};
 pub use write::write_tool;
 
 /// Every file tool under its model-facing name, for registering all of them at once.

@@ -14,7 +14,7 @@ use crate::common::{BOM, Services, blocking, changed, unified_diff};
 
 /// One file change of a patch.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Hunk {
+pub(crate) enum Hunk {
     /// Create a file.
     Add {
         /// Its path.
@@ -40,15 +40,15 @@ pub enum Hunk {
 
 /// One `@@` section of an update.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Chunk {
+pub(crate) struct Chunk {
     /// Lines to find (context and removals).
-    pub old: Vec<String>,
+    pub(crate) old: Vec<String>,
     /// Lines to put in their place (context and additions).
-    pub new: Vec<String>,
+    pub(crate) new: Vec<String>,
     /// The text after `@@`: a line to find first.
-    pub context: Option<String>,
+    pub(crate) context: Option<String>,
     /// Anchored at the end of the file (`*** End of File`).
-    pub end_of_file: bool,
+    pub(crate) end_of_file: bool,
 }
 
 fn strip_heredoc(text: &str) -> &str {
@@ -70,13 +70,9 @@ fn strip_heredoc(text: &str) -> &str {
     }
 }
 
-/// Parses a patch (spec §5.5 grammar). Errors are the spec's messages.
-///
-/// ```
-/// let hunks = toolgate_builtins_fs::patch::parse("*** Begin Patch\n*** Add File: a.txt\n+hello\n*** End Patch").unwrap();
-/// assert_eq!(hunks, [toolgate_builtins_fs::patch::Hunk::Add { path: "a.txt".into(), contents: "hello".into() }]);
-/// ```
-pub fn parse(text: &str) -> Result<Vec<Hunk>, String> {
+/// Parses a patch (spec §5.5 grammar). Errors are the spec's messages (tested in
+/// `patch/tests.rs`).
+pub(crate) fn parse(text: &str) -> Result<Vec<Hunk>, String> {
     let text = strip_heredoc(text.trim());
     let lines: Vec<&str> = text.split('\n').map(|l| l.strip_suffix('\r').unwrap_or(l)).collect();
     let begin = lines.iter().position(|l| l.trim() == "*** Begin Patch");
@@ -283,18 +279,20 @@ fn closest(lines: &[String], wanted: &[String]) -> Option<(usize, usize)> {
 
 /// The result of applying an update's chunks to a file.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Derived {
+pub(crate) struct Derived {
     /// The new content, without a BOM.
-    pub content: String,
+    pub(crate) content: String,
     /// Whether the original had a BOM.
-    pub bom: bool,
+    pub(crate) bom: bool,
 }
 
 /// Applies `chunks` to `original` (spec §5.5 "Applying an update").
 ///
 /// Line endings are kept: in a file with CRLF endings the lines a chunk adds get CRLF too,
-/// and every line it leaves alone keeps its own ending.
-pub fn derive(original: &str, path: &str, chunks: &[Chunk]) -> Result<Derived, String> {
+/// and every line it leaves alone keeps its own ending. The tool itself derives through
+/// [`derive_with`]; this is the lenient form the grammar tests exercise.
+#[cfg(test)]
+pub(crate) fn derive(original: &str, path: &str, chunks: &[Chunk]) -> Result<Derived, String> {
     derive_with(original, path, chunks, false)
 }
 
@@ -418,29 +416,29 @@ fn derive_with(original: &str, path: &str, chunks: &[Chunk], strict: bool) -> Re
 /// The input of `apply_patch`.
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct PatchInput {
+pub(crate) struct PatchInput {
     /// The whole patch, from `*** Begin Patch` to `*** End Patch`.
-    pub patch_text: String,
+    pub(crate) patch_text: String,
 }
 
 /// One file the patch changed.
 #[derive(Clone, Debug, Serialize, JsonSchema)]
-pub struct PatchedFile {
+pub(crate) struct PatchedFile {
     /// `A` added, `M` modified (or moved), `D` deleted.
-    pub status: String,
+    pub(crate) status: String,
     /// The permission resource.
-    pub resource: String,
+    pub(crate) resource: String,
 }
 
 /// The output of `apply_patch`.
 #[derive(Clone, Debug, Serialize, JsonSchema)]
-pub struct PatchOutput {
+pub(crate) struct PatchOutput {
     /// The files changed, in patch order.
-    pub files: Vec<PatchedFile>,
+    pub(crate) files: Vec<PatchedFile>,
 }
 
 /// The tool's description.
-pub const DESCRIPTION: &str = "Apply a patch to one or more files: `*** Begin Patch`, then hunks (`*** Add File: <path>` \
+pub(crate) const DESCRIPTION: &str = "Apply a patch to one or more files: `*** Begin Patch`, then hunks (`*** Add File: <path>` \
 with `+` lines; `*** Delete File: <path>`; `*** Update File: <path>`, optionally `*** Move to: <path>`, then `@@` \
 chunks of ` ` context, `-` removed and `+` added lines, `*** End of File` to anchor at the end), then `*** End Patch`. \
 Every hunk is verified before anything is written, and either every file changes or none does.";
@@ -788,3 +786,6 @@ fn commit(
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

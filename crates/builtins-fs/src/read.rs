@@ -14,19 +14,20 @@ use unicode_normalization::UnicodeNormalization;
 use crate::common::{Services, blocking};
 
 /// Most lines per page.
-pub const MAX_READ_LINES: u64 = 2000;
+pub(crate) const MAX_READ_LINES: u64 = 2000;
 /// Most bytes per page.
-pub const MAX_READ_BYTES: usize = 51_200;
+pub(crate) const MAX_READ_BYTES: usize = 51_200;
 /// Longer lines are cut.
-pub const MAX_LINE_LENGTH: usize = 2000;
+pub(crate) const MAX_LINE_LENGTH: usize = 2000;
 /// Largest image or PDF read.
-pub const MAX_MEDIA_BYTES: u64 = 20 * 1024 * 1024;
+pub(crate) const MAX_MEDIA_BYTES: u64 = 20 * 1024 * 1024;
 /// Largest image side after normalisation.
-pub const MAX_IMAGE_SIDE: u32 = 2000;
+#[cfg(feature = "images")]
+pub(crate) const MAX_IMAGE_SIDE: u32 = 2000;
 /// Largest image, as base64.
-pub const MAX_IMAGE_BASE64: usize = 5 * 1024 * 1024;
+pub(crate) const MAX_IMAGE_BASE64: usize = 5 * 1024 * 1024;
 /// Largest PDF: what fits in one inline attachment of [`MAX_IMAGE_BASE64`] bytes of base64.
-pub const MAX_PDF_BYTES: usize = MAX_IMAGE_BASE64 / 4 * 3;
+pub(crate) const MAX_PDF_BYTES: usize = MAX_IMAGE_BASE64 / 4 * 3;
 
 const LINE_CUT_SUFFIX: &str = "... (line truncated to 2000 chars)";
 const BINARY_EXTENSIONS: &[&str] = &[
@@ -36,39 +37,39 @@ const BINARY_EXTENSIONS: &[&str] = &[
 
 /// The input of `read`.
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
-pub struct ReadInput {
+pub(crate) struct ReadInput {
     /// The file or directory, relative to the project or absolute.
-    pub path: String,
+    pub(crate) path: String,
     /// The 1-based line (or entry) to start at.
     #[schemars(range(min = 1))]
-    pub offset: Option<u64>,
+    pub(crate) offset: Option<u64>,
     /// How many lines (or entries) to read, at most 2000.
     #[schemars(range(min = 1, max = 2000))]
-    pub limit: Option<u64>,
+    pub(crate) limit: Option<u64>,
 }
 
 /// The structured output of `read`.
 #[derive(Clone, Debug, Serialize, JsonSchema)]
-pub struct ReadOutput {
+pub(crate) struct ReadOutput {
     /// The path as shown to the model.
-    pub path: String,
+    pub(crate) path: String,
     /// `file`, `directory`, `image` or `pdf`.
-    pub kind: String,
+    pub(crate) kind: String,
     /// First line (or entry) shown, 1-based; 0 when nothing was shown.
-    pub start: u64,
+    pub(crate) start: u64,
     /// Last line (or entry) shown.
-    pub end: u64,
+    pub(crate) end: u64,
     /// Whether more remains.
-    pub truncated: bool,
+    pub(crate) truncated: bool,
     /// Where to continue, when more remains.
-    pub next: Option<u64>,
+    pub(crate) next: Option<u64>,
     /// What the model reads.
     #[serde(skip)]
-    pub content: Vec<Content>,
+    pub(crate) content: Vec<Content>,
 }
 
 /// The tool's description.
-pub const DESCRIPTION: &str = "Read a file or list a directory. Text comes back with line numbers (`<n>: <line>`), \
+pub(crate) const DESCRIPTION: &str = "Read a file or list a directory. Text comes back with line numbers (`<n>: <line>`), \
 at most 2000 lines or 50 KB per call; continue with `offset` (1-based) as the last line says. A file of at most \
 50 KB read without offset or limit keeps its long lines; otherwise lines over 2000 characters are cut. Images (PNG, JPEG, GIF, WebP) and PDFs come back as attachments. Paths are relative to the \
 project or absolute (reading outside the project asks first).";
@@ -260,9 +261,19 @@ fn base64_len(bytes: usize) -> usize {
     bytes.div_ceil(3) * 4
 }
 
+/// Without the `images` feature nothing can check or shrink an image, so none is sent:
+/// the model is told why rather than handed something a provider may reject.
+#[cfg(not(feature = "images"))]
+pub(crate) fn normalise_image(shown: &str, _mime: &str, _bytes: &[u8]) -> Result<(String, String), ToolFailure> {
+    Err(ToolFailure::new(format!(
+        "Image {shown} cannot be read: this build has no image support (the `images` feature of toolgate-builtins-fs)"
+    )))
+}
+
 /// Keeps an image within 2000×2000 and 5 MiB of base64: as it is when it fits, else
 /// shrunk and re-encoded (PNG, then JPEG at falling qualities) until it does.
-pub fn normalise_image(shown: &str, mime: &str, bytes: &[u8]) -> Result<(String, String), ToolFailure> {
+#[cfg(feature = "images")]
+pub(crate) fn normalise_image(shown: &str, mime: &str, bytes: &[u8]) -> Result<(String, String), ToolFailure> {
     let undecodable = || ToolFailure::new(format!("Image could not be decoded: {shown}"));
     let reader = image::ImageReader::new(std::io::Cursor::new(bytes))
         .with_guessed_format()

@@ -16,61 +16,61 @@ use toolgate_core::{Content, Context, PathKind, Tool, ToolFailure};
 use crate::common::{Services, blocking};
 
 /// Default number of results.
-pub const DEFAULT_LIMIT: usize = 100;
+pub(crate) const DEFAULT_LIMIT: usize = 100;
 /// The note under a list that was cut.
-pub const TRUNCATED_NOTE: &str = "(Results are truncated. Consider using a more specific path or pattern.)";
+pub(crate) const TRUNCATED_NOTE: &str = "(Results are truncated. Consider using a more specific path or pattern.)";
 /// Version-control metadata: never listed nor searched, whatever the pattern.
-pub const VCS_DIRS: &[&str] = &[".git", ".hg", ".svn", ".bzr", "_darcs", "CVS", ".jj", ".sl", ".pijul"];
+pub(crate) const VCS_DIRS: &[&str] = &[".git", ".hg", ".svn", ".bzr", "_darcs", "CVS", ".jj", ".sl", ".pijul"];
 /// Longest line grep shows; longer ones are cut and marked `...`.
 const MAX_MATCH_LINE: usize = 2000;
 
 /// The input of `glob`.
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
-pub struct GlobInput {
+pub(crate) struct GlobInput {
     /// The glob, as ripgrep's `-g` takes it (`**/*.rs`, `src/*.toml`, `Cargo.*`).
-    pub pattern: String,
+    pub(crate) pattern: String,
     /// The directory to search (default: the project root).
-    pub path: Option<String>,
+    pub(crate) path: Option<String>,
     /// At most this many files (default 100).
     #[schemars(range(min = 1))]
-    pub limit: Option<usize>,
+    pub(crate) limit: Option<usize>,
 }
 
 /// The input of `grep`.
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
-pub struct GrepInput {
+pub(crate) struct GrepInput {
     /// The regular expression (Rust regex syntax, like ripgrep).
-    pub pattern: String,
+    pub(crate) pattern: String,
     /// The file or directory to search (default: the project root).
-    pub path: Option<String>,
+    pub(crate) path: Option<String>,
     /// Only files matching this glob (`*.rs`, `*.{ts,tsx}`).
-    pub include: Option<String>,
+    pub(crate) include: Option<String>,
     /// At most this many matches (default 100).
     #[schemars(range(min = 1))]
-    pub limit: Option<usize>,
+    pub(crate) limit: Option<usize>,
 }
 
 /// The output of `glob` and `grep`.
 #[derive(Clone, Debug, Serialize, JsonSchema)]
-pub struct SearchOutput {
+pub(crate) struct SearchOutput {
     /// Files found (glob) or files with matches (grep), newest first.
-    pub files: Vec<String>,
+    pub(crate) files: Vec<String>,
     /// Matches found (grep; equals the file count for glob).
-    pub matches: usize,
+    pub(crate) matches: usize,
     /// Whether the limit cut the list.
-    pub truncated: bool,
+    pub(crate) truncated: bool,
     /// The model-facing text.
     #[serde(skip)]
-    pub text: String,
+    pub(crate) text: String,
 }
 
 /// The glob tool's description.
-pub const GLOB_DESCRIPTION: &str = "Find files by name with a glob (`**/*.rs`, `src/**/mod.rs`, `*.toml`), newest first, \
+pub(crate) const GLOB_DESCRIPTION: &str = "Find files by name with a glob (`**/*.rs`, `src/**/mod.rs`, `*.toml`), newest first, \
 as absolute paths. Respects .gitignore; hidden files are included, version-control directories (.git, …) never. At \
 most `limit` (default 100) results.";
 
 /// The grep tool's description.
-pub const GREP_DESCRIPTION: &str = "Search file contents with a regular expression (ripgrep syntax). Optional `path` (a \
+pub(crate) const GREP_DESCRIPTION: &str = "Search file contents with a regular expression (ripgrep syntax). Optional `path` (a \
 file or directory) and `include` glob (`*.rs`). Results are grouped by file, newest first, with line numbers; at most \
 `limit` (default 100) matches are shown and all are counted. Respects .gitignore; hidden files are searched, \
 version-control directories (.git, …) and binary files never; lines of `.env` files are shown only when reading the \
@@ -135,7 +135,7 @@ fn keep_smallest<T: Ord>(list: &mut Vec<T>, limit: usize) {
 
 /// The files under `root` matching `glob`, newest first: at most `limit` of them, and how
 /// many matched in all.
-pub fn find_files(root: &Path, glob: &str, limit: usize) -> Result<(Vec<PathBuf>, usize), String> {
+pub(crate) fn find_files(root: &Path, glob: &str, limit: usize) -> Result<(Vec<PathBuf>, usize), String> {
     let matcher = glob_matcher(root, glob)?;
     let shared: Mutex<(Vec<Newest>, usize)> = Mutex::new((Vec::new(), 0));
     walker(root).build_parallel().run(|| {
@@ -169,11 +169,11 @@ type FileMatches = (SystemTime, PathBuf, Vec<(u64, String)>);
 
 /// What a search found: the first `limit` matches in display order (files newest first,
 /// lines in order) and the number of matches in all.
-pub struct Found {
+pub(crate) struct Found {
     /// Files with the matches shown, newest first.
-    pub files: Vec<FileMatches>,
+    pub(crate) files: Vec<FileMatches>,
     /// Every match, shown or not.
-    pub total: usize,
+    pub(crate) total: usize,
 }
 
 /// Keeps only what can still be shown: files in display order, at most `limit` lines in
@@ -201,7 +201,7 @@ fn shown_line(bytes: &[u8]) -> String {
 /// Lines matching `pattern` in `root` (a file or a directory), grouped by file, newest
 /// first: the first `limit` of them, and the count of all. Matches beyond what can be
 /// shown are counted, not kept.
-pub fn search(root: &Path, pattern: &str, include: Option<&str>, limit: usize) -> Result<Found, String> {
+pub(crate) fn search(root: &Path, pattern: &str, include: Option<&str>, limit: usize) -> Result<Found, String> {
     let matcher = RegexMatcherBuilder::new()
         .line_terminator(Some(b'\n'))
         .build(pattern)

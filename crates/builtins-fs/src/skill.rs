@@ -10,13 +10,13 @@ use crate::common::{Services, blocking};
 
 /// A skill found on disk.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct Skill {
+pub(crate) struct Skill {
     /// Its name (front matter `name`, else the directory name).
-    pub name: String,
+    pub(crate) name: String,
     /// What it is for (front matter `description`).
-    pub description: String,
+    pub(crate) description: String,
     /// Its `SKILL.md`.
-    pub file: PathBuf,
+    pub(crate) file: PathBuf,
 }
 
 /// Where skills live, in order of precedence (first found wins for a name).
@@ -51,7 +51,7 @@ fn front_matter(text: &str) -> (Option<String>, Option<String>, &str) {
 }
 
 /// Every skill under `dirs`: `<dir>/<skill>/SKILL.md`.
-pub fn discover(dirs: &[PathBuf]) -> Vec<Skill> {
+pub(crate) fn discover(dirs: &[PathBuf]) -> Vec<Skill> {
     let mut skills: Vec<Skill> = Vec::new();
     for dir in dirs {
         let Ok(entries) = std::fs::read_dir(dir) else { continue };
@@ -86,22 +86,22 @@ pub fn discover(dirs: &[PathBuf]) -> Vec<Skill> {
 
 /// The input of `skill`.
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
-pub struct SkillInput {
+pub(crate) struct SkillInput {
     /// The skill's name.
-    pub name: String,
+    pub(crate) name: String,
 }
 
 /// The output of `skill`.
 #[derive(Clone, Debug, Serialize, JsonSchema)]
-pub struct SkillOutput {
+pub(crate) struct SkillOutput {
     /// The skill's name.
-    pub name: String,
+    pub(crate) name: String,
     /// Its directory.
-    pub directory: String,
+    pub(crate) directory: String,
     /// The text the model reads.
-    pub output: String,
+    pub(crate) output: String,
     /// Always false.
-    pub truncated: bool,
+    pub(crate) truncated: bool,
 }
 
 fn file_url(path: &Path) -> String {

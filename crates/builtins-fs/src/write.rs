@@ -9,28 +9,28 @@ use crate::common::{BOM, Services, blocking, change_failure, unified_diff};
 
 /// The input of `write`.
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
-pub struct WriteInput {
+pub(crate) struct WriteInput {
     /// The file, relative to the project or absolute.
-    pub path: String,
+    pub(crate) path: String,
     /// The whole new content.
-    pub content: String,
+    pub(crate) content: String,
 }
 
 /// The output of `write`.
 #[derive(Clone, Debug, Serialize, JsonSchema)]
-pub struct WriteOutput {
+pub(crate) struct WriteOutput {
     /// Always `write`.
-    pub operation: String,
+    pub(crate) operation: String,
     /// The file written (canonical).
-    pub target: String,
+    pub(crate) target: String,
     /// The permission resource.
-    pub resource: String,
+    pub(crate) resource: String,
     /// Whether it existed before.
-    pub existed: bool,
+    pub(crate) existed: bool,
 }
 
 /// The tool's description.
-pub const DESCRIPTION: &str = "Create a file or replace its whole content. Missing parent directories are created; \
+pub(crate) const DESCRIPTION: &str = "Create a file or replace its whole content. Missing parent directories are created; \
 an existing UTF-8 byte-order mark and the file's permissions are kept; the file is replaced atomically. Prefer `edit` \
 for changes to part of a file.";
 

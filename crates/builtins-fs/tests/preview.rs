@@ -61,7 +61,7 @@ async fn edit_shows_the_whole_file_diff_with_its_line_numbers() {
     let project = Project::new();
     project.write("src/a.txt", &numbered(30));
     let permissions = Prompting::new(true, true);
-    let tool = toolgate_builtins_fs::edit::edit_tool(services(&project, permissions.clone()));
+    let tool = toolgate_builtins_fs::edit_tool(services(&project, permissions.clone()));
     let result = call(
         &tool,
         json!({"path": "src/a.txt", "oldString": "line 15", "newString": "line fifteen"}),
@@ -80,7 +80,7 @@ async fn write_over_a_file_shows_what_is_overwritten() {
     let project = Project::new();
     project.write("notes.md", "keep\nold words\n");
     let permissions = Prompting::new(true, false);
-    let tool = toolgate_builtins_fs::write::write_tool(services(&project, permissions.clone()));
+    let tool = toolgate_builtins_fs::write_tool(services(&project, permissions.clone()));
     let result = call(&tool, json!({"path": "notes.md", "content": "keep\nnew words\n"})).await;
     assert_eq!(result.unwrap_err(), "Unable to write notes.md");
     assert_eq!(
@@ -95,7 +95,7 @@ async fn without_a_person_to_ask_the_file_is_not_read_for_a_diff() {
     let project = Project::new();
     project.write("a.txt", &numbered(30));
     let permissions = Prompting::new(false, true);
-    let tool = toolgate_builtins_fs::edit::edit_tool(services(&project, permissions.clone()));
+    let tool = toolgate_builtins_fs::edit_tool(services(&project, permissions.clone()));
     call(
         &tool,
         json!({"path": "a.txt", "oldString": "line 15", "newString": "line fifteen"}),
@@ -114,7 +114,7 @@ async fn a_change_that_cannot_be_worked_out_shows_as_requested_and_reveals_nothi
     let project = Project::new();
     project.write("a.txt", "alpha\n");
     let permissions = Prompting::new(true, false);
-    let tool = toolgate_builtins_fs::edit::edit_tool(services(&project, permissions.clone()));
+    let tool = toolgate_builtins_fs::edit_tool(services(&project, permissions.clone()));
     let missing = call(
         &tool,
         json!({"path": "a.txt", "oldString": "nowhere", "newString": "x"}),
@@ -138,7 +138,7 @@ async fn a_fifo_is_never_opened_in_a_way_that_blocks() {
     let made = std::process::Command::new("mkfifo").arg(&fifo).status().unwrap();
     assert!(made.success() && fifo.exists(), "precondition: the FIFO exists");
     let permissions = Prompting::new(true, false);
-    let tool = toolgate_builtins_fs::write::write_tool(services(&project, permissions.clone()));
+    let tool = toolgate_builtins_fs::write_tool(services(&project, permissions.clone()));
     let result = tokio::time::timeout(
         Duration::from_secs(10),
         call(&tool, json!({"path": "pipe", "content": "x"})),
@@ -159,7 +159,7 @@ async fn a_large_file_shows_the_change_as_requested() {
     big.push_str("\nneedle\n");
     project.write("big.txt", &big);
     let permissions = Prompting::new(true, false);
-    let tool = toolgate_builtins_fs::edit::edit_tool(services(&project, permissions.clone()));
+    let tool = toolgate_builtins_fs::edit_tool(services(&project, permissions.clone()));
     let _ = call(
         &tool,
         json!({"path": "big.txt", "oldString": "needle", "newString": "pin"}),

@@ -193,16 +193,13 @@ async fn skill_loads_instructions_and_lists_files() {
     );
     project.write(".toolgate/skills/release/scripts/tag.sh", "git tag\n");
     project.write(".claude/skills/other/SKILL.md", "No front matter.\n");
-    let dirs = toolgate_builtins_fs::skill::skill_dirs(&project.root(), None);
-    let skills = toolgate_builtins_fs::skill::discover(&dirs);
-    let names: Vec<&str> = skills.iter().map(|s| s.name.as_str()).collect();
-    assert_eq!(names, ["release", "other"]);
+    let dirs = toolgate_builtins_fs::skill_dirs(&project.root(), None);
     let tool = skill_tool(project.services(), dirs);
-    assert!(
-        tool.definition("skill")
-            .description
-            .contains("- release: Cut a release")
-    );
+    // Both skills are listed, the front-matter one first (directories in precedence order).
+    let description = tool.definition("skill").description;
+    let release = description.find("- release: Cut a release").expect("release listed");
+    let other = description.find("- other").expect("other listed");
+    assert!(release < other, "{description}");
     let text = call(&tool, json!({"name": "release"})).await.unwrap();
     let base = project.root().join(".toolgate/skills/release");
     assert_eq!(

@@ -12,17 +12,17 @@ use crate::guard::{GuardedResolver, Refused, check};
 use crate::html;
 
 /// Most bytes of a body kept (5 MiB); the rest is never downloaded.
-pub const MAX_RESPONSE_BYTES: usize = 5 * 1024 * 1024;
+pub(crate) const MAX_RESPONSE_BYTES: usize = 5 * 1024 * 1024;
 /// Redirects followed at most.
-pub const MAX_REDIRECTS: usize = 10;
+pub(crate) const MAX_REDIRECTS: usize = 10;
 /// The browser-like user agent.
-pub const USER_AGENT: &str =
+pub(crate) const USER_AGENT: &str =
     "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/143.0.0.0 Safari/537.36";
 
 /// What `webfetch` returns.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
-pub enum Format {
+pub(crate) enum Format {
     /// HTML converted to Markdown (the default).
     #[default]
     Markdown,
@@ -34,47 +34,72 @@ pub enum Format {
 
 /// The input of `webfetch`.
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
-pub struct FetchInput {
+pub(crate) struct FetchInput {
     /// The http:// or https:// URL.
-    pub url: String,
+    pub(crate) url: String,
     /// `markdown` (default), `text` or `html`.
     #[serde(default)]
-    pub format: Format,
+    pub(crate) format: Format,
     /// Seconds before giving up (default 30, at most 120).
     #[schemars(range(min = 1, max = 120))]
-    pub timeout: Option<u64>,
+    pub(crate) timeout: Option<u64>,
 }
 
 /// The output of `webfetch`.
 #[derive(Clone, Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct FetchOutput {
+pub(crate) struct FetchOutput {
     /// The URL fetched.
-    pub url: String,
+    pub(crate) url: String,
     /// The response's content type.
-    pub content_type: String,
+    pub(crate) content_type: String,
     /// The format returned.
-    pub format: Format,
+    pub(crate) format: Format,
     /// The content (the model reads it; kept out of the structured value so a 5 MB page
     /// is not held twice).
     #[serde(skip)]
-    pub output: String,
+    pub(crate) output: String,
 }
 
 /// How `webfetch` is set up.
+///
+/// Build it from [`FetchConfig::default`] and the setters; more settings may come.
 #[derive(Clone, Debug, Default)]
+#[non_exhaustive]
 pub struct FetchConfig {
     /// Allow loopback, private, link-local and other internal addresses (default: refuse).
-    pub allow_private_network: bool,
+    pub(crate) allow_private_network: bool,
     /// Host name → addresses, used instead of DNS (tests).
-    pub resolver_overrides: std::collections::HashMap<String, Vec<IpAddr>>,
+    pub(crate) resolver_overrides: std::collections::HashMap<String, Vec<IpAddr>>,
     /// Hosts (names or addresses as written in URLs) exempt from the guard, such as an
     /// internal documentation server (config `webfetch.allowed_hosts`).
-    pub allowed_hosts: Vec<String>,
+    pub(crate) allowed_hosts: Vec<String>,
+}
+
+impl FetchConfig {
+    /// Allows loopback, private, link-local and other internal addresses (default: refused).
+    pub fn allow_private_network(mut self, allow: bool) -> Self {
+        self.allow_private_network = allow;
+        self
+    }
+
+    /// Resolves `host` to `addresses` instead of asking DNS (tests, pinned hosts); the
+    /// guard still checks every address.
+    pub fn resolve(mut self, host: impl Into<String>, addresses: Vec<IpAddr>) -> Self {
+        self.resolver_overrides.insert(host.into(), addresses);
+        self
+    }
+
+    /// Hosts (names or addresses as written in URLs) exempt from the guard, such as an
+    /// internal documentation server.
+    pub fn allowed_hosts(mut self, hosts: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.allowed_hosts = hosts.into_iter().map(Into::into).collect();
+        self
+    }
 }
 
 /// The tool's description.
-pub const DESCRIPTION: &str = "Fetch a web page (http:// or https://) and return it as Markdown (default), plain text \
+pub(crate) const DESCRIPTION: &str = "Fetch a web page (http:// or https://) and return it as Markdown (default), plain text \
 or HTML. At most 5 MB of the body is read; larger pages are cut with a note. `timeout` is in seconds (default 30, at \
 most 120). Addresses on the local or private network are refused.";
 
@@ -97,18 +122,6 @@ fn textual(mime: &str) -> bool {
         || mime.ends_with("+xml")
         || mime == "application/javascript"
         || mime == "application/x-javascript"
-}
-
-/// Installs the ring crypto provider as the process default for rustls, once.
-///
-/// The tools never need it: each client carries its own provider. It is for a program
-/// that builds its own reqwest clients next to them (the binary's tests do). Process-wide
-/// setup belongs to the program, so nothing in this crate calls it.
-pub fn install_crypto_provider() {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| {
-        let _ = rustls::crypto::ring::default_provider().install_default();
-    });
 }
 
 /// TLS for one client: the ring provider and the platform's certificate verifier, set on

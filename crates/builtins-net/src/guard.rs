@@ -9,7 +9,7 @@ use std::sync::Arc;
 /// Why `ip` may not be fetched, or `None` for a public address.
 ///
 /// ```
-/// use toolgate_builtins_net::guard::forbidden;
+/// use toolgate_builtins_net::forbidden;
 /// assert_eq!(forbidden("127.0.0.1".parse().unwrap()), Some("loopback"));
 /// assert_eq!(forbidden("::ffff:10.0.0.1".parse().unwrap()), Some("private"));
 /// assert_eq!(forbidden("93.184.216.34".parse().unwrap()), None);
@@ -72,17 +72,17 @@ fn forbidden_v6(ip: Ipv6Addr) -> Option<&'static str> {
 #[error(
     "refused to connect to {host}: it resolves to {ip}, a {reason} address (set webfetch.allow_private_network to allow it)"
 )]
-pub struct Refused {
+pub(crate) struct Refused {
     /// The host name (or address) asked for.
-    pub host: String,
+    pub(crate) host: String,
     /// The address that was refused.
-    pub ip: IpAddr,
+    pub(crate) ip: IpAddr,
     /// What kind of address it is.
-    pub reason: &'static str,
+    pub(crate) reason: &'static str,
 }
 
 /// Checks an address unless private addresses are allowed.
-pub fn check(host: &str, ip: IpAddr, allow_private: bool) -> Result<(), Refused> {
+pub(crate) fn check(host: &str, ip: IpAddr, allow_private: bool) -> Result<(), Refused> {
     match forbidden(ip) {
         Some(reason) if !allow_private => Err(Refused {
             host: host.to_string(),
@@ -96,13 +96,13 @@ pub fn check(host: &str, ip: IpAddr, allow_private: bool) -> Result<(), Refused>
 /// Resolves names (or takes them from an override map, for tests) and refuses every
 /// answer that contains a forbidden address.
 #[derive(Clone, Debug, Default)]
-pub struct GuardedResolver {
+pub(crate) struct GuardedResolver {
     /// Allow private addresses (config `webfetch.allow_private_network`).
-    pub allow_private: bool,
+    pub(crate) allow_private: bool,
     /// Host name → addresses, used instead of DNS.
-    pub overrides: Arc<HashMap<String, Vec<IpAddr>>>,
+    pub(crate) overrides: Arc<HashMap<String, Vec<IpAddr>>>,
     /// Host names exempt from the check.
-    pub allowed_hosts: Arc<Vec<String>>,
+    pub(crate) allowed_hosts: Arc<Vec<String>>,
 }
 
 impl reqwest::dns::Resolve for GuardedResolver {

@@ -6,20 +6,27 @@
 //! names are resolved, every address is checked, the connection goes to the checked
 //! address, and every redirect hop is checked again.
 //!
+//! `websearch` (Exa or Parallel) is behind the `websearch` feature, on by default.
+//! Neither tool touches process-wide state: each instance builds one HTTP client with its
+//! own TLS provider on its first call.
+//!
 //! ```
-//! use toolgate_builtins_net::guard::forbidden;
+//! use toolgate_builtins_net::forbidden;
 //! for spelling in ["127.0.0.1", "10.1.2.3", "169.254.169.254", "100.64.0.1", "::1", "fd00::1", "::ffff:192.168.0.1"] {
 //!     assert!(forbidden(spelling.parse().unwrap()).is_some(), "{spelling}");
 //! }
 //! ```
 
-pub mod fetch;
-pub mod guard;
+mod fetch;
+mod guard;
 mod html;
-pub mod search;
+#[cfg(feature = "websearch")]
+mod search;
 
 pub use fetch::{FetchConfig, webfetch_tool};
-pub use search::{SearchConfig, websearch_tool};
+pub use guard::forbidden;
+#[cfg(feature = "websearch")]
+pub use search::{Provider, SearchConfig, websearch_tool};
 
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]

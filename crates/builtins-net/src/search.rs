@@ -9,15 +9,16 @@ use serde_json::{Value, json};
 use toolgate_core::{Content, Context, PermissionRequest, Permissions, Tool, ToolFailure};
 
 /// Largest answer read.
-pub const MAX_RESPONSE_BYTES: usize = 256 * 1024;
+pub(crate) const MAX_RESPONSE_BYTES: usize = 256 * 1024;
 /// How long a search may take.
-pub const TIMEOUT: Duration = Duration::from_secs(25);
+pub(crate) const TIMEOUT: Duration = Duration::from_secs(25);
 /// The answer when a provider has nothing.
-pub const NO_RESULTS: &str = "No search results found. Please try a different query.";
+pub(crate) const NO_RESULTS: &str = "No search results found. Please try a different query.";
 
 /// A search provider.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum Provider {
     /// Exa (`web_search_exa`).
     Exa,
@@ -26,21 +27,23 @@ pub enum Provider {
 }
 
 /// How `websearch` is set up. The program fills it (the binary reads the keys from
-/// `EXA_API_KEY` / `PARALLEL_API_KEY`); this crate reads no environment.
+/// `EXA_API_KEY` / `PARALLEL_API_KEY`); this crate reads no environment. Build it from
+/// [`SearchConfig::default`] and the setters; more settings may come.
 #[derive(Clone)]
+#[non_exhaustive]
 pub struct SearchConfig {
     /// A fixed provider; else one is chosen per session.
-    pub provider: Option<Provider>,
+    pub(crate) provider: Option<Provider>,
     /// Exa's endpoint.
-    pub exa_url: String,
+    pub(crate) exa_url: String,
     /// Parallel's endpoint.
-    pub parallel_url: String,
+    pub(crate) parallel_url: String,
     /// Exa's API key (a secret: `Debug` does not show it).
-    pub exa_key: Option<String>,
+    pub(crate) exa_key: Option<String>,
     /// Parallel's API key (a secret: `Debug` does not show it).
-    pub parallel_key: Option<String>,
+    pub(crate) parallel_key: Option<String>,
     /// How long a search may take (default 25 s).
-    pub timeout: Duration,
+    pub(crate) timeout: Duration,
 }
 
 impl std::fmt::Debug for SearchConfig {
@@ -71,6 +74,42 @@ impl Default for SearchConfig {
 }
 
 impl SearchConfig {
+    /// A fixed provider (`None`: one is chosen per session).
+    pub fn provider(mut self, provider: Option<Provider>) -> Self {
+        self.provider = provider;
+        self
+    }
+
+    /// Exa's endpoint (default `https://mcp.exa.ai/mcp`).
+    pub fn exa_url(mut self, url: impl Into<String>) -> Self {
+        self.exa_url = url.into();
+        self
+    }
+
+    /// Parallel's endpoint (default `https://search.parallel.ai/mcp`).
+    pub fn parallel_url(mut self, url: impl Into<String>) -> Self {
+        self.parallel_url = url.into();
+        self
+    }
+
+    /// Exa's API key, if any (a secret: `Debug` does not show it).
+    pub fn exa_key(mut self, key: Option<String>) -> Self {
+        self.exa_key = key;
+        self
+    }
+
+    /// Parallel's API key, if any (a secret: `Debug` does not show it).
+    pub fn parallel_key(mut self, key: Option<String>) -> Self {
+        self.parallel_key = key;
+        self
+    }
+
+    /// How long a search may take (default 25 s).
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
     /// The provider for `session`: the fixed one, else a stable choice per session.
     pub fn provider_for(&self, session: &str) -> Provider {
         if let Some(provider) = self.provider {
@@ -91,39 +130,39 @@ impl SearchConfig {
 /// The input of `websearch`.
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct SearchInput {
+pub(crate) struct SearchInput {
     /// What to search for.
-    pub query: String,
+    pub(crate) query: String,
     /// How many results (1–20, default 8).
     #[schemars(range(min = 1, max = 20))]
-    pub num_results: Option<u32>,
+    pub(crate) num_results: Option<u32>,
     /// `fallback` (default) or `preferred`: whether to crawl pages live.
-    pub livecrawl: Option<String>,
+    pub(crate) livecrawl: Option<String>,
     /// `auto` (default), `fast` or `deep`.
     #[serde(rename = "type")]
-    pub kind: Option<String>,
+    pub(crate) kind: Option<String>,
     /// Most characters of context per result (1–50000).
     #[schemars(range(min = 1, max = 50000))]
-    pub context_max_characters: Option<u32>,
+    pub(crate) context_max_characters: Option<u32>,
 }
 
 /// The output of `websearch`.
 #[derive(Clone, Debug, Serialize, JsonSchema)]
-pub struct SearchOutput {
+pub(crate) struct SearchOutput {
     /// The provider asked.
-    pub provider: Provider,
+    pub(crate) provider: Provider,
     /// What it answered.
-    pub text: String,
+    pub(crate) text: String,
     /// Always false: answers over the cap are refused, not cut.
-    pub truncated: bool,
+    pub(crate) truncated: bool,
 }
 
 /// The tool's description.
-pub const DESCRIPTION: &str = "Search the web and return the results as text with titles, links and excerpts. \
+pub(crate) const DESCRIPTION: &str = "Search the web and return the results as text with titles, links and excerpts. \
 `numResults` 1–20 (default 8); `type` auto, fast or deep; `livecrawl` fallback or preferred.";
 
 /// The first `result.content[].text` of a JSON-RPC answer given as JSON or as SSE `data:` lines.
-pub fn parse_answer(body: &str) -> Option<String> {
+pub(crate) fn parse_answer(body: &str) -> Option<String> {
     let text_of = |value: &Value| {
         value
             .pointer("/result/content")?

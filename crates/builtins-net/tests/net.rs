@@ -3,8 +3,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::collections::HashMap;
-use std::net::{IpAddr, SocketAddr};
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -13,7 +12,7 @@ use axum::body::Body;
 use axum::http::{HeaderMap, Response, StatusCode};
 use axum::routing::{get, post};
 use serde_json::{Value, json};
-use toolgate_builtins_net::{FetchConfig, SearchConfig, webfetch_tool, websearch_tool};
+use toolgate_builtins_net::{FetchConfig, Provider, SearchConfig, webfetch_tool, websearch_tool};
 use toolgate_core::{BoxFuture, Context, ModelResult, PermissionRequest, Permissions, Refusal, Tool};
 
 struct AllowAll;
@@ -137,13 +136,7 @@ fn futures_stream() -> impl futures_util::Stream<Item = Result<Vec<u8>, std::io:
 }
 
 fn local_fetch() -> Tool {
-    webfetch_tool(
-        FetchConfig {
-            allow_private_network: true,
-            ..FetchConfig::default()
-        },
-        Arc::new(AllowAll),
-    )
+    webfetch_tool(FetchConfig::default().allow_private_network(true), Arc::new(AllowAll))
 }
 
 async fn fetch(tool: &Tool, input: Value) -> Result<String, String> {
@@ -281,15 +274,12 @@ async fn a_challenge_is_retried_once_with_an_honest_agent() {
 }
 
 fn guarded(overrides: &[(&str, &str)], allowed: &[&str]) -> Tool {
-    let overrides: HashMap<String, Vec<IpAddr>> = overrides
+    let config = overrides
         .iter()
-        .map(|(host, ip)| (host.to_string(), vec![ip.parse().unwrap()]))
-        .collect();
-    let config = FetchConfig {
-        allow_private_network: false,
-        resolver_overrides: overrides,
-        allowed_hosts: allowed.iter().map(|h| h.to_string()).collect(),
-    };
+        .fold(FetchConfig::default(), |config, (host, ip)| {
+            config.resolve(*host, vec![ip.parse().unwrap()])
+        })
+        .allowed_hosts(allowed.iter().copied());
     webfetch_tool(config, Arc::new(AllowAll))
 }
 
@@ -363,12 +353,10 @@ async fn redirects_into_the_private_network_are_refused_hop_by_hop() {
 }
 
 fn search_tool(url_path: &str, address: SocketAddr) -> Tool {
-    let config = SearchConfig {
-        provider: Some(toolgate_builtins_net::search::Provider::Exa),
-        exa_url: format!("http://{address}{url_path}"),
-        parallel_url: format!("http://{address}{url_path}"),
-        ..SearchConfig::default()
-    };
+    let config = SearchConfig::default()
+        .provider(Some(Provider::Exa))
+        .exa_url(format!("http://{address}{url_path}"))
+        .parallel_url(format!("http://{address}{url_path}"));
     websearch_tool(config, Arc::new(AllowAll))
 }
 
@@ -400,11 +388,9 @@ async fn websearch_answers() {
         huge,
         "Unable to search the web for rust: web_search_exa response exceeded 262144 bytes"
     );
-    let parallel = SearchConfig {
-        provider: Some(toolgate_builtins_net::search::Provider::Parallel),
-        parallel_url: format!("http://{address}/exa"),
-        ..SearchConfig::default()
-    };
+    let parallel = SearchConfig::default()
+        .provider(Some(Provider::Parallel))
+        .parallel_url(format!("http://{address}/exa"));
     let text = fetch(&websearch_tool(parallel, Arc::new(AllowAll)), json!({"query": "zig"}))
         .await
         .unwrap();
@@ -412,12 +398,10 @@ async fn websearch_answers() {
         text, "results for zig via web_search",
         "Parallel gets `objective` and its own tool name"
     );
-    let impatient = SearchConfig {
-        provider: Some(toolgate_builtins_net::search::Provider::Exa),
-        exa_url: format!("http://{address}/slow-search"),
-        timeout: Duration::from_millis(500),
-        ..SearchConfig::default()
-    };
+    let impatient = SearchConfig::default()
+        .provider(Some(Provider::Exa))
+        .exa_url(format!("http://{address}/slow-search"))
+        .timeout(Duration::from_millis(500));
     let start = std::time::Instant::now();
     let slow = fetch(&websearch_tool(impatient, Arc::new(AllowAll)), json!({"query": "rust"}))
         .await
@@ -442,11 +426,9 @@ fn providers_are_stable_per_session() {
 
 #[test]
 fn search_keys_never_show_in_debug() {
-    let config = SearchConfig {
-        exa_key: Some("exa-secret-123".into()),
-        parallel_key: Some("par-secret-456".into()),
-        ..SearchConfig::default()
-    };
+    let config = SearchConfig::default()
+        .exa_key(Some("exa-secret-123".into()))
+        .parallel_key(Some("par-secret-456".into()));
     let shown = format!("{config:?}");
     assert!(!shown.contains("secret"), "{shown}");
     assert!(shown.contains("exa_key: Some(\"<redacted>\")"), "{shown}");

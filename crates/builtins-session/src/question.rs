@@ -48,45 +48,38 @@ pub struct QuestionOutput {
     pub text: String,
 }
 
-/// A pending question request, as events and the HTTP API show it.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+/// A pending question request. Its wire form (`sessionID`, …) belongs to the server that
+/// shows it, not to this crate.
+#[derive(Clone, Debug, PartialEq)]
 pub struct QuestionRequest {
     /// `que_…`, ascending.
     pub id: String,
     /// The asking session.
-    #[serde(rename = "sessionID")]
     pub session_id: String,
     /// The questions.
     pub questions: Vec<Prompt>,
 }
 
-/// What the question service publishes.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[serde(tag = "type", content = "properties")]
+/// What the question service publishes (event names and field spellings on a wire are
+/// the server's: `toolgate-server` shows these as `question.asked`, …).
+#[derive(Clone, Debug, PartialEq)]
 pub enum QuestionEvent {
     /// Questions are waiting for answers.
-    #[serde(rename = "question.asked")]
     Asked(QuestionRequest),
     /// They were answered.
-    #[serde(rename = "question.replied")]
     Replied {
         /// The session.
-        #[serde(rename = "sessionID")]
         session_id: String,
         /// The request.
-        #[serde(rename = "requestID")]
         request_id: String,
         /// The answers.
         answers: Vec<Vec<String>>,
     },
     /// They were dismissed.
-    #[serde(rename = "question.rejected")]
     Rejected {
         /// The session.
-        #[serde(rename = "sessionID")]
         session_id: String,
         /// The request.
-        #[serde(rename = "requestID")]
         request_id: String,
     },
 }

@@ -126,8 +126,14 @@ async fn question_answered_through_the_service() {
         ModelResult::from_output(&output),
         ModelResult::Text("User has answered your questions: \"Which database?\"=\"SQLite\", \"Extras?\"=\"Unanswered\". You can now continue with the user's answers in mind.".into())
     );
-    let replied = serde_json::to_value(events.recv().await.unwrap()).unwrap();
-    assert_eq!(replied["type"], "question.replied");
+    assert_eq!(
+        events.recv().await.unwrap(),
+        QuestionEvent::Replied {
+            session_id: request.session_id.clone(),
+            request_id: request.id.clone(),
+            answers: vec![vec!["SQLite".into()], vec![]],
+        }
+    );
     assert_eq!(
         service.reply(&request.id, vec![]).unwrap_err(),
         QuestionError::NotFound(request.id.clone())

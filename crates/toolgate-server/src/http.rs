@@ -26,7 +26,6 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use subtle::ConstantTimeEq;
 use tokio::sync::broadcast;
-use toolgate_builtins_session::QuestionEvent;
 use toolgate_gate::{Call, GateEvent, SettleError};
 use toolgate_permission::{Reply, ReplyError};
 
@@ -499,7 +498,14 @@ async fn reply(State(server): State<Shared>, Path(id): Path<String>, body: Bytes
 }
 
 async fn list_questions(State(server): State<Shared>) -> Response {
-    axum::Json(server.parts.questions.pending()).into_response()
+    let pending: Vec<Value> = server
+        .parts
+        .questions
+        .pending()
+        .iter()
+        .map(crate::wire::question_request)
+        .collect();
+    axum::Json(pending).into_response()
 }
 
 #[derive(Deserialize)]
@@ -675,14 +681,8 @@ pub fn router(parts: Parts, options: &Options) -> (Router, Arc<Server>) {
     let forward = Arc::clone(&server);
     tokio::spawn(async move {
         while let Ok(event) = question_events.recv().await {
-            let kind = match &event {
-                QuestionEvent::Asked(_) => "question.asked",
-                QuestionEvent::Replied { .. } => "question.replied",
-                QuestionEvent::Rejected { .. } => "question.rejected",
-            };
-            if let Ok(value) = serde_json::to_value(&event) {
-                let _ = forward.events.send((kind.to_string(), value.to_string()));
-            }
+            let (kind, value) = crate::wire::question_event(&event);
+            let _ = forward.events.send((kind.to_string(), value.to_string()));
         }
     });
     let router = Router::new()

@@ -37,7 +37,7 @@ impl App {
         let permissions: Arc<dyn Permissions> = Arc::new(setup.service.clone());
         let todos = TodoStore::deferred(setup.dirs.data.join("toolgate.db"));
         let services = toolgate_builtins_fs::Services::new(location.clone(), Arc::clone(&permissions));
-        let skill_dirs = toolgate_builtins_fs::skill::skill_dirs(&setup.dir, Some(&setup.dirs.config));
+        let skill_dirs = toolgate_builtins_fs::skill_dirs(&setup.dir, Some(&setup.dirs.config));
         let mut builtins = toolgate_builtins_fs::tools(services, skill_dirs);
         builtins.extend([
             (

@@ -46,7 +46,7 @@ impl Setup {
         // §4.10), never the project's own: those are inside it and need no allowance, and
         // one that is a symlink out of it (`.claude/skills -> /`) is the repository's say,
         // which must not widen what may be read or written outside.
-        let skill_dirs: Vec<PathBuf> = toolgate_builtins_fs::skill::skill_dirs(&dir, Some(&dirs.config))
+        let skill_dirs: Vec<PathBuf> = toolgate_builtins_fs::skill_dirs(&dir, Some(&dirs.config))
             .into_iter()
             .filter(|skills| !skills.starts_with(&dir))
             .collect();

@@ -200,33 +200,37 @@ impl Config {
     /// The webfetch settings: `webfetch.allow_private_network`, `webfetch.allowed_hosts`.
     pub(crate) fn fetch_config(&self) -> toolgate_builtins_net::FetchConfig {
         let section = self.merged.get("webfetch");
-        toolgate_builtins_net::FetchConfig {
-            allow_private_network: section
-                .and_then(|w| w.get("allow_private_network"))
-                .and_then(Value::as_bool)
-                .unwrap_or(false),
-            allowed_hosts: section
-                .and_then(|w| w.get("allowed_hosts"))
-                .and_then(Value::as_array)
-                .map(|hosts| hosts.iter().filter_map(Value::as_str).map(str::to_string).collect())
-                .unwrap_or_default(),
-            ..toolgate_builtins_net::FetchConfig::default()
-        }
+        toolgate_builtins_net::FetchConfig::default()
+            .allow_private_network(
+                section
+                    .and_then(|w| w.get("allow_private_network"))
+                    .and_then(Value::as_bool)
+                    .unwrap_or(false),
+            )
+            .allowed_hosts(
+                section
+                    .and_then(|w| w.get("allowed_hosts"))
+                    .and_then(Value::as_array)
+                    .map(|hosts| {
+                        hosts
+                            .iter()
+                            .filter_map(Value::as_str)
+                            .map(str::to_string)
+                            .collect::<Vec<_>>()
+                    })
+                    .unwrap_or_default(),
+            )
     }
 
     /// The websearch settings: provider and keys from the environment, endpoints and a
     /// fixed provider from `websearch.{provider, exa_url, parallel_url}`.
     pub(crate) fn search_config(&self) -> toolgate_builtins_net::SearchConfig {
+        use toolgate_builtins_net::{Provider, SearchConfig};
         let key = |name: &str| std::env::var(name).ok().filter(|k| !k.is_empty());
-        let mut config = toolgate_builtins_net::SearchConfig {
-            provider: match std::env::var("TOOLGATE_WEBSEARCH_PROVIDER").ok().as_deref() {
-                Some("exa") => Some(toolgate_builtins_net::search::Provider::Exa),
-                Some("parallel") => Some(toolgate_builtins_net::search::Provider::Parallel),
-                _ => None,
-            },
-            exa_key: key("EXA_API_KEY"),
-            parallel_key: key("PARALLEL_API_KEY"),
-            ..toolgate_builtins_net::SearchConfig::default()
+        let provider = |name: Option<&str>| match name {
+            Some("exa") => Some(Provider::Exa),
+            Some("parallel") => Some(Provider::Parallel),
+            _ => None,
         };
         let section = self.merged.get("websearch");
         let text = |key: &str| {
@@ -235,18 +239,18 @@ impl Config {
                 .and_then(Value::as_str)
                 .map(str::to_string)
         };
+        // The environment's provider wins over the config's.
+        let chosen = provider(std::env::var("TOOLGATE_WEBSEARCH_PROVIDER").ok().as_deref())
+            .or_else(|| provider(text("provider").as_deref()));
+        let mut config = SearchConfig::default()
+            .provider(chosen)
+            .exa_key(key("EXA_API_KEY"))
+            .parallel_key(key("PARALLEL_API_KEY"));
         if let Some(url) = text("exa_url") {
-            config.exa_url = url;
+            config = config.exa_url(url);
         }
         if let Some(url) = text("parallel_url") {
-            config.parallel_url = url;
-        }
-        if config.provider.is_none() {
-            config.provider = match text("provider").as_deref() {
-                Some("exa") => Some(toolgate_builtins_net::search::Provider::Exa),
-                Some("parallel") => Some(toolgate_builtins_net::search::Provider::Parallel),
-                _ => None,
-            };
+            config = config.parallel_url(url);
         }
         config
     }
