@@ -92,7 +92,7 @@ fn main() {
             );
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
-        toolgate_builtins_net::fetch::install_crypto_provider();
+        let _ = rustls::crypto::ring::default_provider().install_default();
         let client = reqwest::Client::builder()
             .no_proxy()
             .pool_max_idle_per_host(CLIENTS)

@@ -75,7 +75,7 @@ fn main() {
         .build()
         .unwrap();
     let (calls, errors, p99, elapsed) = runtime.block_on(async move {
-        toolgate_builtins_net::fetch::install_crypto_provider();
+        let _ = rustls::crypto::ring::default_provider().install_default();
         let client = reqwest::Client::builder()
             .no_proxy()
             .pool_max_idle_per_host(CLIENTS)

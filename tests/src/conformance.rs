@@ -200,7 +200,7 @@ pub async fn proxy(upstream: &str, token: &str) -> Proxy {
     let upstream_url: reqwest::Url = upstream.parse().unwrap_or_else(|e| panic!("{upstream}: {e}"));
     let upstream_port = upstream_url.port().unwrap_or(80);
     // reqwest is built without a crypto provider (ring is installed where TLS is used).
-    toolgate_builtins_net::fetch::install_crypto_provider();
+    let _ = rustls::crypto::ring::default_provider().install_default();
     let client = reqwest::Client::builder()
         .no_proxy()
         .build()

@@ -171,7 +171,7 @@ async fn the_file_limit_is_raised_to_the_hard_limit_at_start() {
 }
 
 fn reqwest_client() -> reqwest::Client {
-    toolgate_builtins_net::fetch::install_crypto_provider();
+    let _ = rustls::crypto::ring::default_provider().install_default();
     reqwest::Client::builder().no_proxy().build().unwrap()
 }
 
@@ -317,7 +317,7 @@ async fn failed_authentications_are_slowed_per_connection_and_audited_without_th
     let served = sandbox.serve(&[]);
     let guess = "guessed-token-that-must-never-be-logged-0001";
     // One keep-alive connection, as a guessing script would use.
-    toolgate_builtins_net::fetch::install_crypto_provider();
+    let _ = rustls::crypto::ring::default_provider().install_default();
     let client = reqwest::Client::builder()
         .no_proxy()
         .pool_max_idle_per_host(1)
