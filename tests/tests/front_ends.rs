@@ -106,7 +106,7 @@ async fn serve_applies_every_layer() {
         .stdout(Stdio::piped());
     let served = e2e::Served::start(command);
     let base = served.base.clone();
-    toolgate_builtins_net::fetch::install_crypto_provider();
+    let _ = rustls::crypto::ring::default_provider().install_default();
     let client = reqwest::Client::builder()
         .no_proxy()
         .timeout(Duration::from_secs(30))

@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 const TOKEN: &str = e2e::SERVER_TOKEN;
 
 fn client() -> reqwest::Client {
-    toolgate_builtins_net::fetch::install_crypto_provider();
+    let _ = rustls::crypto::ring::default_provider().install_default();
     reqwest::Client::builder().no_proxy().build().unwrap()
 }
 
