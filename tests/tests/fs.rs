@@ -17,8 +17,8 @@ use serde_json::{Value, json};
 const PROCESSES: usize = 6;
 const ROUNDS: usize = 4;
 
-fn slot(kind: &str, worker: usize, round: usize) -> String {
-    format!("{kind} {worker:02}-{round:02} .")
+fn slot(kind: &str, worker: &str, round: usize) -> String {
+    format!("{kind} {worker}-{round:02} .")
 }
 
 /// Runs `toolgate call TOOL INPUT --auto`: Ok(stdout) on exit 0, Err(stderr) on exit 1.
@@ -31,21 +31,50 @@ fn call(sandbox: &Sandbox, tool: &str, input: &Value) -> Result<String, String> 
     }
 }
 
-#[test]
-fn processes_editing_and_patching_the_same_files_lose_nothing() {
+/// Who makes a change: a process of the binary, or a thread of this process calling the
+/// tools in-process (both honour the same lock, through `flock` on the file itself).
+#[derive(Clone, Copy)]
+enum Worker {
+    Process,
+    Thread,
+}
+
+/// The race suite: `processes` processes of the binary and `threads` threads of this
+/// process, all at once, each making `rounds` × 3 changes to the same two files — its own
+/// line, one line every worker inserts after, and a two-file patch with one shared and one
+/// own line — while another program appends a line every half millisecond. Afterwards
+/// every change reported as applied is in the files exactly once, no failed one is, every
+/// failure says the file changed, and every appended line is there once.
+fn race(processes: usize, threads: usize, rounds: usize) {
+    let workers: Vec<(String, Worker)> = (0..processes)
+        .map(|n| (format!("p{n:02}"), Worker::Process))
+        .chain((0..threads).map(|n| (format!("t{n:02}"), Worker::Thread)))
+        .collect();
     let sandbox = Sandbox::new();
     let mut shared = String::from("top\nANCHOR-E\n");
     let mut other = String::from("ANCHOR-Q\n");
-    for worker in 0..PROCESSES {
-        for round in 0..ROUNDS {
-            shared.push_str(&format!("{}\n", slot("eslot", worker, round)));
-            other.push_str(&format!("{}\n", slot("pslot", worker, round)));
+    for (name, _) in &workers {
+        for round in 0..rounds {
+            shared.push_str(&format!("{}\n", slot("eslot", name, round)));
+            other.push_str(&format!("{}\n", slot("pslot", name, round)));
         }
     }
     shared.push_str("ANCHOR-P\nend\n");
     sandbox.write("project/shared.txt", &shared);
     sandbox.write("project/other.txt", &other);
     let sandbox = Arc::new(sandbox);
+    // The in-process side: the tools as the binary builds them, on one runtime shared by
+    // every thread (as a server runs them).
+    let runtime = Arc::new(
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .build()
+            .unwrap(),
+    );
+    let services = toolgate_builtins_fs::Services::new(
+        toolgate_core::Location::new(sandbox.project()).unwrap(),
+        Arc::new(e2e::AllowAll),
+    );
     let outcomes: Arc<Mutex<Vec<(String, bool)>>> = Arc::default();
     let failures: Arc<Mutex<Vec<String>>> = Arc::default();
     // Another program appends a line every half millisecond, as `>>` would.
@@ -68,36 +97,56 @@ fn processes_editing_and_patching_the_same_files_lose_nothing() {
             written
         })
     };
-    let workers: Vec<_> = (0..PROCESSES)
-        .map(|worker| {
+    // Every worker starts at once.
+    let start = Arc::new(std::sync::Barrier::new(workers.len()));
+    let handles: Vec<_> = workers
+        .into_iter()
+        .map(|(name, kind)| {
             let (sandbox, outcomes, failures) = (sandbox.clone(), outcomes.clone(), failures.clone());
+            let (runtime, services, start) = (runtime.clone(), services.clone(), start.clone());
             std::thread::spawn(move || {
-                for round in 0..ROUNDS {
+                let edit = toolgate_builtins_fs::edit_tool(services.clone());
+                let patch = toolgate_builtins_fs::patch_tool(services);
+                let change = |tool: &str, input: Value| match kind {
+                    Worker::Process => call(&sandbox, tool, &input),
+                    Worker::Thread => {
+                        let tool = if tool == "edit" { &edit } else { &patch };
+                        match runtime
+                            .block_on(tool.settle(input, toolgate_core::Context::default()))
+                            .unwrap()
+                        {
+                            Ok(_) => Ok(String::new()),
+                            Err(failure) => Err(failure.message().to_string()),
+                        }
+                    }
+                };
+                start.wait();
+                for round in 0..rounds {
                     let record = |marker: String, result: Result<String, String>| {
                         if let Err(error) = &result {
                             failures.lock().unwrap().push(error.clone());
                         }
                         outcomes.lock().unwrap().push((marker, result.is_ok()));
                     };
-                    let mine = slot("eslot", worker, round);
+                    let mine = slot("eslot", &name, round);
                     let marker = format!("{mine} edited");
                     let input = json!({"path": "shared.txt", "oldString": mine, "newString": marker});
-                    record(marker, call(&sandbox, "edit", &input));
-                    let marker = format!("edit-entry {worker:02}-{round:02}");
+                    record(marker, change("edit", input));
+                    let marker = format!("edit-entry {name}-{round:02}");
                     let input = json!({"path": "shared.txt", "oldString": "ANCHOR-E\n", "newString": format!("ANCHOR-E\n{marker}\n")});
-                    record(marker, call(&sandbox, "edit", &input));
-                    let marker = format!("patch-entry {worker:02}-{round:02}");
-                    let own = slot("pslot", worker, round);
+                    record(marker, change("edit", input));
+                    let marker = format!("patch-entry {name}-{round:02}");
+                    let own = slot("pslot", &name, round);
                     let text = format!(
                         "*** Begin Patch\n*** Update File: shared.txt\n@@\n ANCHOR-P\n+{marker}\n*** Update File: other.txt\n@@\n ANCHOR-Q\n+{marker}\n@@\n-{own}\n+{own} {marker}\n*** End Patch"
                     );
-                    record(marker, call(&sandbox, "apply_patch", &json!({"patchText": text})));
+                    record(marker, change("apply_patch", json!({"patchText": text})));
                 }
             })
         })
         .collect();
-    for worker in workers {
-        worker.join().unwrap();
+    for handle in handles {
+        handle.join().unwrap();
     }
     stop.store(true, Ordering::SeqCst);
     let appended = appender.join().unwrap();
@@ -110,6 +159,7 @@ fn processes_editing_and_patching_the_same_files_lose_nothing() {
         );
     }
     let outcomes = outcomes.lock().unwrap();
+    assert_eq!(outcomes.len(), (processes + threads) * rounds * 3);
     let mut found = 0;
     for (marker, applied) in outcomes.iter() {
         let count = shared
@@ -133,10 +183,14 @@ fn processes_editing_and_patching_the_same_files_lose_nothing() {
         .filter(|line| shared.lines().filter(|l| l == line).count() != 1)
         .collect();
     assert!(lost.is_empty(), "appended lines lost or doubled: {lost:?}");
+    assert!(!appended.is_empty(), "the appender ran");
+    for anchor in ["top", "ANCHOR-E", "ANCHOR-P", "end"] {
+        assert_eq!(shared.lines().filter(|line| *line == anchor).count(), 1, "{anchor}");
+    }
     let applied = outcomes.iter().filter(|(_, applied)| *applied).count();
     println!(
-        "race suite (processes): {PROCESSES} processes × {ROUNDS} rounds × 3 changes = {} changes; reported applied \
-         {applied}, found {found}; failed clearly {}; appended {} lines, all found",
+        "race suite: {processes} processes + {threads} threads × {rounds} rounds × 3 changes = {} changes; reported \
+         applied {applied}, found {found}; failed clearly {}; appended {} lines, all found",
         outcomes.len(),
         outcomes.len() - applied,
         appended.len()
@@ -146,6 +200,16 @@ fn processes_editing_and_patching_the_same_files_lose_nothing() {
         "most changes land: {applied} of {}",
         outcomes.len()
     );
+}
+
+#[test]
+fn processes_editing_and_patching_the_same_files_lose_nothing() {
+    race(PROCESSES, 0, ROUNDS);
+}
+
+#[test]
+fn threads_and_processes_editing_and_patching_the_same_files_at_once_lose_nothing() {
+    race(4, 4, 3);
 }
 
 fn mode(path: &std::path::Path) -> u32 {
