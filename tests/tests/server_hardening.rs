@@ -373,7 +373,8 @@ async fn failed_authentications_are_slowed_per_connection_and_audited_without_th
 async fn approvals_of_another_project_are_untouched() {
     let sandbox = Sandbox::new();
     let served = sandbox.serve(&[]);
-    let store = toolgate_permission::ApprovalStore::open(sandbox.data_dir().join("toolgate.db")).unwrap();
+    use toolgate_permission::ApprovalStore;
+    let store = toolgate_permission::SqliteStore::open(sandbox.data_dir().join("toolgate.db")).unwrap();
     store.add("/some/other/project", "bash", &["rm *".to_string()]).unwrap();
     let other = store.list("/some/other/project").unwrap();
     assert_eq!(other.len(), 1, "precondition: the other project has an approval");

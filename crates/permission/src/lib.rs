@@ -7,7 +7,8 @@
 //! managed layer. [`PermissionService`] implements [`toolgate_core::Permissions`]: it blocks
 //! what a configured rule denies, allows what rules or saved approvals allow, and asks a
 //! person (or auto-approves, or declines when no one can answer) for the rest. "Always"
-//! answers are saved in SQLite ([`ApprovalStore`]) and can never override a configured deny.
+//! answers are saved in an [`ApprovalStore`] — SQLite (`SqliteStore`, feature `sqlite`, on
+//! by default) or memory ([`MemoryStore`]) — and can never override a configured deny.
 //!
 //! ```
 //! use toolgate_permission::{AgentSettings, Agents, Effect};
@@ -30,6 +31,8 @@ mod doom;
 pub mod holed;
 mod rules;
 mod service;
+#[cfg(feature = "sqlite")]
+mod sqlite;
 mod store;
 pub mod wildcard;
 
@@ -40,7 +43,9 @@ pub use doom::{DOOM_LOOP_THRESHOLD, DoomLoop, DoomMemory};
 pub use holed::{HoledDecision, Match, evaluate_holed, match_holed};
 pub use rules::{Decision, Effect, Origin, Rule, Ruleset, combine};
 pub use service::{AskMode, Event, Explanation, PermissionService, Reply, ReplyError, Request, Source, asked_save};
-pub use store::{Approval, ApprovalStore, StoreError, project_id};
+#[cfg(feature = "sqlite")]
+pub use sqlite::SqliteStore;
+pub use store::{Approval, ApprovalStore, MemoryStore, StoreError, project_id};
 
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]

@@ -1,6 +1,7 @@
 //! The ask/reply service (spec §4.4–4.7, V2 semantics).
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use serde_json::{Map, Value};
@@ -14,6 +15,10 @@ use crate::doom::{DOOM_LOOP_THRESHOLD, DoomLoop, DoomMemory};
 use crate::holed::{Match, evaluate_holed, evaluate_opaque, has_deny, match_holed};
 use crate::rules::{Effect, Origin, Rule, Ruleset};
 use crate::store::{ApprovalStore, StoreError};
+
+/// A pending request taken out of the pending set, its answer, and what its asker gets:
+/// settled (recorded, published, answered) once the service's lock is released.
+type Settled = (Pending, Reply, Result<(), Refusal>);
 use crate::wildcard::{Pattern, is_absolute_path};
 
 /// Who answers asks.
@@ -87,8 +92,11 @@ struct Decided {
     /// Each resource's own effect, in the request's order.
     effects: Vec<Effect>,
     /// Resources asked about that no saved approval may satisfy, when a rule of the
-    /// action denies something (empty otherwise): `--auto` declines these.
+    /// action denies something (empty otherwise): auto-approval declines these.
     blind: Vec<String>,
+    /// Whether saved approvals could change the answer (some resource asks by the
+    /// configured rules), so the store is worth a look.
+    consults_saved: bool,
 }
 
 /// What the service publishes. Its wire form (event names, field spellings) belongs to
@@ -135,10 +143,66 @@ struct Pending {
     resolve: oneshot::Sender<Result<(), Refusal>>,
 }
 
+/// The saved approvals this process knows: a cache of the store plus the answers of
+/// this process the store does not hold (yet). Only ever changed under the lock; the
+/// store is read and written outside it.
 #[derive(Default)]
 struct Saved {
-    version: Option<i64>,
+    /// The store's version `loaded` reflects; `None` before the first load.
+    version: Option<u64>,
+    /// The reload that produced `loaded`: an older reload finishing late never replaces
+    /// a newer one.
+    ticket: u64,
+    /// The approvals read from the store.
+    loaded: Vec<Rule>,
+    /// "Always" answers of this process that the store does not hold: being written, or
+    /// their write failed (this process still honours them).
+    local: Vec<Rule>,
+    /// `loaded` then `local`, compiled.
     rules: Ruleset,
+}
+
+impl Saved {
+    fn rebuild(&mut self) {
+        self.rules = Ruleset::new(self.loaded.iter().chain(&self.local).cloned().collect());
+    }
+
+    fn knows(&self, action: &str, resource: &str) -> bool {
+        self.loaded
+            .iter()
+            .chain(&self.local)
+            .any(|rule| rule.action == action && rule.resource == resource)
+    }
+
+    /// Takes the store's approvals as read by reload `ticket` at `version`, unless a
+    /// later reload got there first. Returns whether anything was taken.
+    fn install(&mut self, ticket: u64, version: Option<u64>, loaded: Vec<Rule>) -> bool {
+        if ticket <= self.ticket {
+            return false;
+        }
+        self.local.retain(|rule| {
+            !loaded
+                .iter()
+                .any(|l| l.action == rule.action && l.resource == rule.resource)
+        });
+        self.ticket = ticket;
+        self.version = version;
+        self.loaded = loaded;
+        self.rebuild();
+        true
+    }
+
+    /// Forgets the local answers `written` once the store holds them: from now on the
+    /// store says whether they stand (another process may remove them).
+    fn written(&mut self, written: &[Rule]) {
+        let before = self.local.len();
+        self.local.retain(|rule| !written.contains(rule));
+        if self.local.len() != before {
+            // The next look at the store reloads: this process's own write changed it.
+            self.version = None;
+            self.rebuild();
+        }
+    }
 }
 
 #[derive(Default)]
@@ -160,7 +224,9 @@ struct Inner {
     headless_note: String,
     agents: Agents,
     project_id: String,
-    store: Option<ApprovalStore>,
+    store: Option<Arc<dyn ApprovalStore>>,
+    /// Numbers reloads of saved approvals in the order they start.
+    reloads: AtomicU64,
     mode: AskMode,
     state: Mutex<State>,
     events: broadcast::Sender<Event>,
@@ -196,8 +262,13 @@ pub struct PermissionService {
 
 impl PermissionService {
     /// A service over `agents` for the project `project_id`, saving approvals in `store`
-    /// (in memory only without one).
-    pub fn new(agents: Agents, project_id: impl Into<String>, store: Option<ApprovalStore>, mode: AskMode) -> Self {
+    /// (in this service's memory only without one).
+    pub fn new(
+        agents: Agents,
+        project_id: impl Into<String>,
+        store: Option<Arc<dyn ApprovalStore>>,
+        mode: AskMode,
+    ) -> Self {
         let (events, _) = broadcast::channel(4096);
         PermissionService {
             inner: Arc::new(Inner {
@@ -209,6 +280,7 @@ impl PermissionService {
                 agents,
                 project_id: project_id.into(),
                 store,
+                reloads: AtomicU64::new(0),
                 mode,
                 state: Mutex::new(State::default()),
                 events,
@@ -294,12 +366,16 @@ impl PermissionService {
     }
 
     /// Records a decision on `request` when auditing: the effect, the rule that decided
-    /// (the first resource whose effect is the combined one), and the reply.
+    /// (the first resource whose effect is the combined one), and the reply. Explains
+    /// from memory (the decision just synced it) and writes after the lock is released.
     fn record(&self, ctx: &Context, request: &PermissionRequest, effect: Effect, reply: Option<&str>) {
         let Some(audit) = &self.inner.audit else {
             return;
         };
-        let explained = self.explain(&ctx.session_id, &ctx.agent, request);
+        let (explained, _) = {
+            let state = self.lock();
+            self.explain_in(&state, &ctx.session_id, &ctx.agent, request)
+        };
         let rule = explained
             .iter()
             .find(|e| e.effect == effect)
@@ -360,8 +436,8 @@ impl PermissionService {
     }
 
     /// The approval store, when there is one.
-    pub fn store(&self) -> Option<&ApprovalStore> {
-        self.inner.store.as_ref()
+    pub fn store(&self) -> Option<&dyn ApprovalStore> {
+        self.inner.store.as_deref()
     }
 
     /// Subscribes to `permission.asked` / `permission.replied` events.
@@ -474,31 +550,83 @@ impl PermissionService {
         has_deny(&chain, action)
     }
 
-    /// Reloads saved approvals when another process changed the database.
-    fn refresh_saved(&self, state: &mut State) -> Result<(), StoreError> {
+    /// Reloads the saved approvals when the store says they changed since `known` (the
+    /// version memory held when the caller decided). Reads the store without the lock.
+    /// Returns whether memory changed, so the caller decides again. A store that cannot
+    /// be read leaves memory as it is: it never adds an approval.
+    fn sync_saved(&self, known: Option<u64>) -> bool {
         let Some(store) = &self.inner.store else {
-            return Ok(());
+            return false;
         };
-        let version = store.data_version()?;
-        if state.saved.version == Some(version) {
-            return Ok(());
+        let ticket = self.inner.reloads.fetch_add(1, Ordering::SeqCst) + 1;
+        let Ok(version) = store.version() else {
+            return false;
+        };
+        if version.is_some() && version == known {
+            return false;
         }
-        let rules = store
-            .list(&self.inner.project_id)?
+        let Ok(approvals) = store.list(&self.inner.project_id) else {
+            return false;
+        };
+        let loaded = approvals
             .into_iter()
             .map(|approval| Rule::new(approval.action, approval.resource, Effect::Allow, Origin::SavedApproval))
             .collect();
-        state.saved = Saved {
-            version: Some(version),
-            rules: Ruleset::new(rules),
-        };
-        Ok(())
+        self.lock().saved.install(ticket, version, loaded)
     }
 
-    /// Explains the decision for each resource of `request`, deciding rule included
-    /// (`toolgate check`). Nothing is asked and nothing is recorded.
+    /// Decides `request` from memory, first bringing the saved approvals up to date
+    /// (outside the lock) when they could change the answer. `None` once the service has
+    /// shut down.
+    fn decide_fresh(
+        &self,
+        session_id: &str,
+        agent: &str,
+        request: &PermissionRequest,
+    ) -> Option<Result<Decided, Refusal>> {
+        let (decided, known) = {
+            let state = self.lock();
+            if state.closed {
+                return None;
+            }
+            (self.decide(&state, session_id, agent, request), state.saved.version)
+        };
+        if !matches!(&decided, Ok(d) if d.consults_saved) || !self.sync_saved(known) {
+            return Some(decided);
+        }
+        let state = self.lock();
+        if state.closed {
+            return None;
+        }
+        Some(self.decide(&state, session_id, agent, request))
+    }
+
+    /// Explains the decision for each resource of `request`, deciding rule included (a
+    /// "check" command). Nothing is asked and nothing is recorded.
     pub fn explain(&self, session_id: &str, agent: &str, request: &PermissionRequest) -> Vec<Explanation> {
-        let mut state = self.lock();
+        let (explained, known) = {
+            let state = self.lock();
+            (self.explain_in(&state, session_id, agent, request), state.saved.version)
+        };
+        // Saved approvals only turn an ask into allow: without an ask the store is not
+        // read.
+        let (explained, consults_saved) = explained;
+        if !consults_saved || !self.sync_saved(known) {
+            return explained;
+        }
+        let state = self.lock();
+        self.explain_in(&state, session_id, agent, request).0
+    }
+
+    /// [`PermissionService::explain`] from memory, and whether saved approvals could
+    /// change it.
+    fn explain_in(
+        &self,
+        state: &State,
+        session_id: &str,
+        agent: &str,
+        request: &PermissionRequest,
+    ) -> (Vec<Explanation>, bool) {
         let agent = self.agent(agent);
         let action = request.action.as_str();
         let absolutes: Vec<Vec<String>> = request
@@ -515,13 +643,8 @@ impl PermissionService {
                 .map(|(resource, spelled)| Self::configured_kind(agent, session, request, resource, spelled))
                 .collect()
         };
-        // Saved approvals only turn an ask into allow: without an ask the database is not
-        // read. A database that cannot be read contributes no approvals: the decision falls
-        // back to the configured rules, which is the stricter answer.
-        if configured.iter().any(|(effect, _)| *effect == Effect::Ask) {
-            let _ = self.refresh_saved(&mut state);
-        }
-        request
+        let consults_saved = configured.iter().any(|(effect, _)| *effect == Effect::Ask);
+        let explained = request
             .resources
             .iter()
             .zip(configured)
@@ -543,7 +666,8 @@ impl PermissionService {
                     },
                 }
             })
-            .collect()
+            .collect();
+        (explained, consults_saved)
     }
 
     /// Decides `request` without asking: `Err(Blocked)` on deny, else the combined
@@ -551,7 +675,7 @@ impl PermissionService {
     /// the asker could not see through.
     fn decide(
         &self,
-        state: &mut State,
+        state: &State,
         session_id: &str,
         agent_name: &str,
         request: &PermissionRequest,
@@ -592,10 +716,10 @@ impl PermissionService {
                 effect: crate::rules::combine(effects.iter().copied()),
                 effects,
                 blind: Vec::new(),
+                consults_saved: false,
             });
         }
         let deny_exists = Self::action_has_deny(agent, session, &request.action);
-        let _ = self.refresh_saved(state);
         let saved = &state.saved.rules;
         let mut blind = Vec::new();
         let effects: Vec<Effect> = request
@@ -618,6 +742,7 @@ impl PermissionService {
             effect: crate::rules::combine(effects.iter().copied()),
             effects,
             blind: if deny_exists { blind } else { Vec::new() },
+            consults_saved: true,
         })
     }
 
@@ -633,7 +758,8 @@ impl PermissionService {
         let stored = match (self.inner.doom_memory, &self.inner.store) {
             (DoomMemory::Database, Some(store)) => store
                 .record_call(&self.inner.project_id, &ctx.session_id, &ctx.assistant_message_id, &key)
-                .ok(),
+                .ok()
+                .flatten(),
             _ => None,
         };
         let streak = match stored {
@@ -662,12 +788,10 @@ impl PermissionService {
         if self.inner.mode != AskMode::Interactive {
             return false;
         }
-        let mut state = self.lock();
-        !state.closed
-            && matches!(
-                self.decide(&mut state, &ctx.session_id, &ctx.agent, request),
-                Ok(d) if d.effect == Effect::Ask
-            )
+        matches!(
+            self.decide_fresh(&ctx.session_id, &ctx.agent, request),
+            Some(Ok(d)) if d.effect == Effect::Ask
+        )
     }
 
     /// Asserts `request` for the session and agent of `ctx` (spec §4.4).
@@ -676,16 +800,12 @@ impl PermissionService {
     /// pending request and a `permission.asked` event, then the wait for a reply.
     /// Dropping the returned future withdraws the request.
     pub async fn assert(&self, ctx: &Context, request: PermissionRequest) -> Result<(), Refusal> {
-        let decided = {
-            let mut state = self.lock();
-            if state.closed {
-                return Err(Refusal::Declined {
-                    reason: Some("The permission service has shut down; the request was declined.".into()),
-                });
-            }
-            self.decide(&mut state, &ctx.session_id, &ctx.agent, &request)
+        let Some(decided) = self.decide_fresh(&ctx.session_id, &ctx.agent, &request) else {
+            return Err(Refusal::Declined {
+                reason: Some("The permission service has shut down; the request was declined.".into()),
+            });
         };
-        // `--auto` never approves what the asker could not see through while a deny rule
+        // Auto-approval never approves what the asker could not see through while a deny rule
         // exists for the action: that deny might be exactly what the line would do.
         let auto_blind = self.inner.mode == AskMode::Auto
             && matches!(&decided, Ok(d) if d.effect == Effect::Ask && !d.blind.is_empty());
@@ -723,7 +843,7 @@ impl PermissionService {
                     return Err(Refusal::Declined {
                         reason: Some(format!(
                             "permission requested: {} ({}); declined: this cannot be analysed and a rule denies some {} \
-                             requests, so --auto does not approve it",
+                             requests, so it is not approved automatically",
                             request.action,
                             decided.blind.join(", "),
                             request.action
@@ -795,15 +915,19 @@ impl PermissionService {
             .collect()
     }
 
-    fn resolve(&self, pending: Pending, reply: Reply, outcome: Result<(), Refusal>) {
-        self.record_request(&pending.request, reply);
-        self.publish(Event::Replied {
-            session_id: pending.request.session_id.clone(),
-            request_id: pending.request.id.clone(),
-            reply,
-        });
-        // The asker may have gone away; there is no one left to tell then.
-        let _ = pending.resolve.send(outcome);
+    /// Records, publishes and answers requests taken out of the pending set. Called
+    /// without the lock: the audit log is a file.
+    fn settle(&self, settled: Vec<Settled>) {
+        for (pending, reply, outcome) in settled {
+            self.record_request(&pending.request, reply);
+            self.publish(Event::Replied {
+                session_id: pending.request.session_id.clone(),
+                request_id: pending.request.id.clone(),
+                reply,
+            });
+            // The asker may have gone away; there is no one left to tell then.
+            let _ = pending.resolve.send(outcome);
+        }
     }
 
     /// Answers the pending request `id` (spec §4.5).
@@ -811,6 +935,9 @@ impl PermissionService {
     /// `once` resolves it; `always` also saves its patterns for the project and resolves
     /// every other pending request they now allow; `reject` declines it (with `message`,
     /// the model gets it as feedback) and every other pending request of its session.
+    ///
+    /// An "always" answer counts in this process at once; it is written to the store
+    /// after the service's lock is released, so other sessions are not held up by it.
     pub fn reply(&self, id: &str, reply: Reply, message: Option<&str>) -> Result<(), ReplyError> {
         let mut state = self.lock();
         let target = state
@@ -819,7 +946,8 @@ impl PermissionService {
             .ok_or_else(|| ReplyError::NotFound(id.to_string()))?;
         match reply {
             Reply::Once => {
-                self.resolve(target, Reply::Once, Ok(()));
+                drop(state);
+                self.settle(vec![(target, Reply::Once, Ok(()))]);
                 Ok(())
             }
             Reply::Reject => {
@@ -832,39 +960,26 @@ impl PermissionService {
                     },
                     None => Refusal::declined(),
                 };
-                self.resolve(target, Reply::Reject, Err(refusal));
-                let same: Vec<String> = state
-                    .pending
-                    .iter()
-                    .filter(|(_, pending)| pending.request.session_id == session)
-                    .map(|(id, _)| id.clone())
-                    .collect();
-                for id in same {
-                    if let Some(pending) = state.pending.remove(&id) {
-                        self.resolve(pending, Reply::Reject, Err(Refusal::declined()));
-                    }
-                }
+                let mut settled = vec![(target, Reply::Reject, Err(refusal))];
+                settled.extend(Self::take_session(&mut state, &session));
+                drop(state);
+                self.settle(settled);
                 Ok(())
             }
             Reply::Always if target.request.save.is_empty() => {
-                self.resolve(target, Reply::Always, Ok(()));
+                drop(state);
+                self.settle(vec![(target, Reply::Always, Ok(()))]);
                 Ok(())
             }
             Reply::Always => {
                 let action = target.request.action.clone();
                 let save = target.request.save.clone();
-                let stored = match &self.inner.store {
-                    Some(store) => store.add(&self.inner.project_id, &action, &save).map(|_| ()),
-                    None => Ok(()),
-                };
-                // Whether or not the database took it, this process remembers the approval.
-                let _ = self.refresh_saved(&mut state);
-                let mut rules = state.saved.rules.rules().to_vec();
-                let known: Vec<(String, String)> =
-                    rules.iter().map(|r| (r.action.clone(), r.resource.clone())).collect();
+                // Remembered here first: whether or not the store takes it, this process
+                // honours the approval from now on.
+                let mut added: Vec<Rule> = Vec::new();
                 for resource in &save {
-                    if !known.contains(&(action.clone(), resource.clone())) {
-                        rules.push(Rule::new(
+                    if !state.saved.knows(&action, resource) && !added.iter().any(|rule| &rule.resource == resource) {
+                        added.push(Rule::new(
                             action.clone(),
                             resource.clone(),
                             Effect::Allow,
@@ -872,16 +987,42 @@ impl PermissionService {
                         ));
                     }
                 }
-                state.saved.rules = Ruleset::new(rules);
-                self.resolve(target, Reply::Always, Ok(()));
-                self.cascade(&mut state);
-                stored.map_err(ReplyError::from)
+                if !added.is_empty() {
+                    state.saved.local.extend(added.iter().cloned());
+                    state.saved.rebuild();
+                }
+                let mut settled = vec![(target, Reply::Always, Ok(()))];
+                settled.extend(self.cascade(&mut state));
+                drop(state);
+                self.settle(settled);
+                let Some(store) = &self.inner.store else {
+                    return Ok(());
+                };
+                store.add(&self.inner.project_id, &action, &save)?;
+                if !added.is_empty() {
+                    self.lock().saved.written(&added);
+                }
+                Ok(())
             }
         }
     }
 
-    /// Resolves every pending request that the rules now allow.
-    fn cascade(&self, state: &mut State) {
+    /// Takes every pending request of `session` out, declined.
+    fn take_session(state: &mut State, session: &str) -> Vec<Settled> {
+        let ids: Vec<String> = state
+            .pending
+            .iter()
+            .filter(|(_, pending)| pending.request.session_id == session)
+            .map(|(id, _)| id.clone())
+            .collect();
+        ids.into_iter()
+            .filter_map(|id| state.pending.remove(&id))
+            .map(|pending| (pending, Reply::Reject, Err(Refusal::declined())))
+            .collect()
+    }
+
+    /// Takes out every pending request that the rules in memory now allow.
+    fn cascade(&self, state: &mut State) -> Vec<Settled> {
         let candidates: Vec<(String, String, String, PermissionRequest)> = state
             .pending
             .values()
@@ -903,57 +1044,50 @@ impl PermissionService {
                 )
             })
             .collect();
+        let mut settled = Vec::new();
         for (id, session, agent, request) in candidates {
             if matches!(self.decide(state, &session, &agent, &request), Ok(d) if d.effect == Effect::Allow)
                 && let Some(pending) = state.pending.remove(&id)
             {
-                self.resolve(pending, Reply::Always, Ok(()));
+                settled.push((pending, Reply::Always, Ok(())));
             }
         }
+        settled
     }
 
     /// Declines the pending request `id` with `reason` as the message (no one could be
     /// asked), without touching the session's other requests.
     pub fn decline(&self, id: &str, reason: &str) -> Result<(), ReplyError> {
-        let mut state = self.lock();
-        let pending = state
+        let pending = self
+            .lock()
             .pending
             .remove(id)
             .ok_or_else(|| ReplyError::NotFound(id.to_string()))?;
-        self.resolve(
-            pending,
-            Reply::Reject,
-            Err(Refusal::Declined {
-                reason: Some(reason.to_string()),
-            }),
-        );
+        let refusal = Refusal::Declined {
+            reason: Some(reason.to_string()),
+        };
+        self.settle(vec![(pending, Reply::Reject, Err(refusal))]);
         Ok(())
     }
 
     /// Declines every pending request of a cancelled session.
     pub fn cancel_session(&self, session_id: &str) {
-        let mut state = self.lock();
-        let ids: Vec<String> = state
-            .pending
-            .iter()
-            .filter(|(_, pending)| pending.request.session_id == session_id)
-            .map(|(id, _)| id.clone())
-            .collect();
-        for id in ids {
-            if let Some(pending) = state.pending.remove(&id) {
-                self.resolve(pending, Reply::Reject, Err(Refusal::declined()));
-            }
-        }
+        let settled = Self::take_session(&mut self.lock(), session_id);
+        self.settle(settled);
     }
 
     /// Declines everything pending and every later ask.
     pub fn shutdown(&self) {
-        let mut state = self.lock();
-        state.closed = true;
-        let all = std::mem::take(&mut state.pending);
-        for pending in all.into_values() {
-            self.resolve(pending, Reply::Reject, Err(Refusal::declined()));
-        }
+        let all = {
+            let mut state = self.lock();
+            state.closed = true;
+            std::mem::take(&mut state.pending)
+        };
+        self.settle(
+            all.into_values()
+                .map(|pending| (pending, Reply::Reject, Err(Refusal::declined())))
+                .collect(),
+        );
     }
 
     /// Whether `agent` sees no tool asking as `action` (spec §2.4, §4.8).

@@ -1,45 +1,32 @@
-//! Saved "always" approvals in SQLite (spec §4.7), shared by every process using the file.
+//! Saved "always" approvals (spec §4.7): the store trait the service reads and writes,
+//! and the in-memory store. The SQLite store ([`crate::SqliteStore`], feature `sqlite`)
+//! shares approvals between every process using one database file.
 
-use std::path::{Path, PathBuf};
-use std::sync::{Mutex, OnceLock};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::path::Path;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
 
-use rusqlite::{Connection, OptionalExtension, params};
 use serde::Serialize;
 
-/// Migrations, in order; the schema version is the number applied.
-const MIGRATIONS: &[&str] = &["CREATE TABLE IF NOT EXISTS permission (
-        id TEXT PRIMARY KEY,
-        project_id TEXT NOT NULL,
-        action TEXT NOT NULL,
-        resource TEXT NOT NULL,
-        time_created INTEGER NOT NULL,
-        time_updated INTEGER NOT NULL
-    );
-    CREATE UNIQUE INDEX IF NOT EXISTS permission_project_action_resource_idx ON permission (project_id, action, resource);",
-    // The current streak of identical calls of each session (doom_loop, spec §4.11).
-    "CREATE TABLE IF NOT EXISTS doom_loop (
-        project_id TEXT NOT NULL,
-        session_id TEXT NOT NULL,
-        message_id TEXT NOT NULL,
-        call_key TEXT NOT NULL,
-        count INTEGER NOT NULL,
-        time_updated INTEGER NOT NULL,
-        PRIMARY KEY (project_id, session_id)
-    );"];
-
-/// Streaks not extended for this long are forgotten.
-const STREAK_TTL_MS: i64 = 24 * 60 * 60 * 1000;
-
-/// A database problem, with the file it concerns.
+/// A store problem: where (a database file, a service) and what went wrong.
 #[derive(Debug, thiserror::Error)]
-#[error("permission database {path}: {source}")]
+#[error("permission database {location}: {source}")]
 pub struct StoreError {
-    /// The database file.
-    pub path: PathBuf,
-    /// The SQLite error.
+    /// The store it concerns (the database file for SQLite).
+    pub location: String,
+    /// What went wrong.
     #[source]
-    pub source: rusqlite::Error,
+    pub source: Box<dyn std::error::Error + Send + Sync>,
+}
+
+impl StoreError {
+    /// A failure of the store at `location`.
+    pub fn new(location: impl Into<String>, source: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> Self {
+        StoreError {
+            location: location.into(),
+            source: source.into(),
+        }
+    }
 }
 
 /// One saved approval.
@@ -57,196 +44,148 @@ pub struct Approval {
     pub time_created: i64,
 }
 
-/// The approvals table of `toolgate.db`.
-#[derive(Debug)]
-pub struct ApprovalStore {
-    path: PathBuf,
-    /// Opened on first use: a decision no saved approval can change never opens it.
-    connection: OnceLock<Mutex<Connection>>,
-}
-
-fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|elapsed| elapsed.as_millis() as i64)
-        .unwrap_or(0)
-}
-
-impl ApprovalStore {
-    /// Opens (creating and migrating as needed) the database at `path`.
-    pub fn open(path: impl AsRef<Path>) -> Result<Self, StoreError> {
-        let store = ApprovalStore::deferred(path);
-        store.with(|_| Ok(()))?;
-        Ok(store)
-    }
-
-    /// A store at `path` that opens (creates, migrates) the database on first use, and
-    /// reports a failure to open then.
-    pub fn deferred(path: impl AsRef<Path>) -> Self {
-        ApprovalStore {
-            path: path.as_ref().to_path_buf(),
-            connection: OnceLock::new(),
-        }
-    }
-
-    fn connect(path: &Path) -> rusqlite::Result<Connection> {
-        if let Some(parent) = path.parent() {
-            let _ = std::fs::create_dir_all(parent);
-        }
-        let mut connection = Connection::open(path)?;
-        connection.busy_timeout(Duration::from_secs(5))?;
-        connection.pragma_update(None, "journal_mode", "WAL")?;
-        connection.pragma_update(None, "synchronous", "NORMAL")?;
-        let transaction = connection.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-        transaction
-            .execute_batch("CREATE TABLE IF NOT EXISTS permission_schema_version (version INTEGER NOT NULL);")?;
-        let version: Option<i64> = transaction
-            .query_row("SELECT version FROM permission_schema_version", [], |row| row.get(0))
-            .optional()?;
-        let version = version.unwrap_or(0).max(0) as usize;
-        for migration in MIGRATIONS.iter().skip(version) {
-            transaction.execute_batch(migration)?;
-        }
-        if version < MIGRATIONS.len() {
-            transaction.execute("DELETE FROM permission_schema_version", [])?;
-            transaction.execute(
-                "INSERT INTO permission_schema_version (version) VALUES (?1)",
-                [MIGRATIONS.len() as i64],
-            )?;
-        }
-        transaction.commit()?;
-        Ok(connection)
-    }
-
-    /// The database file.
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
-    fn with<T>(&self, run: impl FnOnce(&mut Connection) -> rusqlite::Result<T>) -> Result<T, StoreError> {
-        let fail = |source| StoreError {
-            path: self.path.clone(),
-            source,
-        };
-        let connection = match self.connection.get() {
-            Some(connection) => connection,
-            None => {
-                // A failed open is not kept: the next use tries again.
-                let opened = Self::connect(&self.path).map_err(fail)?;
-                self.connection.get_or_init(|| Mutex::new(opened))
-            }
-        };
-        let mut connection = connection.lock().unwrap_or_else(|poison| poison.into_inner());
-        run(&mut connection).map_err(fail)
-    }
-
-    /// SQLite's `data_version`: changes whenever another connection commits, so a cache
-    /// can tell when to reload.
-    pub fn data_version(&self) -> Result<i64, StoreError> {
-        self.with(|c| c.query_row("PRAGMA data_version", [], |row| row.get(0)))
-    }
-
+/// Where "always" answers are kept, per project.
+///
+/// [`crate::PermissionService`] never calls a store while it holds its own lock: a slow
+/// or blocked store delays the ask or reply that needs it, not every other session. The
+/// service keeps the approvals it has seen in memory and reloads them ([`list`]) only
+/// when an ask could be turned into allow and [`version`] says they may have changed.
+///
+/// [`list`]: ApprovalStore::list
+/// [`version`]: ApprovalStore::version
+pub trait ApprovalStore: Send + Sync + std::fmt::Debug {
     /// The approvals of `project_id`, oldest first.
-    pub fn list(&self, project_id: &str) -> Result<Vec<Approval>, StoreError> {
-        self.with(|c| {
-            let mut statement = c.prepare_cached(
-                "SELECT id, project_id, action, resource, time_created FROM permission WHERE project_id = ?1 ORDER BY id",
-            )?;
-            let rows = statement.query_map([project_id], |row| {
-                Ok(Approval {
-                    id: row.get(0)?,
-                    project_id: row.get(1)?,
-                    action: row.get(2)?,
-                    resource: row.get(3)?,
-                    time_created: row.get(4)?,
-                })
-            })?;
-            rows.collect()
-        })
-    }
+    fn list(&self, project_id: &str) -> Result<Vec<Approval>, StoreError>;
 
     /// Saves `action` on each of `resources` for `project_id`; existing ones are kept as
-    /// they are. Returns how many rows were new.
-    pub fn add(&self, project_id: &str, action: &str, resources: &[String]) -> Result<usize, StoreError> {
-        if resources.is_empty() {
-            return Ok(0);
-        }
-        self.with(|c| {
-            let transaction = c.transaction()?;
-            let mut added = 0;
-            {
-                let mut statement = transaction.prepare_cached(
-                    "INSERT OR IGNORE INTO permission (id, project_id, action, resource, time_created, time_updated)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?5)",
-                )?;
-                for resource in resources {
-                    let id = toolgate_core::id::ascending("per");
-                    added += statement.execute(params![id, project_id, action, resource, now_ms()])?;
-                }
-            }
-            transaction.commit()?;
-            Ok(added)
-        })
+    /// they are. Returns how many were new.
+    fn add(&self, project_id: &str, action: &str, resources: &[String]) -> Result<usize, StoreError>;
+
+    /// Removes the approval `id` of `project_id`; returns whether it existed there. An id
+    /// of another project is left alone.
+    fn remove(&self, project_id: &str, id: &str) -> Result<bool, StoreError>;
+
+    /// Removes every approval of `project_id`; returns how many.
+    fn clear(&self, project_id: &str) -> Result<usize, StoreError>;
+
+    /// A cheap token that changes whenever the approvals may have changed, by this
+    /// process or another; `None` when the store cannot tell (the service then reloads
+    /// before every ask that an approval could answer).
+    fn version(&self) -> Result<Option<u64>, StoreError> {
+        Ok(None)
     }
 
-    /// Records a call with identity `call_key` in `message_id` of `session_id` of
-    /// `project_id`; returns how many identical calls in a row the session has made in
-    /// that message, this one included.
-    pub(crate) fn record_call(
+    /// Records a call with identity `call_key` in `message_id` of `session_id` and
+    /// returns the length of the session's streak of identical calls in that message,
+    /// this one included — for stores shared by processes that each make one call
+    /// (doom_loop, spec §4.11). `None` (the default) leaves the streaks to the process.
+    fn record_call(
         &self,
         project_id: &str,
         session_id: &str,
         message_id: &str,
         call_key: &str,
-    ) -> Result<usize, StoreError> {
-        self.with(|c| {
-            let transaction = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-            let now = now_ms();
-            let previous: Option<(String, String, i64)> = transaction
-                .query_row(
-                    "SELECT message_id, call_key, count FROM doom_loop
-                     WHERE project_id = ?1 AND session_id = ?2 AND time_updated > ?3",
-                    params![project_id, session_id, now - STREAK_TTL_MS],
-                    |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)),
-                )
-                .optional()?;
-            let count = match previous {
-                Some((message, key, count)) if message == message_id && key == call_key => count.saturating_add(1),
-                _ => {
-                    // A new streak: a good moment to forget stale ones.
-                    transaction.execute("DELETE FROM doom_loop WHERE time_updated <= ?1", [now - STREAK_TTL_MS])?;
-                    1
-                }
-            };
-            transaction.execute(
-                "INSERT INTO doom_loop (project_id, session_id, message_id, call_key, count, time_updated)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)
-                 ON CONFLICT (project_id, session_id)
-                 DO UPDATE SET message_id = ?3, call_key = ?4, count = ?5, time_updated = ?6",
-                params![project_id, session_id, message_id, call_key, count, now],
-            )?;
-            transaction.commit()?;
-            Ok(count.max(0) as usize)
-        })
+    ) -> Result<Option<usize>, StoreError> {
+        let _ = (project_id, session_id, message_id, call_key);
+        Ok(None)
+    }
+}
+
+/// Approvals kept in this process only: nothing survives it. The store when no database
+/// is wanted, or when the crate is built without the `sqlite` feature.
+///
+/// ```
+/// use toolgate_permission::{ApprovalStore, MemoryStore};
+/// let store = MemoryStore::new();
+/// assert_eq!(store.add("/project", "bash", &["git log *".to_string()]).unwrap(), 1);
+/// assert_eq!(store.list("/project").unwrap()[0].resource, "git log *");
+/// assert!(store.list("/elsewhere").unwrap().is_empty());
+/// ```
+#[derive(Debug, Default)]
+pub struct MemoryStore {
+    approvals: Mutex<Vec<Approval>>,
+    /// Bumped by every change, so [`ApprovalStore::version`] can tell.
+    writes: AtomicU64,
+}
+
+impl MemoryStore {
+    /// An empty store.
+    pub fn new() -> Self {
+        MemoryStore::default()
     }
 
-    /// Removes the approval `id` of `project_id`; returns whether it existed there. An id
-    /// of another project is left alone: one project's server or CLI must not touch
-    /// another's approvals.
-    pub fn remove(&self, project_id: &str, id: &str) -> Result<bool, StoreError> {
-        self.with(|c| {
-            c.execute(
-                "DELETE FROM permission WHERE id = ?1 AND project_id = ?2",
-                [id, project_id],
-            )
-            .map(|n| n > 0)
-        })
+    fn approvals(&self) -> std::sync::MutexGuard<'_, Vec<Approval>> {
+        // Every change is a single push or retain: a poisoned lock still holds a valid list.
+        self.approvals.lock().unwrap_or_else(|poison| poison.into_inner())
+    }
+}
+
+impl ApprovalStore for MemoryStore {
+    fn list(&self, project_id: &str) -> Result<Vec<Approval>, StoreError> {
+        Ok(self
+            .approvals()
+            .iter()
+            .filter(|approval| approval.project_id == project_id)
+            .cloned()
+            .collect())
     }
 
-    /// Removes every approval of `project_id`; returns how many.
-    pub fn clear(&self, project_id: &str) -> Result<usize, StoreError> {
-        self.with(|c| c.execute("DELETE FROM permission WHERE project_id = ?1", [project_id]))
+    fn add(&self, project_id: &str, action: &str, resources: &[String]) -> Result<usize, StoreError> {
+        let mut approvals = self.approvals();
+        let mut added = 0;
+        for resource in resources {
+            let known = approvals
+                .iter()
+                .any(|a| a.project_id == project_id && a.action == action && &a.resource == resource);
+            if !known {
+                approvals.push(Approval {
+                    id: toolgate_core::id::ascending("per"),
+                    project_id: project_id.to_string(),
+                    action: action.to_string(),
+                    resource: resource.clone(),
+                    time_created: now_ms(),
+                });
+                added += 1;
+            }
+        }
+        if added > 0 {
+            self.writes.fetch_add(1, Ordering::SeqCst);
+        }
+        Ok(added)
     }
+
+    fn remove(&self, project_id: &str, id: &str) -> Result<bool, StoreError> {
+        let mut approvals = self.approvals();
+        let before = approvals.len();
+        approvals.retain(|a| !(a.id == id && a.project_id == project_id));
+        let removed = approvals.len() != before;
+        if removed {
+            self.writes.fetch_add(1, Ordering::SeqCst);
+        }
+        Ok(removed)
+    }
+
+    fn clear(&self, project_id: &str) -> Result<usize, StoreError> {
+        let mut approvals = self.approvals();
+        let before = approvals.len();
+        approvals.retain(|a| a.project_id != project_id);
+        let removed = before - approvals.len();
+        if removed > 0 {
+            self.writes.fetch_add(1, Ordering::SeqCst);
+        }
+        Ok(removed)
+    }
+
+    fn version(&self) -> Result<Option<u64>, StoreError> {
+        Ok(Some(self.writes.load(Ordering::SeqCst)))
+    }
+}
+
+pub(crate) fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|elapsed| elapsed.as_millis() as i64)
+        .unwrap_or(0)
 }
 
 /// The project identity of `dir`: the canonical git work tree root containing it, else

@@ -5,12 +5,13 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::json;
 use toolgate_core::{Context, PermissionRequest, Permissions, Refusal};
 use toolgate_permission::{
-    AgentSettings, Agents, ApprovalStore, AskMode, DoomMemory, Effect, PermissionService, Reply,
+    AgentSettings, Agents, ApprovalStore, AskMode, DoomMemory, Effect, PermissionService, Reply, SqliteStore,
 };
 
 fn agents(permission: serde_json::Value) -> Agents {
@@ -111,10 +112,15 @@ async fn relative_allows_inside_an_absolute_deny_keep_their_order() {
 #[tokio::test]
 async fn saved_absolute_approvals_also_apply_to_relative_resources() {
     let dir = tempfile::tempdir().unwrap();
-    let store = ApprovalStore::open(dir.path().join("toolgate.db")).unwrap();
+    let store = SqliteStore::open(dir.path().join("toolgate.db")).unwrap();
     store.add("/abs/p", "edit", &["/abs/p/gen/*".to_string()]).unwrap();
-    let service = PermissionService::new(agents(json!({"edit": "ask"})), "/abs/p", Some(store), AskMode::Headless)
-        .with_roots([PathBuf::from("/abs/p")]);
+    let service = PermissionService::new(
+        agents(json!({"edit": "ask"})),
+        "/abs/p",
+        Some(Arc::new(store)),
+        AskMode::Headless,
+    )
+    .with_roots([PathBuf::from("/abs/p")]);
     assert!(
         service
             .assert(&ctx("s"), PermissionRequest::new("edit").resources(["gen/a.rs"]))
@@ -223,7 +229,7 @@ async fn doom_loop_streaks_survive_the_process_in_the_database() {
         PermissionService::new(
             agents(json!({})),
             project,
-            Some(ApprovalStore::open(&db).unwrap()),
+            Some(sqlite(&db).unwrap()),
             AskMode::Headless,
         )
         .with_doom_memory(DoomMemory::Database)
@@ -329,4 +335,9 @@ async fn would_ask_only_when_a_person_will_be_asked() {
     assert!(!headless.would_ask(&ctx("s"), &request));
     let auto = PermissionService::new(agents(json!({"edit": "ask"})), "/p", None, AskMode::Auto);
     assert!(!auto.would_ask(&ctx("s"), &request));
+}
+
+/// The SQLite store at `path`, as the service takes it.
+fn sqlite(path: impl AsRef<std::path::Path>) -> Result<Arc<dyn ApprovalStore>, toolgate_permission::StoreError> {
+    SqliteStore::open(path).map(|store| Arc::new(store) as Arc<dyn ApprovalStore>)
 }

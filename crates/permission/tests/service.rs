@@ -12,6 +12,7 @@ use serde_json::json;
 use toolgate_core::{Context, PermissionRequest, Refusal};
 use toolgate_permission::{
     AgentSettings, Agents, ApprovalStore, AskMode, Effect, Event, Origin, PermissionService, Reply, ReplyError, Rule,
+    SqliteStore,
 };
 
 fn agents(permission: serde_json::Value) -> Agents {
@@ -364,12 +365,12 @@ async fn p08_session_rules_apply_after_agent_rules() {
 #[tokio::test]
 async fn p09_p10_saved_approvals_beat_ask_never_deny() {
     let dir = tempfile::tempdir().unwrap();
-    let store = ApprovalStore::open(dir.path().join("toolgate.db")).unwrap();
+    let store = SqliteStore::open(dir.path().join("toolgate.db")).unwrap();
     store.add("/project", "bash", &["pwd".into()]).unwrap();
     let service = PermissionService::new(
         agents(json!({"bash": "ask"})),
         "/project",
-        Some(store),
+        Some(Arc::new(store)),
         AskMode::Interactive,
     );
     service.assert(&ctx("s"), bash(&["pwd"])).await.unwrap();
@@ -381,7 +382,7 @@ async fn p09_p10_saved_approvals_beat_ask_never_deny() {
     let denied = PermissionService::new(
         agents(json!({"bash": "deny"})),
         "/project",
-        Some(ApprovalStore::open(dir.path().join("toolgate.db")).unwrap()),
+        Some(sqlite(dir.path().join("toolgate.db")).unwrap()),
         AskMode::Interactive,
     );
     assert!(matches!(
@@ -401,7 +402,7 @@ async fn p11_always_writes_the_table_row() {
     let service = PermissionService::new(
         agents(json!({"read": "ask"})),
         "/project",
-        Some(ApprovalStore::open(&db).unwrap()),
+        Some(sqlite(&db).unwrap()),
         AskMode::Interactive,
     );
     let asking = ask(
@@ -412,7 +413,7 @@ async fn p11_always_writes_the_table_row() {
     let id = wait_pending(&service, 1).await[0].id.clone();
     service.reply(&id, Reply::Always, None).unwrap();
     asking.await.unwrap().unwrap();
-    let rows = ApprovalStore::open(&db).unwrap().list("/project").unwrap();
+    let rows = SqliteStore::open(&db).unwrap().list("/project").unwrap();
     assert_eq!(rows.len(), 1);
     assert_eq!((rows[0].action.as_str(), rows[0].resource.as_str()), ("read", "src/*"));
     service
@@ -677,13 +678,13 @@ proptest! {
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
         runtime.block_on(async {
             let dir = tempfile::tempdir().unwrap();
-            let store = ApprovalStore::open(dir.path().join("toolgate.db")).unwrap();
+            let store = SqliteStore::open(dir.path().join("toolgate.db")).unwrap();
             let saved: Vec<String> = saved.iter().map(|s| s.to_string()).collect();
             store.add("/project", "bash", &saved).unwrap();
             store.add("/project", "*", &saved).unwrap();
             let agents = agents(json!({"bash": {"*": "ask", denied: "deny"}}));
             let configured_deny = agents.get("build").unwrap().rules.evaluate("bash", command).effect == Effect::Deny;
-            let service = PermissionService::new(agents, "/project", Some(store), AskMode::Auto);
+            let service = PermissionService::new(agents, "/project", Some(Arc::new(store)), AskMode::Auto);
             let outcome = service.assert(&ctx("s"), bash(&[command])).await;
             if configured_deny {
                 assert!(matches!(outcome, Err(Refusal::Blocked { .. })), "{command} under {denied} with {saved:?}");
@@ -697,7 +698,7 @@ proptest! {
 #[test]
 fn store_list_add_remove_clear_per_project() {
     let dir = tempfile::tempdir().unwrap();
-    let store = ApprovalStore::open(dir.path().join("toolgate.db")).unwrap();
+    let store = SqliteStore::open(dir.path().join("toolgate.db")).unwrap();
     assert_eq!(store.add("/a", "bash", &["ls *".into(), "git *".into()]).unwrap(), 2);
     assert_eq!(
         store.add("/a", "bash", &["ls *".into()]).unwrap(),
@@ -728,13 +729,13 @@ fn another_process_approval_is_seen_without_restart() {
     let service = PermissionService::new(
         agents(json!({"bash": "ask"})),
         "/project",
-        Some(ApprovalStore::open(&db).unwrap()),
+        Some(sqlite(&db).unwrap()),
         AskMode::Headless,
     );
     let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
     assert!(runtime.block_on(service.assert(&ctx("s"), bash(&["make"]))).is_err());
     // A second connection, as another process would have.
-    ApprovalStore::open(&db)
+    SqliteStore::open(&db)
         .unwrap()
         .add("/project", "bash", &["make".into()])
         .unwrap();
@@ -749,7 +750,7 @@ fn writer_child() {
     let Ok(path) = std::env::var("TOOLGATE_TEST_WRITER_DB") else {
         return;
     };
-    let store = ApprovalStore::open(&path).unwrap();
+    let store = SqliteStore::open(&path).unwrap();
     for n in 0.. {
         store.add("/project", "bash", &[format!("cmd{n}")]).unwrap();
         println!("committed cmd{n}");
@@ -783,7 +784,7 @@ fn killed_writer_keeps_committed_approvals() {
     }
     child.kill().unwrap();
     child.wait().unwrap();
-    let store = ApprovalStore::open(&db).unwrap();
+    let store = SqliteStore::open(&db).unwrap();
     let saved: Vec<String> = store
         .list("/project")
         .unwrap()
@@ -816,15 +817,21 @@ fn project_id_is_the_git_root() {
 fn assert_send_sync() {
     fn is<T: Send + Sync>() {}
     is::<PermissionService>();
-    is::<Arc<ApprovalStore>>();
+    is::<Arc<SqliteStore>>();
+    is::<Arc<dyn ApprovalStore>>();
 }
 
 #[tokio::test]
 async fn unsaveable_resources_ignore_saved_approvals() {
     let dir = tempfile::tempdir().unwrap();
-    let store = ApprovalStore::open(dir.path().join("toolgate.db")).unwrap();
+    let store = SqliteStore::open(dir.path().join("toolgate.db")).unwrap();
     store.add("/p", "bash", &["sh *".into()]).unwrap();
-    let service = PermissionService::new(agents(json!({"bash": "ask"})), "/p", Some(store), AskMode::Headless);
+    let service = PermissionService::new(
+        agents(json!({"bash": "ask"})),
+        "/p",
+        Some(Arc::new(store)),
+        AskMode::Headless,
+    );
     // A parsed `sh -c 'ls'` is satisfied by the saved `sh *`…
     service.assert(&ctx("s"), bash(&["sh -c 'ls'"])).await.unwrap();
     // …an opaque `sh -c "$X"` is not: only a rule or a person may allow it.
@@ -888,4 +895,9 @@ fn the_audit_log_rotates_at_10_mib() {
     );
     assert!(dir.path().join("audit.jsonl.1").exists());
     assert_eq!(std::fs::read_to_string(&path).unwrap().lines().count(), 1);
+}
+
+/// The SQLite store at `path`, as the service takes it.
+fn sqlite(path: impl AsRef<std::path::Path>) -> Result<Arc<dyn ApprovalStore>, toolgate_permission::StoreError> {
+    SqliteStore::open(path).map(|store| Arc::new(store) as Arc<dyn ApprovalStore>)
 }

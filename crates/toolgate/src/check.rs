@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use serde_json::{Value, json};
 use toolgate_core::PermissionRequest;
-use toolgate_permission::{Agents, ApprovalStore, AskMode, DoomMemory, Effect, PermissionService, Rule};
+use toolgate_permission::{Agents, ApprovalStore, AskMode, DoomMemory, Effect, PermissionService, Rule, SqliteStore};
 
 use crate::config::{Config, Dirs};
 use crate::{Failure, Project};
@@ -64,7 +64,7 @@ impl Setup {
             None => agents.default_agent().name.clone(),
         };
         // Opened when a decision or a command first needs it.
-        let store = ApprovalStore::deferred(dirs.data.join("toolgate.db"));
+        let store = std::sync::Arc::new(SqliteStore::deferred(dirs.data.join("toolgate.db")));
         let project_id = toolgate_permission::project_id(&dir);
         let audit = std::sync::Arc::new(toolgate_permission::AuditLog::new(dirs.data.join("audit.jsonl")));
         let service = PermissionService::new(agents, project_id, Some(store), mode)
@@ -347,7 +347,7 @@ pub(crate) fn config(project: &Project, json: bool) -> Result<(), Failure> {
     Ok(())
 }
 
-fn store(setup: &Setup) -> Result<&ApprovalStore, Failure> {
+fn store(setup: &Setup) -> Result<&dyn ApprovalStore, Failure> {
     setup
         .service
         .store()
