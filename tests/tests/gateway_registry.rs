@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use toolgate_core::{Context, ModelResult};
-use toolgate_mcp_client::config::{Entry, parse};
+use toolgate_mcp_client::{Entry, parse};
 use toolgate_mcp_client::{Gateway, Options, ToolSink};
 use toolgate_output_store::OutputStore;
 use toolgate_registry::{ApplicationTools, Registration, SettleError, ToolRegistry};
@@ -40,16 +40,12 @@ impl ToolSink for Sink {
 
 fn gateway(dir: &tempfile::TempDir, servers: Value) -> (Gateway, ToolRegistry) {
     let registry = ToolRegistry::new(&ApplicationTools::new(), Arc::new(OutputStore::new(dir.path())));
-    let configs = toolgate_mcp_client::config::entries(&servers)
+    let configs = toolgate_mcp_client::entries(&servers)
         .unwrap()
         .iter()
         .map(|entry: &Entry| parse(entry, |_| None, dir.path()).unwrap())
         .collect();
-    let options = Options {
-        project: dir.path().to_path_buf(),
-        log_dir: dir.path().join("log"),
-        reserved: vec!["read".into()],
-    };
+    let options = Options::new(dir.path(), dir.path().join("log")).reserved(vec!["read".into()]);
     let sink = Arc::new(Sink {
         registry: registry.clone(),
         held: Mutex::new(HashMap::new()),

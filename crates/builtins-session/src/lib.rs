@@ -19,12 +19,10 @@ mod question;
 mod todo;
 
 pub use question::{
-    Prompt, QUESTION_DESCRIPTION, QuestionError, QuestionEvent, QuestionInput, QuestionOption, QuestionOutput,
-    QuestionRequest, QuestionService, answer_text, question_tool,
+    Prompt, QuestionError, QuestionEvent, QuestionInput, QuestionOption, QuestionOutput, QuestionRequest,
+    QuestionService, answer_text, question_tool,
 };
-pub use todo::{
-    Priority, Status, TODOWRITE_DESCRIPTION, Todo, TodoError, TodoInput, TodoOutput, TodoStore, todowrite_tool,
-};
+pub use todo::{Priority, Status, Todo, TodoError, TodoInput, TodoOutput, TodoStore, todowrite_tool};
 
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]

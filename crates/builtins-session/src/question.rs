@@ -246,7 +246,7 @@ pub fn answer_text(questions: &[Prompt], answers: &[Vec<String>]) -> String {
 }
 
 /// The tool's description.
-pub const QUESTION_DESCRIPTION: &str = "Ask the user one or more questions and wait for the answers. Give each \
+pub(crate) const QUESTION_DESCRIPTION: &str = "Ask the user one or more questions and wait for the answers. Give each \
 question a short header (30 characters or fewer) and the options to choose from, each with a label and a description; \
 set `multiple` when several may be chosen. The user may also answer in their own words, or dismiss the questions.";
 

@@ -183,7 +183,7 @@ fn enum_text<T: Serialize>(value: &T) -> String {
 }
 
 /// The tool's description.
-pub const TODOWRITE_DESCRIPTION: &str = "Replace this session's todo list with `todos` (the whole list, in order). \
+pub(crate) const TODOWRITE_DESCRIPTION: &str = "Replace this session's todo list with `todos` (the whole list, in order). \
 Use it to plan multi-step work and to show progress: keep exactly one item `in_progress`, mark items `completed` \
 as soon as they are done. Status: pending, in_progress, completed, cancelled. Priority: high, medium, low.";
 

@@ -67,8 +67,11 @@ pub enum Launch {
     },
 }
 
-/// One configured server, after `{env:…}` substitution.
+/// One configured server, after `{env:…}` substitution ([`parse`] builds it from the
+/// config; [`ServerConfig::new`] from code). More settings may come, hence
+/// `#[non_exhaustive]`.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ServerConfig {
     /// The name under `mcp` (tool names are `<name>_<tool>`).
     pub name: String,
@@ -80,6 +83,38 @@ pub struct ServerConfig {
     pub startup_timeout: Duration,
     /// One `tools/call`.
     pub request_timeout: Duration,
+}
+
+impl ServerConfig {
+    /// An enabled server named `name` with the default timeouts
+    /// ([`DEFAULT_STARTUP_TIMEOUT`], [`DEFAULT_REQUEST_TIMEOUT`]).
+    pub fn new(name: impl Into<String>, launch: Launch) -> ServerConfig {
+        ServerConfig {
+            name: name.into(),
+            launch,
+            enabled: true,
+            startup_timeout: DEFAULT_STARTUP_TIMEOUT,
+            request_timeout: DEFAULT_REQUEST_TIMEOUT,
+        }
+    }
+
+    /// The same server, enabled or not.
+    pub fn enabled(mut self, enabled: bool) -> ServerConfig {
+        self.enabled = enabled;
+        self
+    }
+
+    /// The same server with another startup timeout.
+    pub fn startup_timeout(mut self, timeout: Duration) -> ServerConfig {
+        self.startup_timeout = timeout;
+        self
+    }
+
+    /// The same server with another request timeout.
+    pub fn request_timeout(mut self, timeout: Duration) -> ServerConfig {
+        self.request_timeout = timeout;
+        self
+    }
 }
 
 /// One server entry of one config layer, before parsing.
@@ -146,7 +181,7 @@ pub fn validate(mcp: &Value) -> Result<(), ConfigError> {
 /// Replaces every `{env:VAR}` in `text` with the variable's value (empty when unset,
 /// as OpenCode does). toolgate's own variables (`TOOLGATE_*`) are never substituted: a
 /// config, possibly a project's, must not be a way to hand toolgate's secrets to a server.
-pub fn substitute(text: &str, env: &impl Fn(&str) -> Option<String>) -> String {
+pub(crate) fn substitute(text: &str, env: &impl Fn(&str) -> Option<String>) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(start) = rest.find("{env:") {

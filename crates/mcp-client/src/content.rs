@@ -13,7 +13,7 @@ fn text_of<'a>(value: &'a Value, key: &str) -> Option<&'a str> {
 }
 
 /// One MCP content block as toolgate content.
-pub fn content_part(block: &Value) -> Content {
+pub(crate) fn content_part(block: &Value) -> Content {
     let kind = text_of(block, "type").unwrap_or("");
     match kind {
         "text" => Content::text(text_of(block, "text").unwrap_or("")),
@@ -61,7 +61,7 @@ pub fn content_part(block: &Value) -> Content {
 /// is the structured output and the blocks are the model content. Without structured
 /// content, one text block is the structured value too (as a builtin's string output
 /// is), and anything else is the list of parts.
-pub fn tool_result(result: &Value, server: &str, tool: &str) -> Result<ToolOutput, ToolFailure> {
+pub(crate) fn tool_result(result: &Value, server: &str, tool: &str) -> Result<ToolOutput, ToolFailure> {
     let blocks: &[Value] = result
         .get("content")
         .and_then(Value::as_array)

@@ -168,7 +168,7 @@ pub fn fields(schema: &Value) -> Vec<Field> {
 }
 
 /// Fills every omitted field that has a default (SEP-1034: the client applies them).
-pub fn with_defaults(schema: &Value, mut values: Map<String, Value>) -> Map<String, Value> {
+pub(crate) fn with_defaults(schema: &Value, mut values: Map<String, Value>) -> Map<String, Value> {
     for field in fields(schema) {
         if let (false, Some(default)) = (values.contains_key(&field.name), field.default) {
             values.insert(field.name, default);
@@ -178,7 +178,7 @@ pub fn with_defaults(schema: &Value, mut values: Map<String, Value>) -> Map<Stri
 }
 
 /// The answer made of the defaults alone, when they cover every required field.
-pub fn defaults_answer(schema: &Value) -> Option<Map<String, Value>> {
+pub(crate) fn defaults_answer(schema: &Value) -> Option<Map<String, Value>> {
     let fields = fields(schema);
     if fields.iter().any(|f| f.required && f.default.is_none()) {
         return None;

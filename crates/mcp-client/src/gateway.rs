@@ -32,8 +32,10 @@ pub trait ToolSink: Send + Sync {
     fn unregister(&self, name: &str);
 }
 
-/// What the gateway needs besides the servers.
+/// What the gateway needs besides the servers ([`Options::new`], then setters; more may
+/// come, hence `#[non_exhaustive]`).
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct Options {
     /// The project directory: a local server's default working directory.
     pub project: PathBuf,
@@ -41,6 +43,24 @@ pub struct Options {
     pub log_dir: PathBuf,
     /// Names already taken (the builtins): an MCP tool never shadows them.
     pub reserved: Vec<String>,
+}
+
+impl Options {
+    /// Local servers start in `project`; their stderr goes to `<log_dir>/<server>.log`;
+    /// no name is reserved.
+    pub fn new(project: impl Into<PathBuf>, log_dir: impl Into<PathBuf>) -> Options {
+        Options {
+            project: project.into(),
+            log_dir: log_dir.into(),
+            reserved: Vec::new(),
+        }
+    }
+
+    /// The same options with `names` reserved: no MCP tool is registered under them.
+    pub fn reserved(mut self, names: Vec<String>) -> Options {
+        self.reserved = names;
+        self
+    }
 }
 
 /// A server's state, as `toolgate mcp list` shows it.
@@ -61,6 +81,7 @@ pub enum State {
 
 /// One registered tool of a server.
 #[derive(Clone, Debug, PartialEq, Serialize)]
+#[non_exhaustive]
 pub struct ToolReport {
     /// The registered name (the permission action).
     pub name: String,
@@ -73,6 +94,7 @@ pub struct ToolReport {
 
 /// One server, as `toolgate mcp list` shows it.
 #[derive(Clone, Debug, PartialEq, Serialize)]
+#[non_exhaustive]
 pub struct ServerReport {
     /// The configured name.
     pub name: String,

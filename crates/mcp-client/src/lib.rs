@@ -1,15 +1,15 @@
 //! toolgate's MCP client: the tools of external MCP servers as toolgate tools.
 //!
 //! A [`Gateway`] holds the servers a user configured under OpenCode's `mcp` key
-//! ([`config`]). It starts them lazily and in parallel — local ones as child processes in
+//! ([`entries`] and [`parse`] read it). It starts them lazily and in parallel — local ones as child processes in
 //! their own process group (stdio), remote ones over streamable HTTP with a fallback to
 //! the older HTTP+SSE transport — and registers each of their tools through a
-//! [`ToolSink`] as `<server>_<tool>` ([`names`]). Every such tool:
+//! [`ToolSink`] as `<server>_<tool>` ([`tool_name`]). Every such tool:
 //! - validates its input against the server's JSON Schema before anything is sent
 //!   (`Invalid tool input: …`);
 //! - asks permission as its registered name on resource `*` ("always" saves `*`), the
 //!   server's annotations shown in the ask but never deciding;
-//! - maps the result ([`content`]): `isError` is a failure with the server's text,
+//! - maps the result: `isError` is a failure with the server's text,
 //!   `structuredContent` the structured output;
 //! - fails with the server's name and the timeout when the request timeout passes, and
 //!   sends `notifications/cancelled` when the call is dropped.
@@ -19,14 +19,67 @@
 //! end installs; a crashed stdio server is restarted once on the next call, then
 //! reported. This crate depends on `toolgate-core` alone: the registry is reached
 //! through the sink.
+//!
+//! ```
+//! # let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+//! # rt.block_on(async {
+//! use std::sync::{Arc, Mutex};
+//! use toolgate_core::{BoxFuture, Context, PermissionRequest, Permissions, Refusal, Tool};
+//! use toolgate_mcp_client::{Gateway, Options, State, ToolSink, entries, parse};
+//!
+//! struct AllowAll;
+//! impl Permissions for AllowAll {
+//!     fn assert<'a>(&'a self, _: &'a Context, _: PermissionRequest) -> BoxFuture<'a, Result<(), Refusal>> {
+//!         Box::pin(async { Ok(()) })
+//!     }
+//! }
+//! // Where the tools go: a consumer's registry; here a list of names.
+//! #[derive(Default)]
+//! struct Names(Mutex<Vec<String>>);
+//! impl ToolSink for Names {
+//!     fn register(&self, name: &str, _: Tool) -> Result<(), String> {
+//!         self.0.lock().unwrap().push(name.to_string());
+//!         Ok(())
+//!     }
+//!     fn unregister(&self, name: &str) {
+//!         self.0.lock().unwrap().retain(|n| n != name);
+//!     }
+//! }
+//!
+//! let project = tempfile::tempdir().unwrap();
+//! let mcp = serde_json::json!({
+//!     "calc": { "type": "local", "command": ["/nonexistent/calc-server"] },
+//!     "docs": { "type": "remote", "url": "https://docs.example.com/mcp", "enabled": false }
+//! });
+//! let servers = entries(&mcp)
+//!     .unwrap()
+//!     .iter()
+//!     .map(|entry| parse(entry, |_| None, project.path()))
+//!     .collect::<Result<Vec<_>, _>>()
+//!     .unwrap();
+//! let options = Options::new(project.path(), project.path().join("logs")).reserved(vec!["read".into()]);
+//! let gateway = Gateway::new(servers, options, Arc::new(AllowAll), Arc::new(Names::default()));
+//! gateway.start_all().await;
+//! // A server that cannot start is reported, never fatal; a disabled one is not started.
+//! let states: Vec<State> = gateway.report().iter().map(|server| server.state).collect();
+//! assert_eq!(states, [State::Failed, State::Disabled]);
+//! gateway.shutdown().await;
+//! # });
+//! ```
 
-pub mod config;
-pub mod content;
-pub mod elicitation;
+mod config;
+mod content;
+mod elicitation;
 mod gateway;
-pub mod names;
+mod names;
 mod sse;
 
-pub use config::{Launch, ServerConfig};
-pub use elicitation::{AcceptDefaults, DeclineAll, Elicitation, ElicitationAnswer, Elicitor};
+pub use config::{
+    ConfigError, DEFAULT_REQUEST_TIMEOUT, DEFAULT_STARTUP_TIMEOUT, Entry, Launch, ServerConfig, entries, parse,
+    validate,
+};
+pub use elicitation::{
+    AcceptDefaults, DeclineAll, Elicitation, ElicitationAnswer, Elicitor, Field, FieldKind, fields, value_of,
+};
 pub use gateway::{Gateway, Options, ServerReport, State, ToolReport, ToolSink};
+pub use names::{NameError, tool_name};

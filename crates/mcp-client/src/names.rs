@@ -1,10 +1,10 @@
 //! Registered names of MCP tools: `<server>_<tool>`.
 
 /// The longest tool name (spec §1.6).
-pub const MAX_NAME: usize = 64;
+pub(crate) const MAX_NAME: usize = 64;
 
 /// `text` with every character outside `[A-Za-z0-9_-]` replaced by `_` (OpenCode's rule).
-pub fn sanitize(text: &str) -> String {
+pub(crate) fn sanitize(text: &str) -> String {
     text.chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
@@ -40,7 +40,7 @@ pub enum NameError {
 /// stable hash of the whole, so distinct long names stay distinct.
 ///
 /// ```
-/// use toolgate_mcp_client::names::tool_name;
+/// use toolgate_mcp_client::tool_name;
 /// assert_eq!(tool_name("my.server", "get issue").unwrap(), "my_server_get_issue");
 /// let long = tool_name("github", &"x".repeat(80)).unwrap();
 /// assert_eq!(long.len(), 64);

@@ -11,7 +11,7 @@
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let data = tempfile::tempdir()?;
 //! let store = toolgate_output_store::OutputStore::new(data.path())
-//!     .with_limits(toolgate_output_store::Limits { max_lines: 10, max_bytes: 400 });
+//!     .with_limits(toolgate_output_store::Limits::default().max_lines(10).max_bytes(400));
 //! let long: String = (1..=100).map(|n| format!("line {n}\n")).collect();
 //! let cut = store.truncate(&long, None)?;
 //! assert!(cut.truncated);
@@ -43,8 +43,10 @@ pub const RETENTION: Duration = Duration::from_secs(7 * 24 * 60 * 60);
 /// How often the background cleanup runs.
 pub const CLEANUP_INTERVAL: Duration = Duration::from_secs(60 * 60);
 
-/// Line and byte limits (config `tool_output.{max_lines,max_bytes}`).
+/// Line and byte limits (config `tool_output.{max_lines,max_bytes}`): [`Limits::default`],
+/// then setters (more may come, hence `#[non_exhaustive]`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Limits {
     /// At most this many `\n`-separated lines.
     pub max_lines: usize,
@@ -62,6 +64,18 @@ impl Default for Limits {
 }
 
 impl Limits {
+    /// The same limits with another line limit.
+    pub fn max_lines(mut self, lines: usize) -> Limits {
+        self.max_lines = lines;
+        self
+    }
+
+    /// The same limits with another byte limit.
+    pub fn max_bytes(mut self, bytes: usize) -> Limits {
+        self.max_bytes = bytes;
+        self
+    }
+
     fn admits(&self, text: &str) -> bool {
         // Short-circuit: a text over the byte limit is not scanned for lines here.
         text.len() <= self.max_bytes && preview::line_count(text) <= self.max_lines
@@ -70,6 +84,7 @@ impl Limits {
 
 /// The result of [`OutputStore::truncate`].
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Truncated {
     /// The content to show: the original, or a bounded preview.
     pub content: String,

@@ -34,13 +34,7 @@ fn o2_over_the_byte_limit_keeps_head_tail_and_the_full_file() {
     let (data, store) = store();
     let text = format!("HEAD-{}-TAIL", "x".repeat(500));
     let result = store
-        .truncate(
-            &text,
-            Some(Limits {
-                max_lines: 2000,
-                max_bytes: 300,
-            }),
-        )
+        .truncate(&text, Some(Limits::default().max_lines(2000).max_bytes(300)))
         .unwrap();
     assert!(result.truncated);
     let path = result.output_path.unwrap();
@@ -163,17 +157,8 @@ async fn o7_an_unwritable_spill_directory_fails_the_bound() {
 #[test]
 fn o9_configured_limits_apply() {
     let (_data, store) = store();
-    let store = store.with_limits(Limits {
-        max_lines: 2,
-        max_bytes: 1000,
-    });
-    assert_eq!(
-        store.limits(),
-        Limits {
-            max_lines: 2,
-            max_bytes: 1000
-        }
-    );
+    let store = store.with_limits(Limits::default().max_lines(2).max_bytes(1000));
+    assert_eq!(store.limits(), Limits::default().max_lines(2).max_bytes(1000));
     let result = store.truncate("one\ntwo\nthree", None).unwrap();
     assert!(result.truncated);
     assert!(lines(&result.content) <= 2);
@@ -240,13 +225,7 @@ fn o11_four_lines_or_fewer_leave_only_the_marker() {
     assert_eq!(result, "MARKER");
     let (_data, store) = store();
     let cut = store
-        .truncate(
-            text,
-            Some(Limits {
-                max_lines: 4,
-                max_bytes: 1000,
-            }),
-        )
+        .truncate(text, Some(Limits::default().max_lines(4).max_bytes(1000)))
         .unwrap();
     assert!(cut.content.starts_with("... output truncated"));
     assert!(lines(&cut.content) <= 4);
@@ -339,7 +318,7 @@ proptest! {
         max_bytes in 1usize..600,
     ) {
         let (_data, store) = store();
-        let store = store.with_limits(Limits { max_lines, max_bytes });
+        let store = store.with_limits(Limits::default().max_lines(max_lines).max_bytes(max_bytes));
         let bounded = store.bound_now(ToolOutput { structured: json!(null), content: vec![Content::text(text.clone())] }).unwrap();
         let shown = bounded.output.content[0].as_text().unwrap();
         prop_assert!(shown.len() <= max_bytes);

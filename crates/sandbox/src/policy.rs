@@ -68,8 +68,10 @@ impl std::str::FromStr for Mode {
 }
 
 /// What one sandboxed command may do. Paths should be absolute and canonical: they are
-/// compared as written.
+/// compared as written. Built with [`Policy::new`] and its setters (more settings may
+/// come, hence `#[non_exhaustive]`).
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Policy {
     /// `read-only` or `workspace-write` (`off` is treated as `read-only`: a policy that
     /// exists always restricts).

@@ -36,7 +36,7 @@ use crate::listen::{Bucket, Connection, Limits};
 pub const MIN_TOKEN_CHARS: usize = 32;
 
 /// Everything a request handler needs.
-pub struct Server {
+pub(crate) struct Server {
     parts: Parts,
     token: String,
     hosts: HostRule,
@@ -108,7 +108,7 @@ pub enum TokenError {
 /// characters.
 ///
 /// ```
-/// use toolgate_server::http::{check_token, TokenError};
+/// use toolgate_server::{check_token, TokenError};
 /// assert_eq!(check_token("   "), Err(TokenError::Blank));
 /// assert_eq!(check_token("a"), Err(TokenError::TooShort(1)));
 /// assert!(check_token("0123456789abcdef0123456789abcdef").is_ok());
@@ -129,9 +129,9 @@ pub fn check_token(token: &str) -> Result<(), TokenError> {
 /// A fresh bearer token: 43 base62 characters (256 bits) from the system's CSPRNG.
 ///
 /// ```
-/// let token = toolgate_server::http::random_token().unwrap();
+/// let token = toolgate_server::random_token().unwrap();
 /// assert_eq!(token.len(), 43);
-/// assert!(toolgate_server::http::check_token(&token).is_ok());
+/// assert!(toolgate_server::check_token(&token).is_ok());
 /// ```
 pub fn random_token() -> Result<String, TokenError> {
     const ALPHABET: &[u8; 62] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
@@ -613,8 +613,10 @@ fn openapi() -> Value {
     })
 }
 
-/// How [`serve`] and [`router`] guard the server.
+/// How [`serve`](crate::serve_http) guards the server: [`Options::new`], then setters
+/// (more may come, hence `#[non_exhaustive]`).
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct Options {
     /// The bearer token every request must carry.
     pub token: String,
@@ -624,9 +626,26 @@ pub struct Options {
     pub limits: Limits,
 }
 
+impl Options {
+    /// Requests must carry `token` and name a host `hosts` admits; default [`Limits`].
+    pub fn new(token: impl Into<String>, hosts: HostRule) -> Options {
+        Options {
+            token: token.into(),
+            hosts,
+            limits: Limits::default(),
+        }
+    }
+
+    /// The same options with other timeouts and connection cap.
+    pub fn limits(mut self, limits: Limits) -> Options {
+        self.limits = limits;
+        self
+    }
+}
+
 /// The router over `parts` (the HTTP API and `/mcp`), guarded by `options`, and the
 /// shared server state (for shutdown).
-pub fn router(parts: Parts, options: &Options) -> (Router, Arc<Server>) {
+pub(crate) fn router(parts: Parts, options: &Options) -> (Router, Arc<Server>) {
     let (events, _) = broadcast::channel(4096);
     let (closing, _) = tokio::sync::watch::channel(false);
     let (mcp, end_mcp) = crate::mcp::streamable_http(parts.clone());

@@ -6,15 +6,38 @@
 //! through the gate, like any other front end. This crate depends on no tool crate:
 //! editing a tool does not rebuild the axum router or the rmcp handler.
 //!
+//! The API: [`serve_http`] (with [`HttpOptions`], [`HostRule`] and the listener's
+//! [`Limits`]), [`serve_stdio`] (with the [`ClientHandle`] through which a front end
+//! elicits from the connected client), the token helpers, and [`serve_router`], the
+//! accept loop with timeouts and a connection cap under any axum router.
+//!
 //! ```
-//! let token = toolgate_server::http::random_token().unwrap();
-//! assert_eq!(token.len(), 43);
+//! use std::time::Duration;
+//! use toolgate_server::{HostRule, HttpOptions, Limits, check_token, random_token};
+//!
+//! // 43 base62 characters (256 bits) from the system's CSPRNG.
+//! let token = random_token().unwrap();
+//! assert!(check_token(&token).is_ok());
+//! assert!(check_token("short").is_err());
+//!
+//! // Bound to loopback: `localhost` and the address itself are admitted as `Host`.
+//! let hosts = HostRule::new("127.0.0.1:4096".parse().unwrap(), &[]).unwrap();
+//! let options = HttpOptions::new(token, hosts)
+//!     .limits(Limits::default().idle(Duration::from_secs(30)).max_connections(Some(512)));
+//! // `toolgate_server::serve_http(parts, listener, options)` then serves until shutdown.
+//! # let _ = options;
 //! ```
 
-pub mod http;
-pub mod listen;
-pub mod mcp;
+mod http;
+mod listen;
+mod mcp;
 mod wire;
+
+pub use http::{
+    HostRule, MIN_TOKEN_CHARS, Options as HttpOptions, TokenError, check_token, random_token, serve as serve_http,
+};
+pub use listen::{Connection, Limits, connection_cap, raise_file_limit, serve as serve_router};
+pub use mcp::{ClientHandle, Elicited, serve_stdio};
 
 /// What both servers serve.
 #[derive(Clone)]

@@ -29,8 +29,10 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
 use tower_service::Service;
 
-/// The timeouts and the connection cap of the listener.
+/// The timeouts and the connection cap of the listener: [`Limits::default`], then
+/// setters (more may come, hence `#[non_exhaustive]`).
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct Limits {
     /// How long a request head may take from its first byte (default 10 s).
     pub header_read: Duration,
@@ -54,6 +56,32 @@ impl Default for Limits {
     }
 }
 
+impl Limits {
+    /// The same limits with another time a request head may take.
+    pub fn header_read(mut self, timeout: Duration) -> Limits {
+        self.header_read = timeout;
+        self
+    }
+
+    /// The same limits with another time a connection may stay idle.
+    pub fn idle(mut self, timeout: Duration) -> Limits {
+        self.idle = timeout;
+        self
+    }
+
+    /// The same limits with another time a request body may pause.
+    pub fn body_pause(mut self, timeout: Duration) -> Limits {
+        self.body_pause = timeout;
+        self
+    }
+
+    /// The same limits with another connection cap (`None`: from the file limit).
+    pub fn max_connections(mut self, cap: Option<usize>) -> Limits {
+        self.max_connections = cap;
+        self
+    }
+}
+
 /// File descriptors kept free for everything that is not a connection: the database,
 /// the audit log, spill files, bash pipes, webfetch sockets.
 const RESERVED_FDS: u64 = 256;
@@ -63,8 +91,8 @@ const RESERVED_FDS: u64 = 256;
 /// audit log, spill files and child pipes).
 ///
 /// ```
-/// assert_eq!(toolgate_server::listen::connection_cap(1024), 768);
-/// assert_eq!(toolgate_server::listen::connection_cap(1_048_576), 4096);
+/// assert_eq!(toolgate_server::connection_cap(1024), 768);
+/// assert_eq!(toolgate_server::connection_cap(1_048_576), 4096);
 /// ```
 pub fn connection_cap(file_limit: u64) -> usize {
     file_limit.saturating_sub(RESERVED_FDS).clamp(32, 4096) as usize
@@ -120,7 +148,7 @@ pub struct Connection {
 /// A token bucket for failures: `burst` free, then refilled at `rate` a second; each
 /// failure past that waits for its token (at most 30 s).
 #[derive(Debug)]
-pub struct Bucket {
+pub(crate) struct Bucket {
     tokens: f64,
     burst: f64,
     rate: f64,
@@ -130,7 +158,7 @@ pub struct Bucket {
 
 impl Bucket {
     /// A full bucket.
-    pub fn new(burst: f64, rate: f64) -> Bucket {
+    pub(crate) fn new(burst: f64, rate: f64) -> Bucket {
         Bucket {
             tokens: burst,
             burst,
@@ -141,7 +169,7 @@ impl Bucket {
     }
 
     /// Takes a token: how long to wait for it, and how many were taken in all.
-    pub fn take(&mut self) -> (Duration, u64) {
+    pub(crate) fn take(&mut self) -> (Duration, u64) {
         let now = Instant::now();
         let refill = now.duration_since(self.refreshed).as_secs_f64() * self.rate;
         self.tokens = (self.tokens + refill).min(self.burst);
@@ -159,7 +187,7 @@ impl Bucket {
 
 /// Failed authentications a connection may make at once before they are slowed to one
 /// a second.
-pub const FREE_FAILURES: f64 = 3.0;
+pub(crate) const FREE_FAILURES: f64 = 3.0;
 
 impl Connection {
     fn new(id: u64, peer: SocketAddr) -> Connection {

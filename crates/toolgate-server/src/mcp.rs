@@ -30,7 +30,7 @@ use toolgate_permission::{Event, PermissionService, Reply};
 
 use crate::Parts;
 
-pub mod stdio;
+pub(crate) mod stdio;
 
 /// What the person answers to a permission elicitation. Elicitation forms take flat,
 /// primitive fields only: a plain string enum and a plain string.
@@ -401,7 +401,7 @@ async fn answer_asks(service: PermissionService, clients: Clients, unanswerable:
 
 /// The form for one question: its options as an enum (an array of them when several
 /// may be chosen), and a free-text field for an answer in the person's own words.
-pub fn question_form(prompt: &toolgate_builtins_session::Prompt) -> Value {
+pub(crate) fn question_form(prompt: &toolgate_builtins_session::Prompt) -> Value {
     let labels: Vec<&str> = prompt.options.iter().map(|o| o.label.as_str()).collect();
     let mut properties = serde_json::Map::new();
     if !labels.is_empty() {
@@ -559,7 +559,7 @@ pub async fn serve_stdio(parts: Parts, client: ClientHandle) -> Result<(), Strin
 ///
 /// The caller guards it: `Host`, `Origin` and the bearer token are checked before a
 /// request gets here.
-pub fn streamable_http(
+pub(crate) fn streamable_http(
     parts: Parts,
 ) -> (
     rmcp::transport::StreamableHttpService<

@@ -16,7 +16,7 @@ use axum::response::Response;
 use axum::routing::{get, post};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
-use toolgate_server::listen::{Connection, Limits};
+use toolgate_server::{Connection, Limits};
 
 /// Requests with `x-auth: yes` count as authenticated.
 async fn auth(request: Request, next: Next) -> Response {
@@ -68,17 +68,16 @@ async fn start(limits: Limits) -> (SocketAddr, tokio::sync::watch::Sender<bool>)
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let address = listener.local_addr().unwrap();
     let (stop, stopped) = tokio::sync::watch::channel(false);
-    tokio::spawn(toolgate_server::listen::serve(listener, router, limits, stopped));
+    tokio::spawn(toolgate_server::serve_router(listener, router, limits, stopped));
     (address, stop)
 }
 
 fn short(max_connections: usize) -> Limits {
-    Limits {
-        header_read: Duration::from_millis(300),
-        idle: Duration::from_millis(600),
-        body_pause: Duration::from_millis(300),
-        max_connections: Some(max_connections),
-    }
+    Limits::default()
+        .header_read(Duration::from_millis(300))
+        .idle(Duration::from_millis(600))
+        .body_pause(Duration::from_millis(300))
+        .max_connections(Some(max_connections))
 }
 
 /// Reads until the peer closes; returns what came and how long it took.
@@ -170,11 +169,9 @@ async fn a_paused_body_fails_the_request() {
 
 #[tokio::test]
 async fn at_the_cap_a_new_connection_closes_the_oldest_unauthenticated_one() {
-    let limits = Limits {
-        idle: Duration::from_secs(30),
-        header_read: Duration::from_secs(30),
-        ..short(3)
-    };
+    let limits = short(3)
+        .idle(Duration::from_secs(30))
+        .header_read(Duration::from_secs(30));
     let (address, _stop) = start(limits).await;
     // An authenticated keep-alive connection, idle between requests.
     let mut trusted = TcpStream::connect(address).await.unwrap();
@@ -204,11 +201,9 @@ async fn at_the_cap_a_new_connection_closes_the_oldest_unauthenticated_one() {
 
 #[tokio::test]
 async fn an_authenticated_request_in_progress_is_never_cut_to_make_room() {
-    let limits = Limits {
-        idle: Duration::from_secs(30),
-        header_read: Duration::from_secs(30),
-        ..short(1)
-    };
+    let limits = short(1)
+        .idle(Duration::from_secs(30))
+        .header_read(Duration::from_secs(30));
     let (address, _stop) = start(limits).await;
     let mut working = TcpStream::connect(address).await.unwrap();
     working
@@ -233,7 +228,7 @@ async fn closing_lets_requests_finish_and_then_returns() {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let address = listener.local_addr().unwrap();
     let (stop, stopped) = tokio::sync::watch::channel(false);
-    let served = tokio::spawn(toolgate_server::listen::serve(listener, router, limits, stopped));
+    let served = tokio::spawn(toolgate_server::serve_router(listener, router, limits, stopped));
     let mut working = TcpStream::connect(address).await.unwrap();
     working
         .write_all(b"GET /slow HTTP/1.1\r\nHost: x\r\n\r\n")

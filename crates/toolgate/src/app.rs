@@ -69,11 +69,8 @@ impl App {
         let gateway = (!servers.is_empty()).then(|| {
             toolgate_mcp_client::Gateway::new(
                 servers,
-                toolgate_mcp_client::Options {
-                    project: setup.dir.clone(),
-                    log_dir: setup.dirs.data.join("log").join("mcp"),
-                    reserved,
-                },
+                toolgate_mcp_client::Options::new(&setup.dir, setup.dirs.data.join("log").join("mcp"))
+                    .reserved(reserved),
                 Arc::clone(&permissions),
                 Arc::new(crate::gateway::RegistrySink::new(registry.clone())),
             )

@@ -62,7 +62,7 @@ pub(crate) struct Config {
     pub(crate) merged: Map<String, Value>,
     /// The `mcp` servers of every layer, merged by name: a higher layer's entry replaces
     /// the whole server object (a deep merge would mix two servers' settings).
-    pub(crate) mcp: Vec<toolgate_mcp_client::config::Entry>,
+    pub(crate) mcp: Vec<toolgate_mcp_client::Entry>,
     /// Each layer's rule blocks (`permission`, `tools`, `agent`), in order.
     pub(crate) layers: Vec<ConfigLayer>,
     pub(crate) managed: Option<Value>,
@@ -160,7 +160,7 @@ impl Config {
     /// Adds one layer's `mcp` servers (already validated by `read`), replacing by name.
     fn merge_mcp(&mut self, layer: &Value) {
         let Some(mcp) = layer.get("mcp") else { return };
-        for entry in toolgate_mcp_client::config::entries(mcp).unwrap_or_default() {
+        for entry in toolgate_mcp_client::entries(mcp).unwrap_or_default() {
             match self.mcp.iter_mut().find(|known| known.name == entry.name) {
                 Some(known) => *known = entry,
                 None => self.mcp.push(entry),
@@ -174,7 +174,7 @@ impl Config {
             .iter()
             .filter_map(|entry| {
                 // Every entry passed validation when its file was read.
-                toolgate_mcp_client::config::parse(entry, |name| std::env::var(name).ok(), project).ok()
+                toolgate_mcp_client::parse(entry, |name| std::env::var(name).ok(), project).ok()
             })
             .collect()
     }
@@ -318,7 +318,7 @@ fn validate(value: &Value, file: &str) -> Result<(), ConfigError> {
         check_tools(tools, "tools")?;
     }
     if let Some(mcp) = value.get("mcp") {
-        toolgate_mcp_client::config::validate(mcp).map_err(|error| ConfigError(format!("config {file}: {error}")))?;
+        toolgate_mcp_client::validate(mcp).map_err(|error| ConfigError(format!("config {file}: {error}")))?;
     }
     if let Some(default) = value.get("default_agent")
         && !default.is_string()

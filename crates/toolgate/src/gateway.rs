@@ -7,8 +7,8 @@ use std::sync::Mutex;
 use serde_json::Map;
 use toolgate_builtins_session::{Prompt, QuestionOption, QuestionService};
 use toolgate_core::BoxFuture;
-use toolgate_mcp_client::elicitation::{Field, FieldKind, fields, value_of};
 use toolgate_mcp_client::{Elicitation, ElicitationAnswer, Elicitor, ToolSink};
+use toolgate_mcp_client::{Field, FieldKind, fields, value_of};
 use toolgate_registry::{Registration, ToolRegistry};
 
 /// Registers the gateway's tools at the project's location, one registration per name.
@@ -162,7 +162,7 @@ impl Elicitor for QuestionElicitor {
 }
 
 /// Passes elicitations to the MCP client of `toolgate mcp`, schema and all.
-pub(crate) struct ClientElicitor(pub(crate) toolgate_server::mcp::ClientHandle);
+pub(crate) struct ClientElicitor(pub(crate) toolgate_server::ClientHandle);
 
 impl Elicitor for ClientElicitor {
     fn elicit(&self, request: Elicitation) -> BoxFuture<'static, ElicitationAnswer> {
@@ -170,9 +170,9 @@ impl Elicitor for ClientElicitor {
         Box::pin(async move {
             let message = format!("[MCP server {}] {}", request.server, request.message);
             match client.elicit(message, request.schema).await {
-                Ok(toolgate_server::mcp::Elicited::Accept(values)) => ElicitationAnswer::Accept(values),
-                Ok(toolgate_server::mcp::Elicited::Decline) => ElicitationAnswer::Decline,
-                Ok(toolgate_server::mcp::Elicited::Cancel) => ElicitationAnswer::Cancel,
+                Ok(toolgate_server::Elicited::Accept(values)) => ElicitationAnswer::Accept(values),
+                Ok(toolgate_server::Elicited::Decline) => ElicitationAnswer::Decline,
+                Ok(toolgate_server::Elicited::Cancel) => ElicitationAnswer::Cancel,
                 Err(reason) => {
                     eprintln!("toolgate: elicitation from {} not passed on: {reason}", request.server);
                     ElicitationAnswer::Decline

@@ -21,7 +21,7 @@ pub(crate) fn serve_stdio(
     // clients that can show forms).
     crate::app::hide_environment();
     let (parts, gateway) = server_parts(project, mode, true, sandbox)?;
-    let client = toolgate_server::mcp::ClientHandle::default();
+    let client = toolgate_server::ClientHandle::default();
     if let Some(gateway) = &gateway {
         // Upstream elicitations go to this server's own client, schema and all.
         let elicitor: Arc<dyn toolgate_mcp_client::Elicitor> = if auto {
@@ -34,7 +34,7 @@ pub(crate) fn serve_stdio(
     let runtime = server_runtime()?;
     runtime
         .block_on(async {
-            let served = toolgate_server::mcp::serve_stdio(parts, client).await;
+            let served = toolgate_server::serve_stdio(parts, client).await;
             if let Some(gateway) = &gateway {
                 gateway.shutdown().await;
             }

@@ -21,14 +21,14 @@ enum Token {
 /// with a guessable token because of a typo.
 fn token() -> Result<Token, Failure> {
     match std::env::var_os("TOOLGATE_SERVER_TOKEN") {
-        None => toolgate_server::http::random_token()
+        None => toolgate_server::random_token()
             .map(Token::Random)
             .map_err(Failure::runtime),
         Some(value) => {
             let token = value
                 .into_string()
                 .map_err(|_| Failure::usage("TOOLGATE_SERVER_TOKEN is not valid UTF-8"))?;
-            toolgate_server::http::check_token(&token).map_err(Failure::usage)?;
+            toolgate_server::check_token(&token).map_err(Failure::usage)?;
             Ok(Token::FromEnvironment(token))
         }
     }
@@ -48,11 +48,8 @@ pub(crate) fn serve(
     let token = token()?;
     // Each connection is a file: take all the room the system allows, before anything
     // is opened, and size the connection cap to it.
-    let files = toolgate_server::listen::raise_file_limit();
-    let limits = toolgate_server::listen::Limits {
-        max_connections: Some(toolgate_server::listen::connection_cap(files)),
-        ..Default::default()
-    };
+    let files = toolgate_server::raise_file_limit();
+    let limits = toolgate_server::Limits::default().max_connections(Some(toolgate_server::connection_cap(files)));
     crate::app::hide_environment();
     // Root reads /proc/<pid>/environ of a non-dumpable process too: blank the token there.
     if let Err(error) = crate::app::blank_in_environment_block("TOOLGATE_SERVER_TOKEN") {
@@ -65,7 +62,7 @@ pub(crate) fn serve(
             .await
             .map_err(|e| Failure::runtime(format!("cannot listen on {address}: {e}")))?;
         let bound = listener.local_addr().map_err(Failure::runtime)?;
-        let hosts = toolgate_server::http::HostRule::new(bound, allow_hosts).map_err(Failure::usage)?;
+        let hosts = toolgate_server::HostRule::new(bound, allow_hosts).map_err(Failure::usage)?;
         if !bound.ip().is_loopback() {
             eprintln!("toolgate: warning: listening on {bound}, reachable from other machines; keep the token secret");
         }
@@ -90,8 +87,8 @@ pub(crate) fn serve(
         let token = match token {
             Token::Random(token) | Token::FromEnvironment(token) => token,
         };
-        let options = toolgate_server::http::Options { token, hosts, limits };
-        let served = toolgate_server::http::serve(parts, listener, options)
+        let options = toolgate_server::HttpOptions::new(token, hosts).limits(limits);
+        let served = toolgate_server::serve_http(parts, listener, options)
             .await
             .map_err(|e| Failure::runtime(e.to_string()));
         if let Some(gateway) = &gateway {

@@ -17,7 +17,7 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader
 use tokio::sync::{Mutex, mpsc};
 
 /// The largest message `toolgate mcp` reads: 16 MiB.
-pub const MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
+pub(crate) const MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
 
 /// How much of the start and of the end of an oversized line is kept to find its id.
 const KEPT_HEAD: usize = 64 * 1024;
@@ -27,7 +27,7 @@ type Output = Arc<Mutex<Box<dyn AsyncWrite + Send + Unpin>>>;
 
 /// The stdio transport: a reader task that answers malformed input itself, and a
 /// writer shared with it so lines never interleave.
-pub struct LineTransport {
+pub(crate) struct LineTransport {
     incoming: mpsc::Receiver<RxJsonRpcMessage<RoleServer>>,
     output: Output,
     reader: tokio::task::JoinHandle<()>,
@@ -35,7 +35,7 @@ pub struct LineTransport {
 
 impl LineTransport {
     /// A transport reading messages from `input` and writing them to `output`.
-    pub fn new(
+    pub(crate) fn new(
         input: impl AsyncRead + Send + Unpin + 'static,
         output: impl AsyncWrite + Send + Unpin + 'static,
     ) -> LineTransport {
