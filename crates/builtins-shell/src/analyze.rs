@@ -21,7 +21,6 @@ use std::rc::Rc;
 
 use toolgate_core::{HoleClass, Resource};
 
-use crate::arity::save_pattern;
 use crate::expand::{self, Ctx, Expanded, Field, Glob, Mode, PathHole, Seg};
 use crate::models::{self, Verdict};
 use crate::syntax::{
@@ -210,10 +209,6 @@ fn opaque_line(command: &str, reason: String) -> Analysis {
 }
 
 fn analyze_now(command: &str, env: &Env) -> Analysis {
-    let list = match syntax::parse(command) {
-        Ok(list) => list,
-        Err(Stop(reason)) => return opaque_line(command, reason),
-    };
     let mut walker = Walker {
         env,
         out: Out::default(),
@@ -224,11 +219,21 @@ fn analyze_now(command: &str, env: &Env) -> Analysis {
         scripts: 0,
     };
     let state = State {
-        cwd: Cwd::Known(vec![String::new()]),
+        cwd: Cwd::Known(Rc::new(vec![String::new()])),
         funcs: Rc::new(HashMap::new()),
         bindings: Rc::new(HashMap::new()),
     };
-    let _ = walker.list(&list, state);
+    // The line is walked piece by piece as it parses (a long line is never held whole);
+    // a line that does not parse is opaque whatever its first pieces showed.
+    let mut outcome = Some(Outcome::same(state));
+    let parsed = syntax::parse_each(command, &mut |piece| {
+        if let Some(before) = outcome.take() {
+            outcome = Some(walker.list_from(&piece, before));
+        }
+    });
+    if let Err(Stop(reason)) = parsed {
+        return opaque_line(command, reason);
+    }
     if let Some(reason) = walker.out.opaque.take() {
         return opaque_line(command, reason);
     }
@@ -254,10 +259,11 @@ fn analyze_now(command: &str, env: &Env) -> Analysis {
 
 // --- state ---------------------------------------------------------------------------------
 
-/// The working directory: one of a few known directories, or unknown.
+/// The working directory: one of a few known directories, or unknown. Shared: every
+/// command's state starts as a copy of the one before.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 enum Cwd {
-    Known(Vec<String>),
+    Known(Rc<Vec<String>>),
     Unknown,
 }
 
@@ -267,9 +273,12 @@ const MAX_CWDS: usize = 4;
 impl Cwd {
     fn union(&self, other: &Cwd) -> Cwd {
         match (self, other) {
+            (Cwd::Known(a), Cwd::Known(b)) if (Rc::ptr_eq(a, b) || a == b) && a.len() <= MAX_CWDS => {
+                Cwd::Known(Rc::clone(a))
+            }
             (Cwd::Known(a), Cwd::Known(b)) => {
-                let mut out = a.clone();
-                for dir in b {
+                let mut out = (**a).clone();
+                for dir in b.iter() {
                     if !out.contains(dir) {
                         out.push(dir.clone());
                     }
@@ -277,7 +286,7 @@ impl Cwd {
                 if out.len() > MAX_CWDS {
                     Cwd::Unknown
                 } else {
-                    Cwd::Known(out)
+                    Cwd::Known(Rc::new(out))
                 }
             }
             _ => Cwd::Unknown,
@@ -379,7 +388,8 @@ impl Outcome {
 #[derive(Default)]
 struct Out {
     parts: Vec<Part>,
-    seen_parts: HashSet<(String, bool)>,
+    /// The displays of the parts so far: of plain parts, of opaque parts.
+    seen_parts: [HashSet<String>; 2],
     reads: Vec<PathRef>,
     writes: Vec<PathRef>,
     paths: Vec<PathRef>,
@@ -389,10 +399,15 @@ struct Out {
 
 impl Out {
     fn part(&mut self, part: Part) {
-        let key = (part.display(), part.opaque);
-        if self.seen_parts.insert(key) {
+        let key = part.display();
+        if self.seen_parts[usize::from(part.opaque)].insert(key) {
             self.parts.push(part);
         }
+    }
+
+    /// Whether a plain part shown as `display` is already there (a repeat adds nothing).
+    fn has_plain(&self, display: &str) -> bool {
+        self.seen_parts[0].contains(display)
     }
 
     fn path(&mut self, kind: u8, path: PathRef) {
@@ -732,7 +747,11 @@ impl<'a> Walker<'a> {
     // --- lists ----------------------------------------------------------------------------
 
     fn list(&mut self, list: &List, state: State) -> Outcome {
-        let mut outcome = Outcome::same(state);
+        self.list_from(list, Outcome::same(state))
+    }
+
+    /// The items of `list`, after items that ended in `outcome`.
+    fn list_from(&mut self, list: &List, mut outcome: Outcome) -> Outcome {
         for item in &list.items {
             if self.stopped() {
                 break;
@@ -1021,7 +1040,7 @@ impl<'a> Walker<'a> {
 
     fn ctx<'s>(&'s self, state: &'s State, mode: Mode) -> Ctx<'s> {
         let pwd = match &state.cwd {
-            Cwd::Known(dirs) if dirs.len() == 1 => Some(absolute(&self.env.workdir, &dirs[0])),
+            Cwd::Known(dirs) if dirs.len() == 1 => Some((self.env.workdir.as_path(), dirs[0].as_str())),
             _ => None,
         };
         Ctx {
@@ -1334,7 +1353,7 @@ impl<'a> Walker<'a> {
     }
 
     /// Runs one command given as its arguments.
-    fn run(&mut self, mut cmd: Cmd, state: State) -> Outcome {
+    fn run(&mut self, cmd: Cmd, state: State) -> Outcome {
         if self.stopped() || cmd.args.is_empty() {
             return Outcome::same(state);
         }
@@ -1374,7 +1393,7 @@ impl<'a> Walker<'a> {
         if name.contains('/') {
             return self.program(cmd, state, &name);
         }
-        if let Some(outcome) = self.builtin(&name, &mut cmd, &state) {
+        if let Some(outcome) = self.builtin(&name, &cmd, &state) {
             return outcome;
         }
         self.program(cmd, state, &name)
@@ -1440,11 +1459,11 @@ impl<'a> Walker<'a> {
     }
 
     /// Builtins that change the shell's state or run code; `None` for the rest.
-    fn builtin(&mut self, name: &str, cmd: &mut Cmd, state: &State) -> Option<Outcome> {
-        let args: Vec<Arg> = cmd.args[1..].to_vec();
-        let literal: Option<Vec<String>> = args.iter().map(Arg::literal).collect();
+    fn builtin(&mut self, name: &str, cmd: &Cmd, state: &State) -> Option<Outcome> {
+        let args: &[Arg] = cmd.args.get(1..).unwrap_or_default();
+        let literal = || -> Option<Vec<String>> { args.iter().map(Arg::literal).collect() };
         match name {
-            "cd" | "pushd" => Some(self.change_directory(name, &args, state)),
+            "cd" | "pushd" => Some(self.change_directory(name, args, state)),
             "popd" => Some(Outcome::same(State {
                 cwd: Cwd::Unknown,
                 ..state.clone()
@@ -1506,7 +1525,7 @@ impl<'a> Walker<'a> {
             }
             "type" => Some(Outcome::same(state.clone())),
             "eval" => {
-                let Some(words) = literal else {
+                let Some(words) = literal() else {
                     self.opaque_part(cmd, "`eval` of text only known when it runs");
                     return Some(Outcome::same(State {
                         cwd: Cwd::Unknown,
@@ -1524,7 +1543,7 @@ impl<'a> Walker<'a> {
                 }))
             }
             "trap" => {
-                let Some(words) = literal else {
+                let Some(words) = literal() else {
                     self.opaque_part(cmd, "`trap` with code only known when it runs");
                     return Some(Outcome::same(state.clone()));
                 };
@@ -1567,11 +1586,11 @@ impl<'a> Walker<'a> {
                 };
                 Some(self.run(inner, state.clone()))
             }
-            "export" | "declare" | "typeset" | "local" | "readonly" => Some(self.declaration(name, cmd, &args, state)),
+            "export" | "declare" | "typeset" | "local" | "readonly" => Some(self.declaration(name, cmd, args, state)),
             "unset" => {
                 let mut functions = false;
                 let mut funcs = (*state.funcs).clone();
-                for arg in &args {
+                for arg in args {
                     match arg.literal() {
                         Some(flag) if flag == "-f" => functions = true,
                         Some(flag) if flag == "-v" || flag == "-n" || flag == "--" => {}
@@ -1596,7 +1615,7 @@ impl<'a> Walker<'a> {
             }
             "read" | "getopts" | "mapfile" | "readarray" => {
                 let mut expects_value = false;
-                for arg in &args {
+                for arg in args {
                     let Some(text) = arg.literal() else {
                         self.refuse(format!("`{name}` into a variable only known when it runs"));
                         break;
@@ -1636,7 +1655,7 @@ impl<'a> Walker<'a> {
                 None
             }
             "set" => {
-                for arg in &args {
+                for arg in args {
                     let Some(text) = arg.literal() else {
                         self.refuse("`set` with an option only known when it runs");
                         break;
@@ -1784,8 +1803,8 @@ impl<'a> Walker<'a> {
         let relative_search = self.env.cdpath && !target.starts_with('/') && !target.starts_with('.');
         let cwd = match (&state.cwd, relative_search) {
             (_, true) | (Cwd::Unknown, _) if !target.starts_with('/') => Cwd::Unknown,
-            (_, _) if target.starts_with('/') => Cwd::Known(vec![normalize(&target)]),
-            (Cwd::Known(dirs), _) => Cwd::Known(dirs.iter().map(|dir| join(dir, &target)).collect()),
+            (_, _) if target.starts_with('/') => Cwd::Known(Rc::new(vec![normalize(&target)])),
+            (Cwd::Known(dirs), _) => Cwd::Known(Rc::new(dirs.iter().map(|dir| join(dir, &target)).collect())),
             (Cwd::Unknown, _) => Cwd::Unknown,
         };
         Outcome {
@@ -1947,8 +1966,10 @@ impl<'a> Walker<'a> {
     /// The "always" pattern of a command, when every word of its arity prefix is known.
     fn save_for(args: &[Arg]) -> Option<String> {
         const HOLE: &str = "\u{0}";
+        // Words past the arity table's reach never change the prefix.
         let tokens: Vec<String> = args
             .iter()
+            .take(crate::arity::reach())
             .map(|arg| match arg.literal() {
                 Some(text) if !arg.vanish => text,
                 _ => HOLE.to_string(),
@@ -1958,21 +1979,30 @@ impl<'a> Walker<'a> {
         if prefix.is_empty() || prefix.contains(&HOLE) {
             return None;
         }
-        Some(save_pattern(&tokens))
+        Some(format!("{} *", prefix.join(" ")))
+    }
+
+    /// How [`Self::words_resource`] of the same words is shown, without building it.
+    fn words_display(args: &[Arg], absent: &[usize]) -> String {
+        let mut out = String::new();
+        let mut first = true;
+        for (index, arg) in args.iter().enumerate() {
+            if absent.contains(&index) {
+                continue;
+            }
+            if !first {
+                out.push(' ');
+            }
+            first = false;
+            arg.field.push_display(&mut out);
+        }
+        out
     }
 
     /// Emits the parts of a command: its words (every way its vanishing words may go), its
-    /// source text, its name without a path.
+    /// source text, its name without a path. A part already emitted (same display) is not
+    /// built again: the first one stands.
     fn emit(&mut self, cmd: &Cmd, code: Option<String>) {
-        let save = if code.is_some() {
-            None
-        } else {
-            Self::save_for(&cmd.args)
-        };
-        let why = code.clone().or_else(|| {
-            save.is_none()
-                .then(|| "a word of its name is only known when it runs".to_string())
-        });
         let vanishing = Self::vanishing(&cmd.args);
         let mut variants: Vec<Vec<usize>> = vec![Vec::new()];
         if vanishing.len() <= 3 {
@@ -1986,7 +2016,33 @@ impl<'a> Walker<'a> {
                         .collect(),
                 );
             }
+        }
+        let display = Self::words_display(&cmd.args, &[]);
+        let raw = cmd.raw.as_ref().filter(|raw| **raw != display);
+        let plain = cmd
+            .args
+            .first()
+            .and_then(Arg::literal)
+            .filter(|name| name.contains('/'))
+            .and_then(|name| name.rsplit('/').next().filter(|plain| !plain.is_empty()).map(str::to_string));
+        // The save pattern and the reason are only needed by a part that is new.
+        let needed = vanishing.len() > 3
+            || !self.out.has_plain(&display)
+            || raw.is_some_and(|raw| !self.out.has_plain(raw))
+            || plain.is_some();
+        if !needed && variants.len() == 1 {
+            return;
+        }
+        let save = if code.is_some() || !needed {
+            None
         } else {
+            Self::save_for(&cmd.args)
+        };
+        let why = code.clone().or_else(|| {
+            save.is_none()
+                .then(|| "a word of its name is only known when it runs".to_string())
+        });
+        if vanishing.len() > 3 {
             // Too many combinations: one hole of any value stands for all the words that
             // may vanish, separators included.
             let mut resource = Resource::default();
@@ -2010,12 +2066,14 @@ impl<'a> Walker<'a> {
                 why: why.clone(),
             });
         }
-        let mut display = String::new();
         for (index, absent) in variants.iter().enumerate() {
-            let resource = Self::words_resource(&cmd.args, absent);
-            if index == 0 {
-                display = resource.display();
+            if index == 0 && self.out.has_plain(&display) {
+                continue;
             }
+            if index > 0 && self.out.has_plain(&Self::words_display(&cmd.args, absent)) {
+                continue;
+            }
+            let resource = Self::words_resource(&cmd.args, absent);
             self.out.part(Part {
                 resource,
                 save: if index == 0 { save.clone() } else { None },
@@ -2027,8 +2085,8 @@ impl<'a> Walker<'a> {
                 },
             });
         }
-        if let Some(raw) = &cmd.raw
-            && *raw != display
+        if let Some(raw) = raw
+            && !self.out.has_plain(raw)
         {
             self.out.part(Part {
                 resource: Resource::exact(raw.clone()),
@@ -2037,10 +2095,7 @@ impl<'a> Walker<'a> {
                 why: why.clone(),
             });
         }
-        if let Some(name) = cmd.args.first().and_then(Arg::literal)
-            && name.contains('/')
-            && let Some(plain) = name.rsplit('/').next().filter(|plain| !plain.is_empty())
-        {
+        if let Some(plain) = plain {
             let mut args = cmd.args.clone();
             args[0] = Arg::text(plain);
             let resource = Self::words_resource(&args, &[]);
@@ -2178,7 +2233,7 @@ fn normalize(path: &str) -> String {
     if absolute { format!("/{joined}") } else { joined }
 }
 
-fn absolute(workdir: &Path, dir: &str) -> String {
+pub(crate) fn absolute(workdir: &Path, dir: &str) -> String {
     if dir.starts_with('/') {
         dir.to_string()
     } else if dir.is_empty() {

@@ -2,6 +2,9 @@
 //!
 //! The table is data, exactly as OpenCode's; an "always" answer saves the prefix + ` *`.
 
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
 /// Every entry of the arity table: the command words and how many words name the command.
 #[rustfmt::skip]
 pub const ARITY: &[(&str, usize)] = &[
@@ -33,8 +36,46 @@ pub const ARITY: &[(&str, usize)] = &[
     ("terraform workspace", 3), ("vault auth", 3), ("vault kv", 3), ("yarn dlx", 3), ("yarn run", 3),
 ];
 
-fn arity(key: &str) -> Option<usize> {
-    ARITY.iter().find(|(name, _)| *name == key).map(|(_, n)| *n)
+/// The table as a map (looked up for every command a line runs); how many words its
+/// longest key has (no longer run of tokens can match); and how many leading tokens can
+/// matter at all (the longest key or the largest arity).
+struct Table {
+    map: HashMap<&'static str, usize>,
+    longest: usize,
+    reach: usize,
+}
+
+fn table() -> &'static Table {
+    static TABLE: OnceLock<Table> = OnceLock::new();
+    TABLE.get_or_init(|| {
+        let mut map = HashMap::new();
+        let mut longest = 1;
+        let mut reach = 1;
+        for (key, n) in ARITY {
+            // The first entry of a key wins, as a scan of the table would have it.
+            map.entry(*key).or_insert(*n);
+            longest = longest.max(key.split(' ').count());
+            reach = reach.max(*n);
+        }
+        Table {
+            map,
+            longest,
+            reach: reach.max(longest),
+        }
+    })
+}
+
+/// How many leading tokens [`prefix`] can look at: the tokens after them never change it.
+pub fn reach() -> usize {
+    table().reach
+}
+
+fn arity(words: &[&str]) -> Option<usize> {
+    let map = &table().map;
+    match words {
+        [one] => map.get(one).copied(),
+        _ => map.get(words.join(" ").as_str()).copied(),
+    }
 }
 
 /// The words that name the command (`BashArity.prefix`): the longest table key that starts
@@ -48,8 +89,8 @@ fn arity(key: &str) -> Option<usize> {
 /// ```
 pub fn prefix<S: AsRef<str>>(tokens: &[S]) -> Vec<&str> {
     let words: Vec<&str> = tokens.iter().map(AsRef::as_ref).collect();
-    for len in (1..=words.len()).rev() {
-        if let Some(n) = arity(&words[..len].join(" ")) {
+    for len in (1..=words.len().min(table().longest)).rev() {
+        if let Some(n) = arity(&words[..len]) {
             return words[..n.min(words.len())].to_vec();
         }
     }

@@ -183,6 +183,12 @@ impl Field {
     /// How the field is shown.
     pub(crate) fn display(&self) -> String {
         let mut out = String::new();
+        self.push_display(&mut out);
+        out
+    }
+
+    /// Appends how the field is shown (what [`Field::push_resource`] shows).
+    pub(crate) fn push_display(&self, out: &mut String) {
         for seg in &self.segs {
             match seg {
                 Seg::Lit(text) => out.push_str(text),
@@ -190,7 +196,6 @@ impl Field {
                 Seg::Hole { display, .. } => out.push_str(display),
             }
         }
-        out
     }
 
     /// True when the field has an active pattern.
@@ -234,12 +239,21 @@ pub(crate) struct Expanded {
 pub(crate) struct Ctx<'a> {
     /// `$HOME` and `~`, when the analysis knows them and the line never changes them.
     pub(crate) home: Option<&'a str>,
-    /// `$PWD` and `~+`, when the working directory is known and unchanged by the line's text.
-    pub(crate) pwd: Option<String>,
+    /// `$PWD` and `~+`, when the working directory is known and unchanged by the line's text:
+    /// the process's working directory and the directory relative to it (made absolute only
+    /// when a word asks, which few do).
+    pub(crate) pwd: Option<(&'a std::path::Path, &'a str)>,
     /// Variables bound to a known field (a `for` variable over known words).
     pub(crate) bindings: &'a HashMap<String, Field>,
     /// Brace expansion, tilde expansion after `=`/`:` of assignment-like words, patterns.
     pub(crate) mode: Mode,
+}
+
+impl Ctx<'_> {
+    /// `$PWD` when it is known.
+    fn pwd(&self) -> Option<String> {
+        self.pwd.map(|(workdir, dir)| crate::analyze::absolute(workdir, dir))
+    }
 }
 
 /// Which expansions apply.
@@ -273,8 +287,35 @@ fn tokens(word: &Word) -> Vec<Tok<'_>> {
     out
 }
 
+/// The text of a word that no expansion changes: literal parts only, not empty, and no
+/// unquoted character that starts a brace, tilde or pattern expansion. Most words of a
+/// line are like this; they skip the character-by-character walk below (which would give
+/// the same one field).
+fn plain_text(word: &Word) -> Option<String> {
+    let mut out = String::new();
+    for part in &word.parts {
+        match part {
+            Part::Lit { text, quoted } => {
+                if !quoted && text.contains(['{', '~', '*', '?', '[']) {
+                    return None;
+                }
+                out.push_str(text);
+            }
+            _ => return None,
+        }
+    }
+    (!out.is_empty()).then_some(out)
+}
+
 /// Expands `word`.
 pub(crate) fn expand(word: &Word, ctx: &Ctx<'_>) -> Result<Expanded, Stop> {
+    if let Some(text) = plain_text(word) {
+        return Ok(Expanded {
+            fields: vec![Field::text(text)],
+            vanish: false,
+            split: false,
+        });
+    }
     let toks = tokens(word);
     let mut vanish = !toks.is_empty();
     let mut split = false;
@@ -293,7 +334,7 @@ pub(crate) fn expand(word: &Word, ctx: &Ctx<'_>) -> Result<Expanded, Stop> {
                 let plain_binding = ctx.bindings.get(name).is_some_and(bound_is_plain);
                 let known = match name.as_str() {
                     "HOME" => ctx.home.map(str::to_string),
-                    "PWD" => ctx.pwd.clone(),
+                    "PWD" => ctx.pwd(),
                     _ => None,
                 }
                 .filter(|_| text == &format!("${name}") || text == &format!("${{{name}}}"))
@@ -376,7 +417,7 @@ fn field(seq: &[Tok<'_>], ctx: &Ctx<'_>) -> Field {
             if plain {
                 let value = match prefix.as_str() {
                     "" => ctx.home.map(str::to_string),
-                    "+" => ctx.pwd.clone(),
+                    "+" => ctx.pwd(),
                     _ => None,
                 };
                 out.segs.push(Seg::Hole {
@@ -488,7 +529,7 @@ fn expansion(out: &mut Field, part: &Part, ctx: &Ctx<'_>) {
                 let value = if simple {
                     match name.as_str() {
                         "HOME" => ctx.home.map(str::to_string),
-                        "PWD" => ctx.pwd.clone(),
+                        "PWD" => ctx.pwd(),
                         _ => None,
                     }
                 } else {
@@ -870,7 +911,7 @@ mod tests {
         let bindings = HashMap::new();
         let ctx = Ctx {
             home: Some("/home/u"),
-            pwd: Some("/w".into()),
+            pwd: Some((std::path::Path::new("/w"), "")),
             bindings: &bindings,
             mode: Mode::Words,
         };

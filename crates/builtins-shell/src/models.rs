@@ -181,8 +181,12 @@ pub(crate) fn getopt(spec: &Spec, args: &[Arg]) -> Parsed {
     let mut done = false;
     while index < args.len() {
         let arg = &args[index];
-        let text = head(arg);
-        let complete = arg.literal().is_some();
+        // `head(arg)` and `arg.literal().is_some()`, without copying the text.
+        let text: &str = match arg.field.segs.first() {
+            Some(Seg::Lit(text)) => text,
+            _ => "",
+        };
+        let complete = !arg.split && arg.field.segs.iter().all(|seg| matches!(seg, Seg::Lit(_)));
         if done || text == "-" || !text.starts_with('-') {
             if !done && arg.maybe_option() {
                 parsed.unknown.push(arg.field.display());
@@ -1553,7 +1557,24 @@ pub(crate) static MODELS: &[Model] = &[
 
 /// Whether the analysis models `name`.
 pub(crate) fn known(name: &str) -> bool {
-    MODELS.iter().any(|model| model.names.contains(&name))
+    find_model(name).is_some()
+}
+
+/// The first model naming `name`, through an index built once (every command a line runs
+/// looks its program up).
+fn find_model(name: &str) -> Option<&'static Model> {
+    static INDEX: std::sync::OnceLock<std::collections::HashMap<&'static str, usize>> = std::sync::OnceLock::new();
+    let index = INDEX.get_or_init(|| {
+        let mut index = std::collections::HashMap::new();
+        for (position, model) in MODELS.iter().enumerate() {
+            for name in model.names {
+                // The first model that names a program is the one a scan would find.
+                index.entry(*name).or_insert(position);
+            }
+        }
+        index
+    });
+    index.get(name).and_then(|position| MODELS.get(*position))
 }
 
 /// The verdict for a program the analysis knows by `name` (its base name).
@@ -1567,7 +1588,7 @@ pub(crate) fn model_for(name: &str, args: &[Arg]) -> Verdict {
     } else {
         name
     };
-    let Some(model) = MODELS.iter().find(|model| model.names.contains(&name)) else {
+    let Some(model) = find_model(name) else {
         return unknown_program(args);
     };
     let rest = &args[1..];

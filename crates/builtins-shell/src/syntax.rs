@@ -291,6 +291,17 @@ struct PendingDoc {
 
 /// Parses `source` into a list.
 pub fn parse(source: &str) -> Result<List, Stop> {
+    let mut list = List::default();
+    parse_each(source, &mut |chunk| list.items.extend(chunk.items))?;
+    Ok(list)
+}
+
+/// Parses `source`, handing its top-level items to `each` in order, in pieces, as soon as
+/// each piece is complete (its here-documents read). A long line is then never held whole
+/// as a tree: the caller walks a piece and drops it. When the source does not parse, the
+/// error comes after the pieces before it were handed over; the caller must then discard
+/// what it learnt from them.
+pub fn parse_each(source: &str, each: &mut dyn FnMut(List)) -> Result<(), Stop> {
     if source.contains('\0') {
         return stop("a NUL byte");
     }
@@ -302,7 +313,7 @@ pub fn parse(source: &str) -> Result<List, Stop> {
         docs: Vec::new(),
         outer_pending: false,
     };
-    let list = parser.parse_list(false)?;
+    let mut list = parser.parse_list_into(false, Some(each))?;
     parser.linebreak()?;
     if parser.peek().is_some() {
         return Err(parser.unexpected());
@@ -310,9 +321,11 @@ pub fn parse(source: &str) -> Result<List, Stop> {
     if !parser.pending.is_empty() {
         return stop("a here-document without its end line");
     }
-    let mut list = list;
     parser.fill_docs(&mut list)?;
-    Ok(list)
+    if !list.items.is_empty() {
+        each(list);
+    }
+    Ok(())
 }
 
 struct Parser {
@@ -436,21 +449,21 @@ impl Parser {
     }
 
     /// Consumes one whole character (all bytes of a UTF-8 sequence) and returns them.
-    fn take_char(&mut self) -> Vec<u8> {
+    fn take_char(&mut self) -> std::ops::Range<usize> {
         let start = self.cont(self.pos);
         let len = self.src.get(start).map_or(1, |b| utf8_len(*b));
         let end = (start + len).min(self.src.len());
         self.pos = end;
-        self.src[start..end].to_vec()
+        start.min(end)..end
     }
 
     /// Consumes one raw character at `pos` (no line-continuation removal).
-    fn take_raw_char(&mut self) -> Vec<u8> {
+    fn take_raw_char(&mut self) -> std::ops::Range<usize> {
         let start = self.pos;
         let len = self.src.get(start).map_or(1, |b| utf8_len(*b));
         let end = (start + len).min(self.src.len());
         self.pos = end;
-        self.src[start..end].to_vec()
+        start.min(end)..end
     }
 
     fn eat(&mut self, text: &str) -> bool {
@@ -550,13 +563,15 @@ impl Parser {
     /// Whether the next token is the reserved word `word` (unquoted, followed by a
     /// delimiter).
     fn at_word(&self, word: &str) -> bool {
-        let bytes = word.as_bytes();
-        for (i, b) in bytes.iter().enumerate() {
-            if self.peek_at(i) != Some(*b) {
+        // One pass over the bytes (what `peek_at(i)` for each `i` would read).
+        let mut p = self.cont(self.pos);
+        for b in word.as_bytes() {
+            if self.src.get(p) != Some(b) {
                 return false;
             }
+            p = self.cont(p + 1);
         }
-        Self::is_delimiter(self.peek_at(bytes.len()))
+        Self::is_delimiter(self.src.get(p).copied())
     }
 
     fn expect_word(&mut self, word: &str) -> Parsed<()> {
@@ -581,6 +596,12 @@ impl Parser {
 
     /// A list; `nonempty` requires at least one command.
     fn parse_list(&mut self, nonempty: bool) -> Parsed<List> {
+        self.parse_list_into(nonempty, None)
+    }
+
+    /// A list; with `sink`, the items parsed so far go to it whenever none of them waits
+    /// for a here-document's body, and the list returned holds the rest.
+    fn parse_list_into(&mut self, nonempty: bool, mut sink: Option<&mut dyn FnMut(List)>) -> Parsed<List> {
         self.deeper()?;
         let mut list = List::default();
         loop {
@@ -609,6 +630,13 @@ impl Parser {
                 _ => false,
             };
             list.items.push(Item { and_or, background });
+            if let Some(sink) = sink.as_mut()
+                && self.pending.is_empty()
+            {
+                let mut chunk = std::mem::take(&mut list);
+                self.fill_docs(&mut chunk)?;
+                sink(chunk);
+            }
             if !more {
                 break;
             }
@@ -1288,7 +1316,7 @@ impl Parser {
                 }
                 _ => {
                     let bytes = self.take_char();
-                    builder.push(&bytes, true)?;
+                    builder.push(&self.src[bytes], true)?;
                 }
             }
         }
@@ -1377,7 +1405,7 @@ impl Parser {
                         builder.push(b"\\", true)?;
                     } else {
                         let bytes = self.take_raw_char();
-                        builder.push(&bytes, true)?;
+                        builder.push(&self.src[bytes], true)?;
                     }
                 }
                 b'\'' => {
@@ -1406,7 +1434,7 @@ impl Parser {
                 }
                 _ => {
                     let bytes = self.take_char();
-                    builder.push(&bytes, false)?;
+                    builder.push(&self.src[bytes], false)?;
                 }
             }
         }
@@ -1453,7 +1481,7 @@ impl Parser {
                 }
                 Some(_) => {
                     let bytes = self.take_char();
-                    builder.push(&bytes, true)?;
+                    builder.push(&self.src[bytes], true)?;
                 }
             }
         }
@@ -1757,7 +1785,7 @@ impl Parser {
                         return stop("an unterminated `${`");
                     }
                     let bytes = self.take_raw_char();
-                    builder.push(&bytes, true)?;
+                    builder.push(&self.src[bytes], true)?;
                 }
                 Some(b'\'') if quoted => return stop("a single quote inside `\"${…}\"`"),
                 Some(b'\'') => {
@@ -1784,7 +1812,7 @@ impl Parser {
                 }
                 Some(_) => {
                     let bytes = self.take_char();
-                    builder.push(&bytes, quoted)?;
+                    builder.push(&self.src[bytes], quoted)?;
                 }
             }
         }
@@ -1820,14 +1848,14 @@ impl Parser {
                         Some(_) => {
                             inner.push(b'\\');
                             let bytes = self.take_raw_char();
-                            inner.extend_from_slice(&bytes);
+                            inner.extend_from_slice(&self.src[bytes]);
                         }
                         None => inner.push(b'\\'),
                     }
                 }
                 Some(_) => {
                     let bytes = self.take_char();
-                    inner.extend_from_slice(&bytes);
+                    inner.extend_from_slice(&self.src[bytes]);
                 }
             }
         }
