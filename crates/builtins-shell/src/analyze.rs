@@ -212,6 +212,7 @@ fn analyze_now(command: &str, env: &Env) -> Analysis {
     let mut walker = Walker {
         env,
         out: Out::default(),
+        fs: FsView::default(),
         budget: 200_000 + 20 * command.len(),
         calls: Vec::new(),
         memo: HashMap::new(),
@@ -485,8 +486,51 @@ pub(crate) struct Cmd {
 
 // --- the walker -----------------------------------------------------------------------------
 
+/// The filesystem as the analysis saw it: each directory listed and each path looked at
+/// once per line. The analysis judges the files as they are before the line runs; a line
+/// that names the same directory a thousand times sees one snapshot of it, not a thousand.
+#[derive(Default)]
+struct FsView {
+    /// Names in a directory (UTF-8 ones, sorted); `None` when it cannot be read.
+    lists: HashMap<PathBuf, Option<Rc<Vec<String>>>>,
+    /// Whether a path exists (without following a last symlink).
+    exists: HashMap<PathBuf, bool>,
+    /// Whether a path is a directory (following symlinks).
+    dirs: HashMap<PathBuf, bool>,
+}
+
+impl FsView {
+    fn list(&mut self, dir: &Path) -> Option<Rc<Vec<String>>> {
+        if let Some(listing) = self.lists.get(dir) {
+            return listing.clone();
+        }
+        let listing = std::fs::read_dir(dir).ok().map(|entries| {
+            let mut names: Vec<String> = entries
+                .filter_map(Result::ok)
+                .filter_map(|entry| entry.file_name().into_string().ok())
+                .collect();
+            names.sort();
+            Rc::new(names)
+        });
+        self.lists.insert(dir.to_path_buf(), listing.clone());
+        listing
+    }
+
+    fn exists(&mut self, path: &Path) -> bool {
+        *self
+            .exists
+            .entry(path.to_path_buf())
+            .or_insert_with(|| path.symlink_metadata().is_ok())
+    }
+
+    fn is_dir(&mut self, path: &Path) -> bool {
+        *self.dirs.entry(path.to_path_buf()).or_insert_with(|| path.is_dir())
+    }
+}
+
 struct Walker<'a> {
     env: &'a Env,
+    fs: FsView,
     out: Out,
     budget: usize,
     calls: Vec<String>,
@@ -1065,7 +1109,7 @@ impl<'a> Walker<'a> {
     }
 
     fn args(&mut self, words: &[Word], state: &State) -> Option<Vec<Arg>> {
-        let mut args = Vec::new();
+        let mut args = Vec::with_capacity(words.len());
         for word in words {
             let expanded = self.expand(word, state, Mode::Words)?;
             for field in expanded.fields {
@@ -1138,7 +1182,9 @@ impl<'a> Walker<'a> {
             Access::Write => 1,
             Access::Dir => 2,
         };
-        if let Some(value) = arg.value()
+        // The value, worked out once (`arg.value()`: none when the word may split).
+        let value = arg.value();
+        if let Some(value) = &value
             && (value.starts_with("/dev/tcp/") || value.starts_with("/dev/udp/"))
         {
             self.refuse("a network connection through /dev/tcp or /dev/udp");
@@ -1160,12 +1206,12 @@ impl<'a> Walker<'a> {
             return;
         }
         let field = &arg.field;
-        if let Some(value) = field.value()
-            && is_device(&value)
+        if let Some(value) = &value
+            && is_device(value)
         {
             return;
         }
-        if let Some(value) = field.value()
+        if let Some(value) = value
             && (value.starts_with("/proc/") || value.starts_with("/dev/fd/") || value == "/proc")
         {
             // `/dev/fd/../…` and `/proc/self/…` name files by the process that opens them.
@@ -1261,16 +1307,14 @@ impl<'a> Walker<'a> {
                     if !self.spend(10) {
                         return Vec::new();
                     }
-                    let Ok(entries) = std::fs::read_dir(dir) else { continue };
-                    let mut names: Vec<String> = entries
-                        .filter_map(Result::ok)
-                        .filter_map(|entry| entry.file_name().into_string().ok())
+                    let Some(listing) = self.fs.list(dir) else { continue };
+                    let names: Vec<&String> = listing
+                        .iter()
                         .filter(|name| expand::component_matches(component, name))
                         .collect();
-                    names.sort();
                     for name in names {
-                        let path = dir.join(&name);
-                        if index + 1 < count && !path.is_dir() {
+                        let path = dir.join(name);
+                        if index + 1 < count && !self.fs.is_dir(&path) {
                             continue;
                         }
                         next.push((path, format!("{prefix}{name}")));
@@ -1285,7 +1329,7 @@ impl<'a> Walker<'a> {
                         })
                         .collect();
                     let path = dir.join(&name);
-                    if path.symlink_metadata().is_ok() {
+                    if self.fs.exists(&path) {
                         next.push((path, format!("{prefix}{name}")));
                     }
                 }
@@ -1368,7 +1412,7 @@ impl<'a> Walker<'a> {
                 return Outcome::same(state);
             }
         }
-        let first = cmd.args[0].clone();
+        let first = &cmd.args[0];
         if first.vanish {
             // `$EMPTY rm x` runs `rm x`.
             let rest = Cmd {
@@ -1846,10 +1890,10 @@ impl<'a> Walker<'a> {
     // --- programs -----------------------------------------------------------------------------
 
     fn program(&mut self, cmd: Cmd, state: State, name: &str) -> Outcome {
-        let base = name.rsplit('/').next().unwrap_or(name).to_string();
+        let base = name.rsplit('/').next().unwrap_or(name);
         let system = !name.contains('/') || is_system_dir(name);
         let verdict = if system {
-            models::model_for(&base, &cmd.args)
+            models::model_for(base, &cmd.args)
         } else {
             models::unknown_program(&cmd.args)
         };
@@ -1984,7 +2028,8 @@ impl<'a> Walker<'a> {
 
     /// How [`Self::words_resource`] of the same words is shown, without building it.
     fn words_display(args: &[Arg], absent: &[usize]) -> String {
-        let mut out = String::new();
+        let size = args.iter().map(|arg| arg.field.display_len() + 1).sum();
+        let mut out = String::with_capacity(size);
         let mut first = true;
         for (index, arg) in args.iter().enumerate() {
             if absent.contains(&index) {
@@ -2022,6 +2067,8 @@ impl<'a> Walker<'a> {
         let plain = cmd
             .args
             .first()
+            // Only a name with a `/` has a plain form: no copy of the others.
+            .filter(|arg| arg.field.segs.iter().any(|seg| matches!(seg, Seg::Lit(text) if text.contains('/'))))
             .and_then(Arg::literal)
             .filter(|name| name.contains('/'))
             .and_then(|name| name.rsplit('/').next().filter(|plain| !plain.is_empty()).map(str::to_string));

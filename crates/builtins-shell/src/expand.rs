@@ -157,6 +157,11 @@ impl Field {
 
     /// The value when fully known (known holes count, patterns do not).
     pub(crate) fn value(&self) -> Option<String> {
+        // Most fields are one piece: one copy of the right size.
+        match self.segs.as_slice() {
+            [Seg::Lit(text)] | [Seg::Hole { value: Some(text), .. }] => return Some(text.clone()),
+            _ => {}
+        }
         let mut out = String::new();
         for seg in &self.segs {
             match seg {
@@ -170,6 +175,9 @@ impl Field {
 
     /// The value when it is literal text only (no hole at all, not even a known one).
     pub(crate) fn literal(&self) -> Option<String> {
+        if let [Seg::Lit(text)] = self.segs.as_slice() {
+            return Some(text.clone());
+        }
         let mut out = String::new();
         for seg in &self.segs {
             match seg {
@@ -185,6 +193,18 @@ impl Field {
         let mut out = String::new();
         self.push_display(&mut out);
         out
+    }
+
+    /// How long [`Field::display`] is.
+    pub(crate) fn display_len(&self) -> usize {
+        self.segs
+            .iter()
+            .map(|seg| match seg {
+                Seg::Lit(text) => text.len(),
+                Seg::Glob(glob) => glob.text().len(),
+                Seg::Hole { display, .. } => display.len(),
+            })
+            .sum()
     }
 
     /// Appends how the field is shown (what [`Field::push_resource`] shows).
@@ -292,7 +312,15 @@ fn tokens(word: &Word) -> Vec<Tok<'_>> {
 /// line are like this; they skip the character-by-character walk below (which would give
 /// the same one field).
 fn plain_text(word: &Word) -> Option<String> {
-    let mut out = String::new();
+    let size = word
+        .parts
+        .iter()
+        .map(|part| match part {
+            Part::Lit { text, .. } => text.len(),
+            _ => 0,
+        })
+        .sum();
+    let mut out = String::with_capacity(size);
     for part in &word.parts {
         match part {
             Part::Lit { text, quoted } => {
@@ -836,8 +864,10 @@ pub(crate) fn component_matches(pattern: &[Seg], name: &str) -> bool {
     let m = chars.len();
     let mut reach = vec![false; m + 1];
     reach[0] = true;
+    // Two rows, swapped after each pattern position.
+    let mut next = vec![false; m + 1];
     for kind in &kinds {
-        let mut next = vec![false; m + 1];
+        next.fill(false);
         match kind {
             Err(Glob::Star) => {
                 let mut on = false;
@@ -861,7 +891,7 @@ pub(crate) fn component_matches(pattern: &[Seg], name: &str) -> bool {
                 }
             }
         }
-        reach = next;
+        std::mem::swap(&mut reach, &mut next);
     }
     reach[m]
 }

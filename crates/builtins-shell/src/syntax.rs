@@ -1065,7 +1065,8 @@ impl Parser {
             }
             simple.words.push(word);
         }
-        simple.raw = self.text_from(start).trim_end_matches([' ', '\t']).to_string();
+        let raw = String::from_utf8_lossy(&self.src[start.min(self.pos)..self.pos]);
+        simple.raw = raw.trim_end_matches([' ', '\t']).to_string();
         if simple.words.is_empty() && simple.assigns.is_empty() && simple.redirects.is_empty() {
             return Err(self.unexpected());
         }
@@ -1417,9 +1418,9 @@ impl Parser {
                     if self.pos >= self.src.len() {
                         return stop("an unterminated single quote");
                     }
-                    let bytes = self.src[begin..self.pos].to_vec();
+                    let bytes = begin..self.pos;
                     self.pos += 1;
-                    builder.push(&bytes, true)?;
+                    builder.push(&self.src[bytes], true)?;
                     builder.mark_quoted_empty()?;
                 }
                 b'"' => {
@@ -1434,7 +1435,33 @@ impl Parser {
                 }
                 _ => {
                     let bytes = self.take_char();
-                    builder.push(&self.src[bytes], false)?;
+                    // The ordinary bytes after it in one go: none that another arm handles,
+                    // and no `\` (which could start a line continuation). The source is
+                    // UTF-8, so this ends on a character boundary as `take_char` would.
+                    let mut end = bytes.end;
+                    while let Some(b) = self.src.get(end)
+                        && !matches!(
+                            b,
+                            b' ' | b'\t'
+                                | b'\n'
+                                | b';'
+                                | b'&'
+                                | b'|'
+                                | b')'
+                                | b'<'
+                                | b'>'
+                                | b'('
+                                | b'\\'
+                                | b'\''
+                                | b'"'
+                                | b'$'
+                                | b'`'
+                        )
+                    {
+                        end += 1;
+                    }
+                    self.pos = end;
+                    builder.push(&self.src[bytes.start..end], false)?;
                 }
             }
         }
@@ -1797,9 +1824,9 @@ impl Parser {
                     if self.pos >= self.src.len() {
                         return stop("an unterminated single quote");
                     }
-                    let bytes = self.src[begin..self.pos].to_vec();
+                    let bytes = begin..self.pos;
                     self.pos += 1;
-                    builder.push(&bytes, true)?;
+                    builder.push(&self.src[bytes], true)?;
                 }
                 Some(b'"') => {
                     self.bump();
