@@ -2068,10 +2068,20 @@ impl<'a> Walker<'a> {
             .args
             .first()
             // Only a name with a `/` has a plain form: no copy of the others.
-            .filter(|arg| arg.field.segs.iter().any(|seg| matches!(seg, Seg::Lit(text) if text.contains('/'))))
+            .filter(|arg| {
+                arg.field
+                    .segs
+                    .iter()
+                    .any(|seg| matches!(seg, Seg::Lit(text) if text.contains('/')))
+            })
             .and_then(Arg::literal)
             .filter(|name| name.contains('/'))
-            .and_then(|name| name.rsplit('/').next().filter(|plain| !plain.is_empty()).map(str::to_string));
+            .and_then(|name| {
+                name.rsplit('/')
+                    .next()
+                    .filter(|plain| !plain.is_empty())
+                    .map(str::to_string)
+            });
         // The save pattern and the reason are only needed by a part that is new.
         let needed = vanishing.len() > 3
             || !self.out.has_plain(&display)

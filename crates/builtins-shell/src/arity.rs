@@ -2,7 +2,6 @@
 //!
 //! The table is data, exactly as OpenCode's; an "always" answer saves the prefix + ` *`.
 
-use std::collections::HashMap;
 use std::sync::OnceLock;
 
 /// Every entry of the arity table: the command words and how many words name the command.
@@ -36,11 +35,11 @@ pub const ARITY: &[(&str, usize)] = &[
     ("terraform workspace", 3), ("vault auth", 3), ("vault kv", 3), ("yarn dlx", 3), ("yarn run", 3),
 ];
 
-/// The table as a map (looked up for every command a line runs); how many words its
-/// longest key has (no longer run of tokens can match); and how many leading tokens can
-/// matter at all (the longest key or the largest arity).
+/// The table sorted by key for a binary search (looked up for every command a line runs);
+/// how many words its longest key has (no longer run of tokens can match); and how many
+/// leading tokens can matter at all (the longest key or the largest arity).
 struct Table {
-    map: HashMap<&'static str, usize>,
+    sorted: Vec<(&'static str, usize)>,
     longest: usize,
     reach: usize,
 }
@@ -48,21 +47,24 @@ struct Table {
 fn table() -> &'static Table {
     static TABLE: OnceLock<Table> = OnceLock::new();
     TABLE.get_or_init(|| {
-        let mut map = HashMap::new();
-        let mut longest = 1;
-        let mut reach = 1;
-        for (key, n) in ARITY {
-            // The first entry of a key wins, as a scan of the table would have it.
-            map.entry(*key).or_insert(*n);
-            longest = longest.max(key.split(' ').count());
-            reach = reach.max(*n);
-        }
-        Table {
-            map,
-            longest,
-            reach: reach.max(longest),
-        }
+        let mut sorted: Vec<(&'static str, usize)> = ARITY.to_vec();
+        // Stable: of two entries with one key, the first stays first and is kept, as a
+        // scan of the table would find it.
+        sorted.sort_by_key(|(key, _)| *key);
+        sorted.dedup_by_key(|(key, _)| *key);
+        let longest = ARITY.iter().map(|(key, _)| key.split(' ').count()).max().unwrap_or(1);
+        let reach = ARITY.iter().map(|(_, n)| *n).max().unwrap_or(1).max(longest);
+        Table { sorted, longest, reach }
     })
+}
+
+fn lookup(key: &str) -> Option<usize> {
+    let sorted = &table().sorted;
+    sorted
+        .binary_search_by(|(candidate, _)| (*candidate).cmp(key))
+        .ok()
+        .and_then(|index| sorted.get(index))
+        .map(|(_, n)| *n)
 }
 
 /// How many leading tokens [`prefix`] can look at: the tokens after them never change it.
@@ -71,10 +73,9 @@ pub fn reach() -> usize {
 }
 
 fn arity(words: &[&str]) -> Option<usize> {
-    let map = &table().map;
     match words {
-        [one] => map.get(one).copied(),
-        _ => map.get(words.join(" ").as_str()).copied(),
+        [one] => lookup(one),
+        _ => lookup(&words.join(" ")),
     }
 }
 

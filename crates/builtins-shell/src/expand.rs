@@ -847,6 +847,22 @@ pub(crate) fn component_matches(pattern: &[Seg], name: &str) -> bool {
     if name == "." || name == ".." {
         return false;
     }
+    // The usual pattern, known text around one `*` (`*.rs`, `test_*`): its prefix and
+    // suffix, not overlapping, are what the general matching below would find.
+    if let Some((prefix, suffix)) = one_star(pattern) {
+        if name.starts_with('.') && !prefix.starts_with('.') {
+            return false;
+        }
+        return name.len() >= prefix.len() + suffix.len() && name.starts_with(prefix) && name.ends_with(suffix);
+    }
+    matches_in_general(pattern, name)
+}
+
+/// [`component_matches`] for any pattern.
+fn matches_in_general(pattern: &[Seg], name: &str) -> bool {
+    if name == "." || name == ".." {
+        return false;
+    }
     let mut kinds: Vec<Result<char, &Glob>> = Vec::new();
     for seg in pattern {
         match seg {
@@ -894,6 +910,17 @@ pub(crate) fn component_matches(pattern: &[Seg], name: &str) -> bool {
         std::mem::swap(&mut reach, &mut next);
     }
     reach[m]
+}
+
+/// The text before and after the only `*` of a pattern of known text and one `*`.
+fn one_star(pattern: &[Seg]) -> Option<(&str, &str)> {
+    match pattern {
+        [Seg::Glob(Glob::Star)] => Some(("", "")),
+        [Seg::Lit(prefix), Seg::Glob(Glob::Star)] => Some((prefix, "")),
+        [Seg::Glob(Glob::Star), Seg::Lit(suffix)] => Some(("", suffix)),
+        [Seg::Lit(prefix), Seg::Glob(Glob::Star), Seg::Lit(suffix)] => Some((prefix, suffix)),
+        _ => None,
+    }
 }
 
 /// Splits a field into path components at literal `/`.
@@ -996,5 +1023,30 @@ mod tests {
         assert!(component_matches(&parts[1], "lib.rs"));
         assert!(!component_matches(&parts[1], ".hidden.rs"));
         assert!(!component_matches(&parts[1], "lib.rsx"));
+    }
+
+    #[test]
+    fn one_star_patterns_match_as_the_general_matching_does() {
+        let patterns: Vec<Vec<Seg>> = vec![
+            vec![Seg::Glob(Glob::Star)],
+            vec![Seg::Lit("a".into()), Seg::Glob(Glob::Star)],
+            vec![Seg::Glob(Glob::Star), Seg::Lit(".rs".into())],
+            vec![Seg::Lit(".".into()), Seg::Glob(Glob::Star)],
+            vec![Seg::Lit("ab".into()), Seg::Glob(Glob::Star), Seg::Lit("ba".into())],
+            vec![Seg::Lit("é".into()), Seg::Glob(Glob::Star), Seg::Lit("ü".into())],
+        ];
+        let names = [
+            "", ".", "..", "a", "ab", "aba", "abba", "ababa", "lib.rs", ".rs", ".hidden", "a.rs", "éü", "éxü", "ü", "é",
+        ];
+        for pattern in &patterns {
+            assert!(one_star(pattern).is_some());
+            for name in names {
+                assert_eq!(
+                    component_matches(pattern, name),
+                    matches_in_general(pattern, name),
+                    "{pattern:?} against {name:?}"
+                );
+            }
+        }
     }
 }

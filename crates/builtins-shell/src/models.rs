@@ -1561,20 +1561,22 @@ pub(crate) fn known(name: &str) -> bool {
 }
 
 /// The first model naming `name`, through an index built once (every command a line runs
-/// looks its program up).
+/// looks its program up): every name with its model's position, sorted by name.
 fn find_model(name: &str) -> Option<&'static Model> {
-    static INDEX: std::sync::OnceLock<std::collections::HashMap<&'static str, usize>> = std::sync::OnceLock::new();
+    static INDEX: std::sync::OnceLock<Vec<(&'static str, usize)>> = std::sync::OnceLock::new();
     let index = INDEX.get_or_init(|| {
-        let mut index = std::collections::HashMap::new();
-        for (position, model) in MODELS.iter().enumerate() {
-            for name in model.names {
-                // The first model that names a program is the one a scan would find.
-                index.entry(*name).or_insert(position);
-            }
-        }
+        let mut index: Vec<(&'static str, usize)> = MODELS
+            .iter()
+            .enumerate()
+            .flat_map(|(position, model)| model.names.iter().map(move |name| (*name, position)))
+            .collect();
+        // The first model that names a program is the one a scan would find.
+        index.sort();
+        index.dedup_by_key(|(name, _)| *name);
         index
     });
-    index.get(name).and_then(|position| MODELS.get(*position))
+    let found = index.binary_search_by(|(candidate, _)| (*candidate).cmp(name)).ok()?;
+    index.get(found).and_then(|(_, position)| MODELS.get(*position))
 }
 
 /// The verdict for a program the analysis knows by `name` (its base name).
