@@ -34,11 +34,10 @@ impl Client {
             "initialize",
             r#"{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}"#,
         );
-        writeln!(
-            client.input,
-            r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#
-        )
-        .unwrap();
+        client
+            .input
+            .write_all(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n")
+            .unwrap();
         client.request("tools/list", "{}");
         client
     }
@@ -47,11 +46,10 @@ impl Client {
     fn request(&mut self, method: &str, params: &str) -> String {
         let id = self.next;
         self.next += 1;
-        writeln!(
-            self.input,
-            r#"{{"jsonrpc":"2.0","id":{id},"method":"{method}","params":{params}}}"#
-        )
-        .unwrap();
+        // One write per message, as MCP clients send them: a line written in pieces wakes
+        // the reader once per piece.
+        let line = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"{method}","params":{params}}}"#) + "\n";
+        self.input.write_all(line.as_bytes()).unwrap();
         self.input.flush().unwrap();
         let marker = format!("\"id\":{id}");
         loop {

@@ -660,6 +660,19 @@ fn bench_of(source: &Source) -> Option<&'static str> {
     }
 }
 
+/// The examples that time `target/release/toolgate` (`e2e::release_binary`).
+const RELEASE_EXAMPLES: &[&str] = &[
+    "cold_start",
+    "fs_bench",
+    "sandbox_bench",
+    "http_load",
+    "mcp_start",
+    "mcp_load",
+    "mcp_fanout",
+    "mcp_gateway",
+    "http_idle_attackers",
+];
+
 /// Runs the benchmarks whose figure name or bench matches `filter` (all without one).
 pub(crate) fn run(filter: Option<&str>) -> Result<()> {
     let selected: Vec<&Figure> = FIGURES
@@ -684,21 +697,9 @@ pub(crate) fn run(filter: Option<&str>) -> Result<()> {
     }
     // Whole-process examples measure the release binary: build it, so they never time a
     // stale one.
-    let needs_release_binary = selected.iter().any(|f| {
-        matches!(
-            f.source,
-            Source::Example {
-                example: "cold_start"
-                    | "fs_bench"
-                    | "sandbox_bench"
-                    | "http_load"
-                    | "mcp_start"
-                    | "mcp_load"
-                    | "http_idle_attackers",
-                ..
-            }
-        )
-    });
+    let needs_release_binary = selected
+        .iter()
+        .any(|f| matches!(f.source, Source::Example { example, .. } if RELEASE_EXAMPLES.contains(&example)));
     if needs_release_binary {
         let status = crate::cargo(&["build", "--release", "--locked", "--package", "toolgate"])
             .status()

@@ -161,6 +161,19 @@ pub(crate) fn server_runtime() -> Result<tokio::runtime::Runtime, Failure> {
         .map_err(|e| Failure::runtime(format!("could not start the runtime: {e}")))
 }
 
+/// The runtime of `toolgate mcp` over stdio: one thread. Its client sends one message at
+/// a time down one pipe, and each call is a chain of hand-offs (client pipe, gate, upstream
+/// server pipe, back): on one thread none of them wakes another worker, which on a busy
+/// machine costs more than the call itself. Blocking work still leaves the thread
+/// (file tools and output spills use the blocking pool), and calls still run
+/// concurrently as tasks.
+pub(crate) fn stdio_runtime() -> Result<tokio::runtime::Runtime, Failure> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Failure::runtime(format!("could not start the runtime: {e}")))
+}
+
 /// Makes this long-lived process non-dumpable, so that a command running as the same user
 /// cannot read its environment (the server token) or memory through `/proc/<pid>/`.
 pub(crate) fn hide_environment() {

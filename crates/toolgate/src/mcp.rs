@@ -31,7 +31,7 @@ pub(crate) fn serve_stdio(
         };
         gateway.set_elicitor(elicitor);
     }
-    let runtime = server_runtime()?;
+    let runtime = crate::app::stdio_runtime()?;
     runtime
         .block_on(async {
             let served = toolgate_server::serve_stdio(parts, client).await;
