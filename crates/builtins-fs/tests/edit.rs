@@ -155,6 +155,48 @@ async fn ed06_to_ed10_checks_in_order() {
 }
 
 #[tokio::test]
+async fn overlapping_occurrences_count_as_non_overlapping_matches() {
+    // "aa" occurs twice in "aaa" but matches once without overlap (as `str::matches`):
+    // one match, replaced at the first place; in "aaaa" it matches twice.
+    let project = Project::new();
+    let edit = edit_tool(project.services());
+    project.write("three.txt", "aaa\n");
+    call(&edit, json!({"path": "three.txt", "oldString": "aa", "newString": "X"}))
+        .await
+        .unwrap();
+    assert_eq!(project.read("three.txt"), "Xa\n");
+    project.write("four.txt", "aaaa\n");
+    let error = call(&edit, json!({"path": "four.txt", "oldString": "aa", "newString": "X"}))
+        .await
+        .unwrap_err();
+    assert!(error.starts_with("Found multiple exact matches"), "{error}");
+    assert_eq!(project.read("four.txt"), "aaaa\n");
+    let text = call(
+        &edit,
+        json!({"path": "four.txt", "oldString": "aa", "newString": "X", "replaceAll": true}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(project.read("four.txt"), "XX\n");
+    assert!(text.contains("Replacements: 2"), "{text}");
+    // A match at the very start and at the very end, and multi-byte text around it.
+    project.write("edges.txt", "é start middle end é");
+    call(
+        &edit,
+        json!({"path": "edges.txt", "oldString": "é start", "newString": "begin"}),
+    )
+    .await
+    .unwrap();
+    call(
+        &edit,
+        json!({"path": "edges.txt", "oldString": "end é", "newString": "finish"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(project.read("edges.txt"), "begin middle finish");
+}
+
+#[tokio::test]
 async fn ed11_bom_and_crlf_are_kept() {
     let project = Project::new();
     project.write("a.txt", "\u{feff}before\r\nrest\r\n");
