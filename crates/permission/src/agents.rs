@@ -47,8 +47,14 @@ pub struct Agent {
 /// What the agent set is built from: the parsed config values and two directories.
 #[derive(Clone, Debug, Default)]
 pub struct AgentSettings {
-    /// The data directory (`<data>/tool-output/*` and `<data>/plans/*` are allowed there).
-    pub data_dir: PathBuf,
+    /// The directory spilled tool output is kept in (the binary passes its
+    /// `<data>/tool-output`): `external_directory` allows `<output_dir>/*` by default, so
+    /// the model can read what was cut from a result, unless a rule denies exactly that
+    /// pattern. `None`: no such allowance.
+    pub output_dir: Option<PathBuf>,
+    /// The directory of plan files (the binary passes its `<data>/plans`): the `plan`
+    /// agent may reach it and edit `*.md` files there. `None`: no such allowance.
+    pub plans_dir: Option<PathBuf>,
     /// The home directory for `~` expansion.
     pub home: Option<PathBuf>,
     /// The user's `permission` value.
@@ -119,8 +125,8 @@ fn glob_in(dir: &Path, tail: &str) -> String {
 /// The directories `external_directory` allows by default: the spill files and each
 /// skill directory, as given and (when it resolves elsewhere) canonical, since the file
 /// tools ask for the canonical path.
-fn whitelisted(data_dir: &Path, skill_dirs: &[PathBuf]) -> Vec<String> {
-    let mut globs = vec![glob_in(data_dir, "tool-output/*")];
+fn whitelisted(output_dir: Option<&Path>, skill_dirs: &[PathBuf]) -> Vec<String> {
+    let mut globs: Vec<String> = output_dir.map(|dir| glob_in(dir, "*")).into_iter().collect();
     for dir in skill_dirs {
         let mut spellings = vec![dir.clone()];
         if let Ok(canonical) = std::fs::canonicalize(dir)
@@ -145,7 +151,7 @@ fn whitelisted(data_dir: &Path, skill_dirs: &[PathBuf]) -> Vec<String> {
 
 /// The defaults every agent starts with (V1's table: `doom_loop: ask`, and
 /// `external_directory` asking except for the spill files and the skill directories).
-pub fn defaults(data_dir: &Path, skill_dirs: &[PathBuf]) -> Vec<Rule> {
+pub fn defaults(output_dir: Option<&Path>, skill_dirs: &[PathBuf]) -> Vec<Rule> {
     use Effect::*;
     let o = Origin::Defaults;
     let mut rules = vec![
@@ -153,7 +159,7 @@ pub fn defaults(data_dir: &Path, skill_dirs: &[PathBuf]) -> Vec<Rule> {
         rule("doom_loop", "*", Ask, o),
         rule("external_directory", "*", Ask, o),
     ];
-    for glob in whitelisted(data_dir, skill_dirs) {
+    for glob in whitelisted(output_dir, skill_dirs) {
         rules.push(rule("external_directory", &glob, Allow, o));
     }
     rules.extend([
@@ -168,12 +174,17 @@ pub fn defaults(data_dir: &Path, skill_dirs: &[PathBuf]) -> Vec<Rule> {
     rules
 }
 
-fn builtin(name: &str, data_dir: &Path, skill_dirs: &[PathBuf]) -> Option<(Mode, bool, &'static str, Vec<Rule>)> {
+fn builtin(
+    name: &str,
+    output_dir: Option<&Path>,
+    plans_dir: Option<&Path>,
+    skill_dirs: &[PathBuf],
+) -> Option<(Mode, bool, &'static str, Vec<Rule>)> {
     use Effect::*;
     let o = Origin::Agent;
     let readonly_external = || {
         let mut rules = vec![rule("external_directory", "*", Ask, o)];
-        for glob in whitelisted(data_dir, skill_dirs) {
+        for glob in whitelisted(output_dir, skill_dirs) {
             rules.push(rule("external_directory", &glob, Allow, o));
         }
         rules
@@ -189,14 +200,17 @@ fn builtin(name: &str, data_dir: &Path, skill_dirs: &[PathBuf]) -> Option<(Mode,
             Mode::Primary,
             false,
             "Plans without editing: edits are denied except plan files.",
-            vec![
-                rule("question", "*", Allow, o),
-                rule("plan_exit", "*", Allow, o),
-                rule("external_directory", &glob_in(data_dir, "plans/*"), Allow, o),
-                rule("edit", "*", Deny, o),
-                rule("edit", ".opencode/plans/*.md", Allow, o),
-                rule("edit", &glob_in(data_dir, "plans/*.md"), Allow, o),
-            ],
+            [
+                Some(rule("question", "*", Allow, o)),
+                Some(rule("plan_exit", "*", Allow, o)),
+                plans_dir.map(|dir| rule("external_directory", &glob_in(dir, "*"), Allow, o)),
+                Some(rule("edit", "*", Deny, o)),
+                Some(rule("edit", ".opencode/plans/*.md", Allow, o)),
+                plans_dir.map(|dir| rule("edit", &glob_in(dir, "*.md"), Allow, o)),
+            ]
+            .into_iter()
+            .flatten()
+            .collect(),
         ),
         "general" => (
             Mode::Subagent,
@@ -255,7 +269,8 @@ impl Agents {
     ///
     /// Order of each agent's rules: defaults, the built-in agent's rules, the user's
     /// `permission` (custom agents: defaults, user, then their own), the agent's config
-    /// block, the `<data>/tool-output/*` allowance, and the managed layer last.
+    /// block, the spilled-output allowance ([`AgentSettings::output_dir`]), and the managed
+    /// layer last.
     ///
     /// ```
     /// use toolgate_permission::{AgentSettings, Agents, Effect};
@@ -271,7 +286,8 @@ impl Agents {
     /// ```
     pub fn build(settings: &AgentSettings) -> Result<Agents, AgentError> {
         let home = settings.home.as_deref();
-        let data_dir = settings.data_dir.as_path();
+        let output_dir = settings.output_dir.as_deref();
+        let plans_dir = settings.plans_dir.as_deref();
         let skill_dirs = settings.skill_dirs.as_slice();
         // Every layer is read as rules first, then the layers are concatenated: no form
         // (string, list, object) replaces another's rules.
@@ -315,7 +331,7 @@ impl Agents {
                 }
             }
         }
-        let tool_output = glob_in(data_dir, "tool-output/*");
+        let tool_output = output_dir.map(|dir| glob_in(dir, "*"));
 
         let mut names: Vec<String> = BUILTIN_NAMES.iter().map(|name| name.to_string()).collect();
         for (_, map) in &blocks_by_layer {
@@ -354,8 +370,8 @@ impl Agents {
                     }
                 }
             }
-            let mut rules = defaults(data_dir, skill_dirs);
-            let (mut mode, hidden, mut description) = match builtin(&name, data_dir, skill_dirs) {
+            let mut rules = defaults(output_dir, skill_dirs);
+            let (mut mode, hidden, mut description) = match builtin(&name, output_dir, plans_dir, skill_dirs) {
                 Some((mode, hidden, description, own)) => {
                     rules.extend(own);
                     rules.extend(user.iter().cloned());
@@ -398,16 +414,13 @@ impl Agents {
                     source => rule.with_source(source),
                 }));
             }
-            let denies_tool_output = rules
-                .iter()
-                .any(|r| r.action == "external_directory" && r.resource == tool_output && r.effect == Effect::Deny);
-            if !denies_tool_output {
-                rules.push(rule(
-                    "external_directory",
-                    &tool_output,
-                    Effect::Allow,
-                    Origin::Defaults,
-                ));
+            if let Some(tool_output) = &tool_output {
+                let denies_tool_output = rules.iter().any(|r| {
+                    r.action == "external_directory" && &r.resource == tool_output && r.effect == Effect::Deny
+                });
+                if !denies_tool_output {
+                    rules.push(rule("external_directory", tool_output, Effect::Allow, Origin::Defaults));
+                }
             }
             rules.extend(managed.iter().cloned());
             agents.push(Agent {

@@ -26,7 +26,7 @@ use crate::wildcard::{Pattern, is_absolute_path};
 pub enum AskMode {
     /// A person answers through [`PermissionService::reply`].
     Interactive,
-    /// Every ask is answered "once" at once; denies still block (`--auto`).
+    /// Every ask is answered "once" at once; denies still block.
     Auto,
     /// No one can answer: every ask is declined at once.
     Headless,

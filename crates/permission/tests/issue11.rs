@@ -16,7 +16,8 @@ use toolgate_permission::{
 
 fn agents(permission: serde_json::Value) -> Agents {
     Agents::build(&AgentSettings {
-        data_dir: PathBuf::from("/data"),
+        output_dir: Some(PathBuf::from("/data/tool-output")),
+        plans_dir: Some(PathBuf::from("/data/plans")),
         permission: Some(permission),
         ..AgentSettings::default()
     })

@@ -93,9 +93,14 @@ fn reference_evaluate(rules: &[Triple], action: &str, resource: &str) -> Effect 
 
 /// The build agent's rules for `layers`, and the reference list: the agent's own rules
 /// with every layer's normalised rules in the place user rules go (before the final
-/// `<data>/tool-output/*` allowance).
+/// spilled-output allowance).
 fn build_and_reference(layers: Vec<ConfigLayer>) -> (Ruleset, Vec<Triple>) {
-    let base = Agents::build(&AgentSettings::default()).unwrap();
+    let output_dir = Some(std::path::PathBuf::from("/data/tool-output"));
+    let base = Agents::build(&AgentSettings {
+        output_dir: output_dir.clone(),
+        ..AgentSettings::default()
+    })
+    .unwrap();
     let base_rules = base.get("build").unwrap().rules.rules().to_vec();
     let (last, head) = base_rules.split_last().unwrap();
     assert_eq!(
@@ -112,6 +117,7 @@ fn build_and_reference(layers: Vec<ConfigLayer>) -> (Ruleset, Vec<Triple>) {
     reference.push((last.action.clone(), last.resource.clone(), last.effect));
     let settings = AgentSettings {
         layers,
+        output_dir,
         ..AgentSettings::default()
     };
     let agents = Agents::build(&settings).unwrap();

@@ -471,3 +471,73 @@ fn a_slow_approval_read_holds_up_no_other_session() {
     assert_eq!(reading.join().unwrap()[0].effect, Effect::Ask);
     drop(rt);
 }
+
+/// Library wording (issue #14 item 3): the reasons the service gives name no flag of
+/// any program; the binary words its own advice (`with_headless_note`).
+#[test]
+fn refusal_reasons_name_no_command_line_flag() {
+    let rt = runtime();
+    let blind = PermissionRequest::new("bash")
+        .resources(["sh -c \"$X\""])
+        .unsaveable(["sh -c \"$X\""]);
+    let auto = PermissionService::new(agents(), "/p", None, AskMode::Auto);
+    let headless = PermissionService::new(agents(), "/p", None, AskMode::Headless);
+    let reasons: Vec<String> = [
+        rt.block_on(auto.assert(&ctx("a"), blind.clone())),
+        rt.block_on(headless.assert(&ctx("a"), bash("cargo build", ""))),
+        {
+            headless.shutdown();
+            rt.block_on(headless.assert(&ctx("a"), bash("cargo build", "")))
+        },
+    ]
+    .into_iter()
+    .map(|outcome| match outcome {
+        Err(Refusal::Declined { reason: Some(reason) }) => reason,
+        other => panic!("expected a declined ask with a reason, got {other:?}"),
+    })
+    .collect();
+    assert!(reasons[0].contains("not approved automatically"), "{}", reasons[0]);
+    for reason in &reasons {
+        assert!(!reason.contains("--"), "a flag in a library message: {reason}");
+    }
+}
+
+/// The spilled-output allowance is where the caller says (issue #14 item 3): the
+/// library knows no data layout.
+#[test]
+fn the_spilled_output_allowance_is_the_callers_directory() {
+    let with = |output_dir: Option<&str>| {
+        Agents::build(&AgentSettings {
+            output_dir: output_dir.map(std::path::PathBuf::from),
+            ..AgentSettings::default()
+        })
+        .unwrap()
+    };
+    let spill = "/var/spills/tool_1";
+    let given = with(Some("/var/spills"));
+    assert_eq!(
+        given
+            .get("build")
+            .unwrap()
+            .rules
+            .evaluate("external_directory", spill)
+            .effect,
+        Effect::Allow
+    );
+    // Another directory, or none given, gets no allowance.
+    for agents in [with(Some("/elsewhere")), with(None)] {
+        for name in ["build", "plan", "explore"] {
+            let rules = &agents.get(name).unwrap().rules;
+            assert_eq!(
+                rules.evaluate("external_directory", spill).effect,
+                Effect::Ask,
+                "{name}"
+            );
+            assert_eq!(
+                rules.evaluate("external_directory", "/tool-output/tool_1").effect,
+                Effect::Ask,
+                "{name}"
+            );
+        }
+    }
+}

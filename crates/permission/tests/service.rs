@@ -17,7 +17,8 @@ use toolgate_permission::{
 
 fn agents(permission: serde_json::Value) -> Agents {
     Agents::build(&AgentSettings {
-        data_dir: PathBuf::from("/data"),
+        output_dir: Some(PathBuf::from("/data/tool-output")),
+        plans_dir: Some(PathBuf::from("/data/plans")),
         permission: Some(permission),
         ..AgentSettings::default()
     })
@@ -472,7 +473,8 @@ async fn headless_mode_declines_asks_naming_them() {
 #[test]
 fn agents_defaults_and_builtins() {
     let agents = Agents::build(&AgentSettings {
-        data_dir: PathBuf::from("/data"),
+        output_dir: Some(PathBuf::from("/data/tool-output")),
+        plans_dir: Some(PathBuf::from("/data/plans")),
         ..AgentSettings::default()
     })
     .unwrap();
@@ -601,7 +603,8 @@ fn default_agent_selection_and_its_errors() {
 #[test]
 fn tool_output_allowance_respects_an_explicit_deny() {
     let agents = Agents::build(&AgentSettings {
-        data_dir: PathBuf::from("/data"),
+        output_dir: Some(PathBuf::from("/data/tool-output")),
+        plans_dir: Some(PathBuf::from("/data/plans")),
         permission: Some(json!({"external_directory": {"/data/tool-output/*": "deny"}})),
         ..AgentSettings::default()
     })

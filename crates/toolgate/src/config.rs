@@ -183,7 +183,9 @@ impl Config {
     /// the `skill` tool lists files from.
     pub(crate) fn agent_settings(&self, dirs: &Dirs, skill_dirs: Vec<PathBuf>) -> AgentSettings {
         AgentSettings {
-            data_dir: dirs.data.clone(),
+            // Where `OutputStore::new(&dirs.data)` spills cut output, and the plan files.
+            output_dir: Some(dirs.data.join("tool-output")),
+            plans_dir: Some(dirs.data.join("plans")),
             home: dirs.home.clone(),
             default_agent: self
                 .merged
