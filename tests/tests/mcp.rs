@@ -420,3 +420,49 @@ fn the_elicitation_shows_the_file_diff_and_the_allowed_parts() {
     drop(pipes.input);
     let _ = pipes.child.wait();
 }
+
+/// Issue #12 ("crashes"): lines built to kill the analysis — 1,500 nested `$(` (which
+/// overflowed a tokio worker's stack), 7,000 (the main thread's) and 80,000 commands in one
+/// line (quadratic before) — sent over a real pipe to `toolgate mcp`: each is answered
+/// (refused, or asked and rejected), none of it runs, and the server answers the next
+/// request. A plain line approved afterwards does run (the marker the hostile lines would
+/// have made is one this setup can make).
+#[test]
+fn lines_built_to_crash_the_bash_analysis_are_answered_and_the_server_goes_on() {
+    let sandbox = Sandbox::new();
+    project(&sandbox);
+    let marker = sandbox.project().join("ran");
+    let mut pipes = Pipes::start(&sandbox, json!({"elicitation": {}}));
+    let nested = |depth: usize| format!("{}touch ran{}", "$(".repeat(depth), ")".repeat(depth));
+    let many = "touch ran; ".repeat(80_000);
+    let lines = [nested(1_500), nested(7_000), many];
+    for (index, line) in lines.iter().enumerate() {
+        let id = 10 + index as u64 * 2;
+        pipes.send(
+            json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "bash",
+            "arguments": {"command": line, "description": "hostile"}}}),
+        );
+        let answer = pipes.response(id, "reject");
+        let shown = answer.to_string();
+        let shown = &shown[..shown.len().min(600)];
+        assert_eq!(answer["result"]["isError"], true, "line {index}: {shown}");
+        assert!(
+            pipes.child.try_wait().unwrap().is_none(),
+            "line {index}: the server exited"
+        );
+        pipes.send(json!({"jsonrpc": "2.0", "id": id + 1, "method": "ping"}));
+        let pong = pipes.response(id + 1, "reject");
+        assert_eq!(pong["result"], json!({}), "line {index}: {pong}");
+        assert!(!marker.exists(), "line {index} ran");
+    }
+    pipes.send(
+        json!({"jsonrpc": "2.0", "id": 30, "method": "tools/call", "params": {"name": "bash",
+        "arguments": {"command": "touch ran", "description": "plain"}}}),
+    );
+    let plain = pipes.response(30, "once");
+    assert_eq!(plain["result"]["isError"], false, "{plain}");
+    assert!(marker.exists(), "the approved plain line ran");
+    drop(pipes.input);
+    let status = pipes.child.wait().unwrap();
+    assert!(status.success(), "the server exits cleanly when stdin closes");
+}

@@ -445,3 +445,29 @@ async fn the_ask_payload_carries_the_file_diff_and_the_allowed_parts() {
     post(&served, &format!("/permission/{id}/reply"), r#"{"reply": "reject"}"#).await;
     bash.await.unwrap();
 }
+
+/// Issue #12 ("crashes"), through `toolgate serve`: 1,500 and 7,000 nested `$(` and
+/// 80,000 commands in one line are each answered over HTTP (denied under rules that
+/// denies all but `echo`), and the server answers the next request.
+#[tokio::test]
+async fn lines_built_to_crash_the_bash_analysis_are_answered_over_http() {
+    let sandbox = Sandbox::new();
+    sandbox.write(
+        "project/toolgate.json",
+        r#"{"permission": {"bash": {"*": "deny", "echo *": "allow"}}}"#,
+    );
+    let served = serve(&sandbox);
+    let nested = |depth: usize| format!("{}touch ran{}", "$(".repeat(depth), ")".repeat(depth));
+    let lines = [nested(1_500), nested(7_000), "touch ran; ".repeat(80_000)];
+    for (index, line) in lines.iter().enumerate() {
+        let body = json!({"tool": "bash", "input": {"command": line, "description": "hostile"}});
+        let (status, answer) = post(&served, &format!("/session/h{index}/call"), &body.to_string()).await;
+        let shown = answer.to_string();
+        let shown = &shown[..shown.len().min(600)];
+        assert_eq!(status, 200, "line {index}: {shown}");
+        assert!(shown.contains("denied"), "line {index}: {shown}");
+        let (status, _) = get(&served, "/doc").await;
+        assert_eq!(status, 200, "line {index}: the server stopped answering");
+    }
+    assert!(!sandbox.project().join("ran").exists());
+}
