@@ -31,6 +31,13 @@ fn main() {
     let binary = e2e::release_binary();
     let sandbox = tempfile::tempdir().unwrap();
     std::fs::write(sandbox.path().join("one.txt"), "one line\n").unwrap();
+    // The same call again and again in one session is what doom_loop asks about (spec
+    // §4.11); a load test repeats it on purpose, and an ask nobody answers would hang it.
+    std::fs::write(
+        sandbox.path().join("toolgate.json"),
+        r#"{"permission": {"doom_loop": "allow"}}"#,
+    )
+    .unwrap();
     let mut server = Command::new(&binary)
         .args(["serve", "--listen", "127.0.0.1:0", "--dir"])
         .arg(sandbox.path())
