@@ -2,7 +2,11 @@
 //! trivial tool (`echo`) of the Python SDK test server directly, then through `toolgate
 //! mcp` (`py_echo`: rules, audit, output bound, the extra hop). Prints
 //! `figure mcp_gateway_direct_us`, `figure mcp_gateway_through_us` and
-//! `figure mcp_gateway_ratio` (medians of 300 calls each, in the same run).
+//! `figure mcp_gateway_ratio` (medians of 1,000 calls each, in the same run).
+//!
+//! Both clients run side by side and their calls alternate one by one, so a change in the
+//! machine's load (other builds on a shared 2-core box) weighs on both medians alike
+//! instead of on whichever phase it fell in.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::io::{BufRead, BufReader, Write};
@@ -64,28 +68,24 @@ impl Client {
         }
     }
 
-    /// Median microseconds of `count` calls of `tool`.
-    fn median_call_us(&mut self, tool: &str, count: usize) -> f64 {
-        // Every call has its own text: identical calls in a row would ask doom_loop (§4.11).
-        let params = |n: usize| format!(r#"{{"name":"{tool}","arguments":{{"text":"ping {n}"}}}}"#);
-        for n in 0..30 {
-            let answer = self.request("tools/call", &params(n));
-            assert!(
-                answer.contains("ping") && !answer.contains("\"isError\":true"),
-                "{answer}"
-            );
-        }
-        let mut times: Vec<f64> = (0..count)
-            .map(|n| {
-                let params = params(30 + n);
-                let start = Instant::now();
-                self.request("tools/call", &params);
-                start.elapsed().as_secs_f64() * 1e6
-            })
-            .collect();
-        times.sort_by(|a, b| a.total_cmp(b));
-        times[times.len() / 2]
+    /// Calls `tool` with the `n`-th text; the call's wall time in microseconds. Every call
+    /// has its own text: identical calls in a row would ask doom_loop (§4.11).
+    fn call_us(&mut self, tool: &str, n: usize) -> f64 {
+        let params = format!(r#"{{"name":"{tool}","arguments":{{"text":"ping {n}"}}}}"#);
+        let start = Instant::now();
+        let answer = self.request("tools/call", &params);
+        let elapsed = start.elapsed().as_secs_f64() * 1e6;
+        assert!(
+            answer.contains("ping") && !answer.contains("\"isError\":true"),
+            "{answer}"
+        );
+        elapsed
     }
+}
+
+fn median(mut times: Vec<f64>) -> f64 {
+    times.sort_by(|a, b| a.total_cmp(b));
+    times[times.len() / 2]
 }
 
 impl Drop for Client {
@@ -114,8 +114,18 @@ fn main() {
         .env("TOOLGATE_DATA_DIR", sandbox.path().join("data"))
         .env("TOOLGATE_CONFIG_DIR", sandbox.path().join("config"));
 
-    let direct_us = Client::start(direct).median_call_us("echo", 300);
-    let through_us = Client::start(through).median_call_us("py_echo", 300);
+    let mut direct = Client::start(direct);
+    let mut through = Client::start(through);
+    for n in 0..30 {
+        direct.call_us("echo", n);
+        through.call_us("py_echo", n);
+    }
+    let (mut direct_times, mut through_times) = (Vec::new(), Vec::new());
+    for n in 30..1030 {
+        direct_times.push(direct.call_us("echo", n));
+        through_times.push(through.call_us("py_echo", n));
+    }
+    let (direct_us, through_us) = (median(direct_times), median(through_times));
     println!("figure mcp_gateway_direct_us {direct_us:.0}");
     println!("figure mcp_gateway_through_us {through_us:.0}");
     println!("figure mcp_gateway_ratio {:.2}", through_us / direct_us);

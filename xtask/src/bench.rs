@@ -525,7 +525,7 @@ const FIGURES: &[Figure] = &[
             key: "mcp_gateway_ratio",
         },
         target: Target::AtMost(1.3),
-        how: "whole process, `tests/examples/mcp_gateway.rs`: one minimal stdio JSON-RPC client, the Python SDK test server's `echo` called directly and as `py_echo` through the release `toolgate mcp` (rules, audit, output bound, the extra hop); median of 300 calls each, same run",
+        how: "whole process, `tests/examples/mcp_gateway.rs`: one minimal stdio JSON-RPC client, the Python SDK test server's `echo` called directly and as `py_echo` through the release `toolgate mcp` (rules, audit, output bound, the extra hop); the two clients side by side, their calls alternating one by one; median of 1,000 calls each",
     },
     Figure {
         issue: 17,
