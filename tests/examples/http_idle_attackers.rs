@@ -5,8 +5,6 @@
 //! p99 latency of the authenticated calls, their rate, and errors.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -28,30 +26,8 @@ fn main() {
             maximum: limit.maximum,
         },
     );
-    let binary = e2e::release_binary();
-    let sandbox = tempfile::tempdir().unwrap();
-    std::fs::write(sandbox.path().join("one.txt"), "one line\n").unwrap();
-    // The same call again and again in one session is what doom_loop asks about (spec
-    // §4.11); a load test repeats it on purpose, and an ask nobody answers would hang it.
-    std::fs::write(
-        sandbox.path().join("toolgate.json"),
-        r#"{"permission": {"doom_loop": "allow"}}"#,
-    )
-    .unwrap();
-    let mut server = Command::new(&binary)
-        .args(["serve", "--listen", "127.0.0.1:0", "--dir"])
-        .arg(sandbox.path())
-        .env("TOOLGATE_DATA_DIR", sandbox.path().join("data"))
-        .env("TOOLGATE_CONFIG_DIR", sandbox.path().join("config"))
-        .env("TOOLGATE_SERVER_TOKEN", TOKEN)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(server.stdout.take().unwrap()).lines();
-    let first = lines.next().unwrap().unwrap();
-    let _token = lines.next();
-    let base = first.strip_prefix("toolgate: listening on ").unwrap().to_string();
+    let server = e2e::LoadServer::start(TOKEN);
+    let base = server.base.clone();
     let address: std::net::SocketAddr = base.trim_start_matches("http://").parse().unwrap();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -153,8 +129,7 @@ fn main() {
             reopened.load(Ordering::Relaxed),
         )
     });
-    let _ = server.kill();
-    let _ = server.wait();
+    drop(server);
     println!("figure attacked_p99_ms {:.2}", p99.as_secs_f64() * 1000.0);
     println!("figure attacked_calls_per_second {:.0}", calls as f64 / elapsed);
     println!("figure attacked_errors {errors}");

@@ -3,8 +3,6 @@
 //! counting `tool.settled` events. Prints calls/s, p99 latency, errors and lost events.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -16,31 +14,8 @@ const SECONDS: u64 = 10;
 const TOKEN: &str = "load-test-token-0123456789abcdefghij";
 
 fn main() {
-    let binary = e2e::release_binary();
-    let sandbox = tempfile::tempdir().unwrap();
-    std::fs::write(sandbox.path().join("one.txt"), "one line\n").unwrap();
-    // The same call again and again in one session is what doom_loop asks about (spec
-    // §4.11); a load test repeats it on purpose, and an ask nobody answers would hang it.
-    std::fs::write(
-        sandbox.path().join("toolgate.json"),
-        r#"{"permission": {"doom_loop": "allow"}}"#,
-    )
-    .unwrap();
-    let mut server = Command::new(&binary)
-        .args(["serve", "--listen", "127.0.0.1:0", "--dir"])
-        .arg(sandbox.path())
-        .env("TOOLGATE_DATA_DIR", sandbox.path().join("data"))
-        .env("TOOLGATE_CONFIG_DIR", sandbox.path().join("config"))
-        .env("TOOLGATE_SERVER_TOKEN", TOKEN)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(server.stdout.take().unwrap()).lines();
-    let first = lines.next().unwrap().unwrap();
-    // Read the token line too, and keep the pipe open for the server's lifetime.
-    let _token = lines.next();
-    let base = first.strip_prefix("toolgate: listening on ").unwrap().to_string();
+    let server = e2e::LoadServer::start(TOKEN);
+    let base = server.base.clone();
     let _ = rustls::crypto::ring::default_provider().install_default();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -124,8 +99,7 @@ fn main() {
             elapsed,
         )
     });
-    let _ = server.kill();
-    let _ = server.wait();
+    drop(server);
     println!("figure http_calls_per_second {:.0}", calls as f64 / elapsed);
     println!("figure http_p99_ms {:.2}", p99.as_secs_f64() * 1000.0);
     println!("figure http_errors {errors}");

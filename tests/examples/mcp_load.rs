@@ -4,8 +4,6 @@
 //! p99 latency and errors.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -51,30 +49,8 @@ async fn post(client: &reqwest::Client, url: &str, session: Option<&str>, messag
 }
 
 fn main() {
-    let binary = e2e::release_binary();
-    let sandbox = tempfile::tempdir().unwrap();
-    std::fs::write(sandbox.path().join("one.txt"), "one line\n").unwrap();
-    // The same call again and again in one session is what doom_loop asks about (spec
-    // §4.11); a load test repeats it on purpose, and an ask nobody answers would hang it.
-    std::fs::write(
-        sandbox.path().join("toolgate.json"),
-        r#"{"permission": {"doom_loop": "allow"}}"#,
-    )
-    .unwrap();
-    let mut server = Command::new(&binary)
-        .args(["serve", "--listen", "127.0.0.1:0", "--dir"])
-        .arg(sandbox.path())
-        .env("TOOLGATE_DATA_DIR", sandbox.path().join("data"))
-        .env("TOOLGATE_CONFIG_DIR", sandbox.path().join("config"))
-        .env("TOOLGATE_SERVER_TOKEN", TOKEN)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(server.stdout.take().unwrap()).lines();
-    let first = lines.next().unwrap().unwrap();
-    let _token = lines.next();
-    let base = first.strip_prefix("toolgate: listening on ").unwrap().to_string();
+    let server = e2e::LoadServer::start(TOKEN);
+    let base = server.base.clone();
     let url = format!("{base}/mcp");
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -140,8 +116,7 @@ fn main() {
         let p99 = all[all.len() * 99 / 100];
         (all.len() as u64, errors.load(Ordering::Relaxed), p99, elapsed)
     });
-    let _ = server.kill();
-    let _ = server.wait();
+    drop(server);
     println!("figure mcp_calls_per_second {:.0}", calls as f64 / elapsed);
     println!("figure mcp_p99_ms {:.2}", p99.as_secs_f64() * 1000.0);
     println!("figure mcp_errors {errors}");

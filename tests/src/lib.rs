@@ -237,6 +237,64 @@ pub fn release_binary() -> std::path::PathBuf {
     binary
 }
 
+/// A release `toolgate serve` on a free loopback port for the load examples: a temp
+/// project holding `one.txt`, the token `token`, and a config allowing `doom_loop` (spec
+/// §4.11: a load test repeats one call on purpose, and an ask nobody answers would hang it).
+/// Killed on drop.
+pub struct LoadServer {
+    /// `http://127.0.0.1:PORT`.
+    pub base: String,
+    child: std::process::Child,
+    // Held open for the server's lifetime: it writes to stdout.
+    _stdout: std::io::Lines<std::io::BufReader<std::process::ChildStdout>>,
+    _project: tempfile::TempDir,
+}
+
+impl LoadServer {
+    /// Starts the server and waits for its `listening on` line.
+    pub fn start(token: &str) -> LoadServer {
+        use std::io::BufRead;
+        let project = tempfile::tempdir().unwrap_or_else(|error| panic!("temp dir: {error}"));
+        let write = |name: &str, text: &str| {
+            std::fs::write(project.path().join(name), text).unwrap_or_else(|error| panic!("{name}: {error}"))
+        };
+        write("one.txt", "one line\n");
+        write("toolgate.json", r#"{"permission": {"doom_loop": "allow"}}"#);
+        let mut child = std::process::Command::new(release_binary())
+            .args(["serve", "--listen", "127.0.0.1:0", "--dir"])
+            .arg(project.path())
+            .env("TOOLGATE_DATA_DIR", project.path().join("data"))
+            .env("TOOLGATE_CONFIG_DIR", project.path().join("config"))
+            .env("TOOLGATE_SERVER_TOKEN", token)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap_or_else(|error| panic!("toolgate serve: {error}"));
+        let stdout = child.stdout.take().unwrap_or_else(|| panic!("no stdout"));
+        let mut lines = std::io::BufReader::new(stdout).lines();
+        let first = lines.next().and_then(Result::ok).unwrap_or_default();
+        let base = first
+            .strip_prefix("toolgate: listening on ")
+            .unwrap_or_else(|| panic!("serve did not say where it listens: {first:?}"))
+            .to_string();
+        // The token line (it says the token came from the environment).
+        let _ = lines.next();
+        LoadServer {
+            base,
+            child,
+            _stdout: lines,
+            _project: project,
+        }
+    }
+}
+
+impl Drop for LoadServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
 /// A project directory with its own data and config directories, for driving the binary
 /// without touching the user's.
 pub struct Sandbox {
