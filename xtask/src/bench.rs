@@ -62,7 +62,7 @@ const PACKAGE: &str = "e2e";
 
 const MIB: f64 = 1024.0 * 1024.0;
 
-const FIGURES: &[Figure] = &[
+static FIGURES: &[Figure] = &[
     Figure {
         issue: 2,
         name: "settle of a no-op tool through registry + output bound (median)",
@@ -950,7 +950,7 @@ fn table(rows: &[Row<'_>], previous: &BTreeMap<String, PreviousRow>) -> String {
     figures.sort_by_key(|figure| figure.issue);
     let mut out = String::from(TABLE_HEAD);
     for figure in figures {
-        if let Some(row) = rows.iter().find(|row| std::ptr::eq(row.measured.figure, figure)) {
+        if let Some(row) = rows.iter().find(|row| row.measured.figure.name == figure.name) {
             let _ = writeln!(out, "{}", row_line(row));
         } else if let Some(old) = previous.get(figure.name) {
             // Rows of the older five-column layout get an empty "before" cell.
