@@ -227,7 +227,15 @@ pub fn node() -> std::path::PathBuf {
 }
 
 /// The release `toolgate` binary, for whole-process figures (`cargo xtask bench` builds it).
+///
+/// `$TOOLGATE_BENCH_BINARY`, when set, names another build to measure with the same
+/// client (an A/B against an older commit's binary).
 pub fn release_binary() -> std::path::PathBuf {
+    if let Some(other) = std::env::var_os("TOOLGATE_BENCH_BINARY") {
+        let other = std::path::PathBuf::from(other);
+        assert!(other.exists(), "TOOLGATE_BENCH_BINARY {} does not exist", other.display());
+        return other;
+    }
     let workspace = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
         .map(std::path::Path::to_path_buf)

@@ -9,14 +9,21 @@ use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde_json::Value;
 
-use crate::rules::{Effect, Rule};
+use crate::rules::{Effect, Origin, Rule};
 
 /// The size at which the log is rotated.
 pub const ROTATE_BYTES: u64 = 10 * 1024 * 1024;
+
+/// How long the log trusts its own count of the file's size before it looks at the file
+/// at its path again: another process writing the same log (a `toolgate call` next to a
+/// server) may have grown or rotated it meanwhile. Looking at every entry cost a `stat`
+/// per line on the hot path of every call.
+const RECHECK: Duration = Duration::from_secs(1);
 
 /// Milliseconds since the epoch as RFC 3339 UTC (`2026-11-29T20:40:07.123Z`).
 ///
@@ -88,10 +95,90 @@ pub struct AuthFailure<'a> {
 #[derive(Debug)]
 pub struct AuditLog {
     path: PathBuf,
-    /// The open log and its inode: opened once per process, reopened when the file at
-    /// `path` is another one (rotated here or by another process).
-    file: Mutex<Option<(std::fs::File, u64)>>,
+    file: Mutex<Writer>,
     calls: Mutex<HashMap<String, String>>,
+}
+
+/// The open log: opened once per process, reopened when the file at `path` is another
+/// one (rotated here or by another process).
+#[derive(Debug, Default)]
+struct Writer {
+    /// The open file and its inode.
+    open: Option<(std::fs::File, u64)>,
+    /// The file's size when it was last looked at, plus every byte written here since.
+    size: u64,
+    /// When the file at the path was last looked at.
+    checked: Option<Instant>,
+}
+
+/// A rule as a decision entry names it.
+#[derive(Serialize)]
+struct RuleEntry<'a> {
+    action: &'a str,
+    resource: &'a str,
+    effect: Effect,
+    origin: Origin,
+}
+
+/// One line of the log; `None` fields are written as `null` (every kind has its fixed
+/// set of keys, in this order).
+#[derive(Serialize)]
+struct DecisionEntry<'a> {
+    time: &'a str,
+    kind: &'static str,
+    session: &'a str,
+    agent: &'a str,
+    tool: Option<&'a str>,
+    call: &'a str,
+    action: &'a str,
+    resources: &'a [String],
+    effect: Effect,
+    rule: Option<RuleEntry<'a>>,
+    reply: Option<&'a str>,
+}
+
+#[derive(Serialize)]
+struct CancelledEntry<'a> {
+    time: &'a str,
+    kind: &'static str,
+    session: &'a str,
+    agent: &'a str,
+    tool: &'a str,
+    call: &'a str,
+}
+
+#[derive(Serialize)]
+struct SettledEntry<'a> {
+    time: &'a str,
+    kind: &'static str,
+    session: &'a str,
+    agent: &'a str,
+    tool: &'a str,
+    call: &'a str,
+    error: Option<&'a str>,
+    truncated: bool,
+    #[serde(rename = "outputPaths", serialize_with = "lossy_paths")]
+    output_paths: &'a [PathBuf],
+}
+
+/// Paths as text, a name that is not UTF-8 shown with replacement characters: the entry
+/// is written either way.
+fn lossy_paths<S: serde::Serializer>(paths: &&[PathBuf], serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.collect_seq(paths.iter().map(|path| path.to_string_lossy()))
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct AuthFailedEntry<'a> {
+    time: &'a str,
+    kind: &'static str,
+    peer: &'a str,
+    method: &'a str,
+    path: &'a str,
+    reason: &'a str,
+    connection_failures: u64,
+    total_failures: u64,
+    suppressed: u64,
 }
 
 impl AuditLog {
@@ -99,7 +186,7 @@ impl AuditLog {
     pub fn new(path: impl AsRef<Path>) -> AuditLog {
         AuditLog {
             path: path.as_ref().to_path_buf(),
-            file: Mutex::new(None),
+            file: Mutex::new(Writer::default()),
             calls: Mutex::new(HashMap::new()),
         }
     }
@@ -135,20 +222,26 @@ impl AuditLog {
         rule: Option<&Rule>,
         reply: Option<&str>,
     ) {
-        let entry = json!({
-            "time": rfc3339(now_ms()),
-            "kind": "decision",
-            "session": caller.session,
-            "agent": caller.agent,
-            "tool": self.tool_of(caller.call),
-            "call": caller.call,
-            "action": action,
-            "resources": resources,
-            "effect": effect,
-            "rule": rule.map(|r| json!({"action": r.action, "resource": r.resource, "effect": r.effect, "origin": r.origin})),
-            "reply": reply,
+        let tool = self.tool_of(caller.call);
+        let time = rfc3339(now_ms());
+        self.append(&DecisionEntry {
+            time: &time,
+            kind: "decision",
+            session: caller.session,
+            agent: caller.agent,
+            tool: tool.as_deref(),
+            call: caller.call,
+            action,
+            resources,
+            effect,
+            rule: rule.map(|r| RuleEntry {
+                action: &r.action,
+                resource: &r.resource,
+                effect: r.effect,
+                origin: r.origin,
+            }),
+            reply,
         });
-        self.append(&entry);
     }
 
     /// Records a call that was cancelled before it settled (its caller went away): the
@@ -158,15 +251,15 @@ impl AuditLog {
             .lock()
             .unwrap_or_else(|poison| poison.into_inner())
             .remove(caller.call);
-        let entry = json!({
-            "time": rfc3339(now_ms()),
-            "kind": "cancelled",
-            "session": caller.session,
-            "agent": caller.agent,
-            "tool": tool,
-            "call": caller.call,
+        let time = rfc3339(now_ms());
+        self.append(&CancelledEntry {
+            time: &time,
+            kind: "cancelled",
+            session: caller.session,
+            agent: caller.agent,
+            tool,
+            call: caller.call,
         });
-        self.append(&entry);
     }
 
     /// How many calls have begun and neither settled nor been cancelled.
@@ -180,65 +273,89 @@ impl AuditLog {
             .lock()
             .unwrap_or_else(|poison| poison.into_inner())
             .remove(caller.call);
-        let entry = json!({
-            "time": rfc3339(now_ms()),
-            "kind": "settled",
-            "session": caller.session,
-            "agent": caller.agent,
-            "tool": tool,
-            "call": caller.call,
-            "error": error,
-            "truncated": !output_paths.is_empty(),
-            "outputPaths": output_paths,
+        let time = rfc3339(now_ms());
+        self.append(&SettledEntry {
+            time: &time,
+            kind: "settled",
+            session: caller.session,
+            agent: caller.agent,
+            tool,
+            call: caller.call,
+            error,
+            truncated: !output_paths.is_empty(),
+            output_paths,
         });
-        self.append(&entry);
     }
 
     /// Records a refused authentication on the HTTP server: who tried, what, why, and
     /// how often; never the credentials that were sent.
     pub fn auth_failed(&self, failure: &AuthFailure<'_>) {
-        let entry = json!({
-            "time": rfc3339(now_ms()),
-            "kind": "auth_failed",
-            "peer": failure.peer,
-            "method": failure.method,
-            "path": failure.path,
-            "reason": failure.reason,
-            "connectionFailures": failure.connection_failures,
-            "totalFailures": failure.total_failures,
-            "suppressed": failure.suppressed,
+        let time = rfc3339(now_ms());
+        self.append(&AuthFailedEntry {
+            time: &time,
+            kind: "auth_failed",
+            peer: failure.peer,
+            method: failure.method,
+            path: failure.path,
+            reason: failure.reason,
+            connection_failures: failure.connection_failures,
+            total_failures: failure.total_failures,
+            suppressed: failure.suppressed,
         });
-        self.append(&entry);
     }
 
-    fn append(&self, entry: &Value) {
+    fn append(&self, entry: &impl Serialize) {
         use std::os::unix::fs::MetadataExt;
-        let mut file = self.file.lock().unwrap_or_else(|poison| poison.into_inner());
-        // One stat per entry: the file at `path` may have been rotated by another process.
-        let current = std::fs::metadata(&self.path).ok();
-        if let Some(meta) = &current
-            && meta.len() >= ROTATE_BYTES
-        {
-            let _ = std::fs::rename(&self.path, rotated(&self.path));
-            *file = None;
-        } else if file.as_ref().map(|(_, inode)| *inode) != current.as_ref().map(MetadataExt::ino) {
-            *file = None;
+        let mut line = Vec::with_capacity(256);
+        if serde_json::to_writer(&mut line, entry).is_err() {
+            return;
         }
-        if file.is_none() {
+        line.push(b'\n');
+        let mut writer = self.file.lock().unwrap_or_else(|poison| poison.into_inner());
+        // The file at `path` is looked at when this process's own count says it may be
+        // due for rotation, when it is not open yet, and at least every `RECHECK` (another
+        // process may have written or rotated it).
+        let now = Instant::now();
+        let due = writer.open.is_none()
+            || writer.size >= ROTATE_BYTES
+            || writer.checked.is_none_or(|checked| now.duration_since(checked) >= RECHECK);
+        if due {
+            let current = std::fs::metadata(&self.path).ok();
+            writer.checked = Some(now);
+            if let Some(meta) = &current
+                && meta.len() >= ROTATE_BYTES
+            {
+                let _ = std::fs::rename(&self.path, rotated(&self.path));
+                writer.open = None;
+            } else if writer.open.as_ref().map(|(_, inode)| *inode) != current.as_ref().map(MetadataExt::ino) {
+                writer.open = None;
+            } else if let Some(meta) = &current {
+                writer.size = meta.len();
+            }
+        }
+        if writer.open.is_none() {
             if let Some(parent) = self.path.parent() {
                 let _ = std::fs::create_dir_all(parent);
             }
-            *file = std::fs::OpenOptions::new()
+            let opened = std::fs::OpenOptions::new()
                 .create(true)
                 .append(true)
                 .open(&self.path)
                 .ok()
-                .and_then(|opened| opened.metadata().ok().map(|meta| (opened, meta.ino())));
+                .and_then(|opened| opened.metadata().ok().map(|meta| (opened, meta)));
+            match opened {
+                Some((opened, meta)) => {
+                    writer.size = meta.len();
+                    writer.open = Some((opened, meta.ino()));
+                }
+                None => return,
+            }
         }
-        let line = format!("{entry}\n");
         // One write call per line with O_APPEND keeps lines whole across processes.
-        if let Some((opened, _)) = file.as_mut() {
-            let _ = opened.write_all(line.as_bytes());
+        if let Some((opened, _)) = writer.open.as_mut()
+            && opened.write_all(&line).is_ok()
+        {
+            writer.size += line.len() as u64;
         }
     }
 

@@ -900,6 +900,124 @@ fn the_audit_log_rotates_at_10_mib() {
     assert_eq!(std::fs::read_to_string(&path).unwrap().lines().count(), 1);
 }
 
+fn audit_caller() -> toolgate_permission::audit::Caller<'static> {
+    toolgate_permission::audit::Caller {
+        session: "s",
+        agent: "build",
+        call: "c",
+    }
+}
+
+fn lines_of(path: &std::path::Path) -> Vec<String> {
+    std::fs::read_to_string(path)
+        .map(|text| text.lines().map(str::to_string).collect())
+        .unwrap_or_default()
+}
+
+#[test]
+fn every_audit_entry_kind_keeps_its_keys_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("audit.jsonl");
+    let audit = toolgate_permission::AuditLog::new(&path);
+    audit.begin_call("c", "bash");
+    let rule = toolgate_permission::Rule::new("bash", "ls *", Effect::Allow, toolgate_permission::Origin::UserConfig);
+    audit.decision(&audit_caller(), "bash", &["ls".to_string()], Effect::Allow, Some(&rule), None);
+    audit.decision(&audit_caller(), "bash", &[], Effect::Ask, None, Some("once"));
+    audit.settled(&audit_caller(), "bash", Some("boom \"quoted\"\n"), &[PathBuf::from("/d/tool-output/t_1")]);
+    audit.cancelled(&audit_caller(), "bash");
+    audit.auth_failed(&toolgate_permission::audit::AuthFailure {
+        peer: "127.0.0.1:9",
+        method: "GET",
+        path: "/tool",
+        reason: "wrong token",
+        connection_failures: 2,
+        total_failures: 3,
+        suppressed: 4,
+    });
+    let lines = lines_of(&path);
+    assert_eq!(lines.len(), 5, "{lines:?}");
+    let keys = |line: &str| -> Vec<String> {
+        let value: serde_json::Map<String, serde_json::Value> = serde_json::from_str(line).unwrap();
+        value.keys().cloned().collect()
+    };
+    let decision = ["time", "kind", "session", "agent", "tool", "call", "action", "resources", "effect", "rule", "reply"];
+    assert_eq!(keys(&lines[0]), decision);
+    assert_eq!(keys(&lines[1]), decision);
+    assert_eq!(
+        keys(&lines[2]),
+        ["time", "kind", "session", "agent", "tool", "call", "error", "truncated", "outputPaths"]
+    );
+    assert_eq!(keys(&lines[3]), ["time", "kind", "session", "agent", "tool", "call"]);
+    assert_eq!(
+        keys(&lines[4]),
+        ["time", "kind", "peer", "method", "path", "reason", "connectionFailures", "totalFailures", "suppressed"]
+    );
+    let first: serde_json::Value = serde_json::from_str(&lines[0]).unwrap();
+    assert_eq!(first["tool"], "bash");
+    assert_eq!(
+        first["rule"],
+        json!({"action": "bash", "resource": "ls *", "effect": "allow", "origin": "user_config"})
+    );
+    let second: serde_json::Value = serde_json::from_str(&lines[1]).unwrap();
+    assert_eq!(second["rule"], serde_json::Value::Null);
+    assert_eq!(second["resources"], json!([]));
+    let settled: serde_json::Value = serde_json::from_str(&lines[2]).unwrap();
+    assert_eq!(settled["error"], "boom \"quoted\"\n");
+    assert_eq!(settled["truncated"], true);
+    assert_eq!(settled["outputPaths"], json!(["/d/tool-output/t_1"]));
+    let cancelled: serde_json::Value = serde_json::from_str(&lines[3]).unwrap();
+    assert_eq!(cancelled["kind"], "cancelled");
+    let refused: serde_json::Value = serde_json::from_str(&lines[4]).unwrap();
+    assert_eq!(refused["totalFailures"], 3);
+}
+
+#[test]
+fn the_audit_log_rotates_when_its_own_entries_reach_10_mib() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("audit.jsonl");
+    let rotated = dir.path().join("audit.jsonl.1");
+    // A few entries short of the limit when the log opens it: only the log's own writes
+    // take it over, so rotation must follow from what it wrote, not from a fresh look.
+    let start = toolgate_permission::audit::ROTATE_BYTES as usize - 1_000;
+    std::fs::write(&path, format!("{}\n", "x".repeat(start - 1))).unwrap();
+    let audit = toolgate_permission::AuditLog::new(&path);
+    let mut written = 0;
+    while !rotated.exists() {
+        assert!(written < 100, "no rotation after {written} entries past the limit");
+        audit.settled(&audit_caller(), "bash", None, &[]);
+        written += 1;
+    }
+    assert!(written > 1, "precondition: the first entry did not rotate the log");
+    let old = lines_of(&rotated);
+    let new = lines_of(&path);
+    assert_eq!(old[0].len(), start - 1, "the pre-filled line went to the rotated file");
+    assert!(std::fs::metadata(&rotated).unwrap().len() >= toolgate_permission::audit::ROTATE_BYTES);
+    assert_eq!(new.len(), 1, "the entry that found the log full starts the new file");
+    assert_eq!(old.len() - 1 + new.len(), written, "every entry is in one of the files");
+}
+
+#[test]
+fn the_audit_log_follows_a_rotation_by_another_process() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("audit.jsonl");
+    let rotated = dir.path().join("audit.jsonl.1");
+    let audit = toolgate_permission::AuditLog::new(&path);
+    audit.settled(&audit_caller(), "bash", None, &[]);
+    assert_eq!(lines_of(&path).len(), 1, "precondition: the log wrote its first entry");
+    // Another process rotates the log, as it does when it finds it full.
+    std::fs::rename(&path, &rotated).unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let mut written = 1;
+    while !path.exists() {
+        assert!(std::time::Instant::now() < deadline, "the log kept writing to the rotated file");
+        audit.settled(&audit_caller(), "bash", None, &[]);
+        written += 1;
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(lines_of(&path).len(), 1, "the new file starts with the entry that found it gone");
+    assert_eq!(lines_of(&rotated).len() + 1, written, "no entry was lost");
+}
+
 /// The SQLite store at `path`, as the service takes it.
 fn sqlite(path: impl AsRef<std::path::Path>) -> Result<Arc<dyn ApprovalStore>, toolgate_permission::StoreError> {
     SqliteStore::open(path).map(|store| Arc::new(store) as Arc<dyn ApprovalStore>)
