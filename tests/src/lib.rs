@@ -233,7 +233,11 @@ pub fn node() -> std::path::PathBuf {
 pub fn release_binary() -> std::path::PathBuf {
     if let Some(other) = std::env::var_os("TOOLGATE_BENCH_BINARY") {
         let other = std::path::PathBuf::from(other);
-        assert!(other.exists(), "TOOLGATE_BENCH_BINARY {} does not exist", other.display());
+        assert!(
+            other.exists(),
+            "TOOLGATE_BENCH_BINARY {} does not exist",
+            other.display()
+        );
         return other;
     }
     let workspace = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -1,7 +1,8 @@
 //! The gate: catalog, doom_loop, settle, audit, events, spill cleanup.
 
+use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use serde_json::Value;
 use tokio::sync::{broadcast, watch};
@@ -121,7 +122,7 @@ pub struct Settled {
 /// One agent's catalog for one turn.
 pub struct Catalog {
     agent: String,
-    turn: Materialized,
+    turn: Arc<Materialized>,
 }
 
 impl Catalog {
@@ -162,7 +163,14 @@ struct Inner {
     spills: Option<OutputStore>,
     /// The spill cleanup, started by the first call made inside a tokio runtime.
     cleanup: OnceLock<Option<CleanupTask>>,
+    /// The last catalog made for each agent, with the registry's change count it was
+    /// made at: materializing one per call was a twentieth of a served call's time.
+    catalogs: Mutex<HashMap<String, (u64, Arc<Materialized>)>>,
 }
+
+/// More agents than this in the catalog cache empty it (agents come from the config; a
+/// front end that passes unchecked names must not grow it without end).
+const MAX_CACHED_CATALOGS: usize = 64;
 
 /// The pipeline every front end calls tools through. Cheap to clone.
 #[derive(Clone)]
@@ -238,6 +246,7 @@ impl GateBuilder {
                 events,
                 spills: self.spills,
                 cleanup: OnceLock::new(),
+                catalogs: Mutex::new(HashMap::new()),
             }),
         }
     }
@@ -326,13 +335,40 @@ impl Gate {
 
     /// The catalog `agent` is offered this turn: tools whose action the agent's rules
     /// wholly deny are hidden (visibility only; every call is still checked).
+    ///
+    /// The catalog is made again only when registrations changed since the last one for
+    /// this agent (an agent's rules are fixed for the gate's life); a call against an
+    /// older catalog whose tool was re-registered meanwhile is still refused as stale.
     pub fn catalog(&self, agent: &str) -> Catalog {
-        let permissions = self.inner.permissions.clone();
-        let rules_of = agent.to_string();
-        let turn = self
+        // Read before materializing: a change racing with it leaves the cached catalog
+        // under the older count, so the next call makes a new one.
+        let changes = self.inner.registry.changes();
+        let cached = self
             .inner
-            .registry
-            .materialize(move |action| permissions.hides(&rules_of, action));
+            .catalogs
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner())
+            .get(agent)
+            .filter(|(made_at, _)| *made_at == changes)
+            .map(|(_, turn)| Arc::clone(turn));
+        let turn = match cached {
+            Some(turn) => turn,
+            None => {
+                let permissions = self.inner.permissions.clone();
+                let rules_of = agent.to_string();
+                let turn = Arc::new(
+                    self.inner
+                        .registry
+                        .materialize(move |action| permissions.hides(&rules_of, action)),
+                );
+                let mut catalogs = self.inner.catalogs.lock().unwrap_or_else(|poison| poison.into_inner());
+                if catalogs.len() >= MAX_CACHED_CATALOGS && !catalogs.contains_key(agent) {
+                    catalogs.clear();
+                }
+                catalogs.insert(agent.to_string(), (changes, Arc::clone(&turn)));
+                turn
+            }
+        };
         Catalog {
             agent: agent.to_string(),
             turn,

@@ -263,3 +263,91 @@ async fn the_first_call_removes_week_old_spills_and_keeps_fresh_ones() {
     assert!(!old.exists(), "the week-old spill is still there");
     assert!(fresh.exists() && other.exists());
 }
+
+/// The gate keeps each agent's catalog while registrations stay as they are: a catalog
+/// asked for after a registration or an unregistration offers what the registry holds
+/// then, and the older catalog's calls of a replaced tool are still refused as stale.
+#[tokio::test]
+async fn a_new_catalog_follows_every_registration_change() {
+    let f = fixture(AskMode::Auto);
+    let first = f.gate.catalog("build");
+    assert!(first.offers("echo") && !first.offers("late"));
+    let late = Tool::builder("Registered later.", |_: Value, _: Context| async {
+        Ok::<_, ToolFailure>("late")
+    })
+    .build();
+    let registration = f.gate.registry().register([("late", late)]).unwrap();
+    let second = f.gate.catalog("build");
+    assert!(second.offers("late"), "{:?}", second.names());
+    let settled = f.gate.call(&second, Call::new("s", "late", json!({}))).await.unwrap();
+    assert_eq!(settled.settlement.result, ModelResult::Text("late".into()));
+    assert!(
+        matches!(
+            f.gate.call(&first, Call::new("s", "late", json!({}))).await,
+            Err(SettleError::Unknown { .. })
+        ),
+        "the catalog made before the registration does not offer it"
+    );
+    drop(registration);
+    let third = f.gate.catalog("build");
+    assert!(!third.offers("late"), "an unregistered tool is still offered");
+    assert!(matches!(
+        f.gate.call(&second, Call::new("s", "late", json!({}))).await,
+        Err(SettleError::Stale { .. })
+    ));
+
+    // Replacing a tool: the old catalogs are stale for it, a new one runs the new tool.
+    let replacement = Tool::builder("Echo, louder.", |input: Echo, _: Context| async move {
+        Ok::<_, ToolFailure>(input.text.to_uppercase())
+    })
+    .build();
+    let _replaced = f.gate.registry().register([("echo", replacement)]).unwrap();
+    for old in [&first, &third] {
+        let stale = f
+            .gate
+            .call(old, Call::new("s", "echo", json!({"text": "a"})))
+            .await
+            .unwrap_err();
+        assert_eq!(stale.to_string(), "Stale tool call: echo");
+    }
+    let fourth = f.gate.catalog("build");
+    let settled = f
+        .gate
+        .call(&fourth, Call::new("s", "echo", json!({"text": "a"})))
+        .await
+        .unwrap();
+    assert_eq!(settled.settlement.result, ModelResult::Text("A".into()));
+    assert_eq!(f.runs.load(Ordering::SeqCst), 0, "a stale call ran the old tool");
+}
+
+/// Each agent's rules decide its own catalog, kept or not: an agent whose rules deny a
+/// tool never gets another agent's catalog.
+#[tokio::test]
+async fn each_agent_keeps_its_own_catalog() {
+    let registry = ToolRegistry::new(
+        &ApplicationTools::new(),
+        Arc::new(OutputStore::new(tempfile::tempdir().unwrap().path())),
+    );
+    let echo = Tool::builder("Echo.", |input: Echo, _: Context| async move {
+        Ok::<_, ToolFailure>(input.text)
+    })
+    .build();
+    let registration = registry.register([("echo", echo)]).unwrap();
+    let settings = AgentSettings {
+        agents: Some(json!({"plan": {"permission": {"echo": "deny"}}})),
+        ..AgentSettings::default()
+    };
+    let agents = Agents::build(&settings).unwrap();
+    let permissions = PermissionService::new(agents, "/project", None, AskMode::Auto);
+    let gate = Gate::builder(registry, permissions).hold(registration).build();
+    for _ in 0..2 {
+        assert!(gate.catalog("build").offers("echo"));
+        assert!(!gate.catalog("plan").offers("echo"), "plan was given build's catalog");
+        assert_eq!(gate.catalog("plan").agent(), "plan");
+    }
+    let refused = gate
+        .call(&gate.catalog("plan"), Call::new("s", "echo", json!({"text": "x"})))
+        .await
+        .unwrap_err();
+    assert!(matches!(refused, SettleError::Unknown { .. }));
+}

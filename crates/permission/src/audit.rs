@@ -318,7 +318,9 @@ impl AuditLog {
         let now = Instant::now();
         let due = writer.open.is_none()
             || writer.size >= ROTATE_BYTES
-            || writer.checked.is_none_or(|checked| now.duration_since(checked) >= RECHECK);
+            || writer
+                .checked
+                .is_none_or(|checked| now.duration_since(checked) >= RECHECK);
         if due {
             let current = std::fs::metadata(&self.path).ok();
             writer.checked = Some(now);

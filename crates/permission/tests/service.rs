@@ -921,9 +921,21 @@ fn every_audit_entry_kind_keeps_its_keys_in_order() {
     let audit = toolgate_permission::AuditLog::new(&path);
     audit.begin_call("c", "bash");
     let rule = toolgate_permission::Rule::new("bash", "ls *", Effect::Allow, toolgate_permission::Origin::UserConfig);
-    audit.decision(&audit_caller(), "bash", &["ls".to_string()], Effect::Allow, Some(&rule), None);
+    audit.decision(
+        &audit_caller(),
+        "bash",
+        &["ls".to_string()],
+        Effect::Allow,
+        Some(&rule),
+        None,
+    );
     audit.decision(&audit_caller(), "bash", &[], Effect::Ask, None, Some("once"));
-    audit.settled(&audit_caller(), "bash", Some("boom \"quoted\"\n"), &[PathBuf::from("/d/tool-output/t_1")]);
+    audit.settled(
+        &audit_caller(),
+        "bash",
+        Some("boom \"quoted\"\n"),
+        &[PathBuf::from("/d/tool-output/t_1")],
+    );
     audit.cancelled(&audit_caller(), "bash");
     audit.auth_failed(&toolgate_permission::audit::AuthFailure {
         peer: "127.0.0.1:9",
@@ -940,17 +952,49 @@ fn every_audit_entry_kind_keeps_its_keys_in_order() {
         let value: serde_json::Map<String, serde_json::Value> = serde_json::from_str(line).unwrap();
         value.keys().cloned().collect()
     };
-    let decision = ["time", "kind", "session", "agent", "tool", "call", "action", "resources", "effect", "rule", "reply"];
+    let decision = [
+        "time",
+        "kind",
+        "session",
+        "agent",
+        "tool",
+        "call",
+        "action",
+        "resources",
+        "effect",
+        "rule",
+        "reply",
+    ];
     assert_eq!(keys(&lines[0]), decision);
     assert_eq!(keys(&lines[1]), decision);
     assert_eq!(
         keys(&lines[2]),
-        ["time", "kind", "session", "agent", "tool", "call", "error", "truncated", "outputPaths"]
+        [
+            "time",
+            "kind",
+            "session",
+            "agent",
+            "tool",
+            "call",
+            "error",
+            "truncated",
+            "outputPaths"
+        ]
     );
     assert_eq!(keys(&lines[3]), ["time", "kind", "session", "agent", "tool", "call"]);
     assert_eq!(
         keys(&lines[4]),
-        ["time", "kind", "peer", "method", "path", "reason", "connectionFailures", "totalFailures", "suppressed"]
+        [
+            "time",
+            "kind",
+            "peer",
+            "method",
+            "path",
+            "reason",
+            "connectionFailures",
+            "totalFailures",
+            "suppressed"
+        ]
     );
     let first: serde_json::Value = serde_json::from_str(&lines[0]).unwrap();
     assert_eq!(first["tool"], "bash");
@@ -1009,12 +1053,19 @@ fn the_audit_log_follows_a_rotation_by_another_process() {
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
     let mut written = 1;
     while !path.exists() {
-        assert!(std::time::Instant::now() < deadline, "the log kept writing to the rotated file");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the log kept writing to the rotated file"
+        );
         audit.settled(&audit_caller(), "bash", None, &[]);
         written += 1;
         std::thread::sleep(Duration::from_millis(10));
     }
-    assert_eq!(lines_of(&path).len(), 1, "the new file starts with the entry that found it gone");
+    assert_eq!(
+        lines_of(&path).len(),
+        1,
+        "the new file starts with the entry that found it gone"
+    );
     assert_eq!(lines_of(&rotated).len() + 1, written, "no entry was lost");
 }
 

@@ -95,6 +95,8 @@ struct Entry {
 #[derive(Default)]
 struct Layer {
     names: Mutex<IndexMap<String, Vec<Entry>>>,
+    /// Ticks after every registration and unregistration, once the layer has changed.
+    changes: AtomicU64,
 }
 
 impl Layer {
@@ -136,6 +138,7 @@ impl Layer {
                 tool: tool.clone(),
             });
         }
+        self.changes.fetch_add(1, Ordering::SeqCst);
         drop(names);
         Ok(Registration {
             layer: Arc::clone(self),
@@ -178,6 +181,7 @@ impl Drop for Registration {
                 }
             }
         }
+        self.layer.changes.fetch_add(1, Ordering::SeqCst);
     }
 }
 
@@ -229,6 +233,15 @@ impl ToolRegistry {
         record: impl IntoIterator<Item = (N, Tool)>,
     ) -> Result<Registration, RegistrationError> {
         self.location.register(record)
+    }
+
+    /// A counter that grows whenever a registration is added to or removed from this
+    /// registry or the application layer under it: a catalog materialized when it read
+    /// `n` offers exactly what a new one would for as long as it still reads `n` (given
+    /// the same `hidden`), so front ends may keep it. A kept catalog is no less safe: its
+    /// settle still refuses a call whose registration changed ([`SettleError::Stale`]).
+    pub fn changes(&self) -> u64 {
+        self.application.changes.load(Ordering::SeqCst) + self.location.changes.load(Ordering::SeqCst)
     }
 
     /// The catalog for one turn.

@@ -449,3 +449,30 @@ async fn concurrent_registration_and_settle() {
         task.await.unwrap();
     }
 }
+
+/// The change count front ends key kept catalogs by: it grows with every registration
+/// and unregistration, at the location and in the application layer, and with nothing
+/// else.
+#[test]
+fn the_change_count_grows_with_every_registration_change() {
+    let (app, registry) = registry();
+    let start = registry.changes();
+    let _ = registry.materialize(|_| false);
+    assert_eq!(registry.changes(), start, "a materialize changed nothing");
+    let local = registry.register([("a", answering("a"))]).unwrap();
+    let after_local = registry.changes();
+    assert!(after_local > start);
+    let global = app.register([("b", answering("b"))]).unwrap();
+    let after_global = registry.changes();
+    assert!(after_global > after_local, "an application registration went unseen");
+    assert!(registry.register([("bad name", answering("x"))]).is_err());
+    assert_eq!(registry.changes(), after_global, "a refused registration counted");
+    drop(local);
+    let after_drop = registry.changes();
+    assert!(after_drop > after_global);
+    drop(global);
+    assert!(
+        registry.changes() > after_drop,
+        "an application unregistration went unseen"
+    );
+}
