@@ -92,11 +92,9 @@ fn cascade(c: &mut Criterion) {
         b.iter_custom(|iterations| {
             let mut total = Duration::ZERO;
             for _ in 0..iterations {
-                let agents = Agents::build(&AgentSettings {
-                    permission: Some(serde_json::json!({"bash": "ask"})),
-                    ..AgentSettings::default()
-                })
-                .unwrap();
+                let agents =
+                    Agents::build(&AgentSettings::default().with_permission(serde_json::json!({"bash": "ask"})))
+                        .unwrap();
                 let service = PermissionService::new(agents, "/project", None, AskMode::Interactive);
                 let tasks: Vec<_> = (0..=PENDING)
                     .map(|n| {

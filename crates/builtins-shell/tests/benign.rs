@@ -12,7 +12,7 @@
 mod soundness;
 
 use toolgate_core::Location;
-use toolgate_permission::config::rules_from_config;
+use toolgate_permission::rules_from_config;
 use toolgate_permission::{Effect, Origin, Ruleset};
 
 use Effect::Allow;

@@ -10,9 +10,7 @@ use std::path::Path;
 use toolgate_builtins_shell::arity::{prefix, save_pattern};
 use toolgate_builtins_shell::{Analysis, Plan, analyze_in, plan};
 use toolgate_core::{Location, PermissionRequest, ResourceKind};
-use toolgate_permission::config::rules_from_config;
-use toolgate_permission::holed::{evaluate_holed, evaluate_opaque, stricter};
-use toolgate_permission::{Effect, Origin, Ruleset};
+use toolgate_permission::{Effect, Origin, Ruleset, combine, decide_resource, rules_from_config};
 
 use Effect::{Allow, Ask, Deny};
 
@@ -62,27 +60,25 @@ impl Project {
     }
 }
 
-/// The effect of one request under `rules`, each resource decided by its kind.
+/// The effect of one request under `rules`, each resource decided by its kind (exact,
+/// with holes, opaque) as the permission service decides it, with no saved approvals.
 fn request_effect(rules: &Ruleset, request: &PermissionRequest) -> Effect {
-    let mut effect = Allow;
-    for resource in &request.resources {
-        let one = match request.kind(resource) {
-            ResourceKind::Exact(text) => rules.evaluate(&request.action, text).effect,
-            ResourceKind::Holed(holed) => evaluate_holed(&[rules], &request.action, holed).effect,
-            ResourceKind::Opaque => evaluate_opaque(&[rules], &request.action).effect,
-        };
-        effect = stricter(effect, one);
-    }
-    effect
+    combine(
+        request
+            .resources
+            .iter()
+            .map(|resource| decide_resource(&[rules], None, request, resource).0),
+    )
 }
 
 fn effect_under(project: &Project, rules: &Ruleset, command: &str) -> Effect {
-    project
-        .plan(command)
-        .requests
-        .iter()
-        .map(|request| request_effect(rules, request))
-        .fold(Allow, stricter)
+    combine(
+        project
+            .plan(command)
+            .requests
+            .iter()
+            .map(|request| request_effect(rules, request)),
+    )
 }
 
 fn check(rules: &serde_json::Value, table: &[(&str, Effect)]) {

@@ -50,10 +50,8 @@ fn main() {
 
     // The parts: rules (edits allowed, `.env` denied), a permission service that declines
     // what no rule answers (no one to ask here), an output store, the file tools.
-    let settings = AgentSettings {
-        permission: Some(json!({"edit": "allow", "read": {"*": "allow", "*.env": "deny"}})),
-        ..AgentSettings::default()
-    };
+    let settings =
+        AgentSettings::default().with_permission(json!({"edit": "allow", "read": {"*": "allow", "*.env": "deny"}}));
     let agents = Agents::build(&settings).unwrap();
     let audit = Arc::new(AuditLog::new(sandbox.path().join("audit.jsonl")));
     let permissions = PermissionService::new(agents, project.to_string_lossy(), None, AskMode::Headless)

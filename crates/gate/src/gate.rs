@@ -8,7 +8,7 @@ use serde_json::Value;
 use tokio::sync::{broadcast, watch};
 use toolgate_core::{Context, ModelResult, ToolFailure};
 use toolgate_output_store::{CleanupTask, OutputStore};
-use toolgate_permission::audit::Caller;
+use toolgate_permission::Caller;
 use toolgate_permission::{DOOM_LOOP_THRESHOLD, PermissionService};
 use toolgate_registry::{Materialized, Registration, SettleError, Settlement, ToolRegistry};
 

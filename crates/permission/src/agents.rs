@@ -31,6 +31,7 @@ impl Mode {
 
 /// One agent: its name, how it is used and its compiled rules.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct Agent {
     /// The agent's name.
     pub name: String,
@@ -45,7 +46,11 @@ pub struct Agent {
 }
 
 /// What the agent set is built from: the parsed config values and two directories.
+///
+/// Start from [`AgentSettings::default`] and set the fields you have; more may be added
+/// (`#[non_exhaustive]`), so it cannot be built with a struct literal outside this crate.
 #[derive(Clone, Debug, Default)]
+#[non_exhaustive]
 pub struct AgentSettings {
     /// The directory spilled tool output is kept in (the binary passes its
     /// `<data>/tool-output`): `external_directory` allows `<output_dir>/*` by default, so
@@ -69,7 +74,8 @@ pub struct AgentSettings {
     pub managed: Option<Value>,
     /// Further configuration layers, in order, after `permission`, `tools` and `agents`
     /// above: each layer's rules are appended after the previous layer's (see
-    /// [`crate::config::layer_rules`]), and an agent's `mode`, `description` and
+    /// [`rules_from_config`](crate::rules_from_config), the legacy `tools` map before
+    /// the `permission` value), and an agent's `mode`, `description` and
     /// `disable` are taken from the last layer that sets them.
     pub layers: Vec<ConfigLayer>,
     /// Directories outside the project whose files the `skill` tool offers:
@@ -81,7 +87,10 @@ pub struct AgentSettings {
 }
 
 /// One configuration layer (a file, or `$TOOLGATE_PERMISSION`): its blocks as written.
+///
+/// Start from [`ConfigLayer::new`] and set the blocks the layer has (`#[non_exhaustive]`).
 #[derive(Clone, Debug, Default)]
+#[non_exhaustive]
 pub struct ConfigLayer {
     /// Where the layer comes from; rules read from it carry it as their source.
     pub source: String,
@@ -91,6 +100,96 @@ pub struct ConfigLayer {
     pub tools: Option<Value>,
     /// The layer's `agent` object.
     pub agent: Option<Value>,
+}
+
+impl ConfigLayer {
+    /// An empty layer from `source` (a file path, or the name of where it came from).
+    pub fn new(source: impl Into<String>) -> Self {
+        ConfigLayer {
+            source: source.into(),
+            ..ConfigLayer::default()
+        }
+    }
+
+    /// Sets the layer's `permission` value.
+    pub fn with_permission(mut self, permission: Value) -> Self {
+        self.permission = Some(permission);
+        self
+    }
+
+    /// Sets the layer's legacy `tools` value.
+    pub fn with_tools(mut self, tools: Value) -> Self {
+        self.tools = Some(tools);
+        self
+    }
+
+    /// Sets the layer's `agent` object.
+    pub fn with_agent(mut self, agent: Value) -> Self {
+        self.agent = Some(agent);
+        self
+    }
+}
+
+impl AgentSettings {
+    /// Sets [`AgentSettings::permission`], the user's `permission` value.
+    pub fn with_permission(mut self, permission: Value) -> Self {
+        self.permission = Some(permission);
+        self
+    }
+
+    /// Sets [`AgentSettings::tools`], the user's legacy `tools` value.
+    pub fn with_tools(mut self, tools: Value) -> Self {
+        self.tools = Some(tools);
+        self
+    }
+
+    /// Sets [`AgentSettings::agents`], the `agent` object.
+    pub fn with_agents(mut self, agents: Value) -> Self {
+        self.agents = Some(agents);
+        self
+    }
+
+    /// Sets [`AgentSettings::default_agent`].
+    pub fn with_default_agent(mut self, name: impl Into<String>) -> Self {
+        self.default_agent = Some(name.into());
+        self
+    }
+
+    /// Sets [`AgentSettings::managed`], the managed layer's `permission` value.
+    pub fn with_managed(mut self, managed: Value) -> Self {
+        self.managed = Some(managed);
+        self
+    }
+
+    /// Appends a configuration layer (see [`AgentSettings::layers`]).
+    pub fn with_layer(mut self, layer: ConfigLayer) -> Self {
+        self.layers.push(layer);
+        self
+    }
+
+    /// Sets [`AgentSettings::home`], the home directory for `~` expansion.
+    pub fn with_home(mut self, home: impl Into<PathBuf>) -> Self {
+        self.home = Some(home.into());
+        self
+    }
+
+    /// Sets [`AgentSettings::output_dir`], where spilled tool output is kept.
+    pub fn with_output_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.output_dir = Some(dir.into());
+        self
+    }
+
+    /// Sets [`AgentSettings::plans_dir`], where plan files are kept.
+    pub fn with_plans_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.plans_dir = Some(dir.into());
+        self
+    }
+
+    /// Appends a global skill directory (see [`AgentSettings::skill_dirs`]).
+    pub fn with_skill_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.skill_dirs.push(dir.into());
+        self
+    }
 }
 
 /// `error` as found in the layer `source`.
@@ -151,7 +250,7 @@ fn whitelisted(output_dir: Option<&Path>, skill_dirs: &[PathBuf]) -> Vec<String>
 
 /// The defaults every agent starts with (V1's table: `doom_loop: ask`, and
 /// `external_directory` asking except for the spill files and the skill directories).
-pub fn defaults(output_dir: Option<&Path>, skill_dirs: &[PathBuf]) -> Vec<Rule> {
+pub(crate) fn defaults(output_dir: Option<&Path>, skill_dirs: &[PathBuf]) -> Vec<Rule> {
     use Effect::*;
     let o = Origin::Defaults;
     let mut rules = vec![
@@ -246,6 +345,7 @@ const BUILTIN_NAMES: [&str; 7] = ["build", "plan", "general", "explore", "compac
 
 /// Why the agent set could not be built.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum AgentError {
     /// A config value is malformed.
     #[error(transparent)]
@@ -274,10 +374,7 @@ impl Agents {
     ///
     /// ```
     /// use toolgate_permission::{AgentSettings, Agents, Effect};
-    /// let settings = AgentSettings {
-    ///     permission: Some(serde_json::json!({"edit": "ask"})),
-    ///     ..AgentSettings::default()
-    /// };
+    /// let settings = AgentSettings::default().with_permission(serde_json::json!({"edit": "ask"}));
     /// let agents = Agents::build(&settings).unwrap();
     /// assert_eq!(agents.default_agent().name, "build");
     /// let build = &agents.get("build").unwrap().rules;

@@ -17,7 +17,7 @@ use serde_json::Value;
 use crate::rules::{Effect, Origin, Rule};
 
 /// The size at which the log is rotated.
-pub const ROTATE_BYTES: u64 = 10 * 1024 * 1024;
+pub(crate) const ROTATE_BYTES: u64 = 10 * 1024 * 1024;
 
 /// How long the log trusts its own count of the file's size before it looks at the file
 /// at its path again: another process writing the same log (a `toolgate call` next to a
@@ -28,7 +28,7 @@ const RECHECK: Duration = Duration::from_secs(1);
 /// Milliseconds since the epoch as RFC 3339 UTC (`2026-11-29T20:40:07.123Z`).
 ///
 /// ```
-/// assert_eq!(toolgate_permission::audit::rfc3339(951_782_400_000), "2000-02-29T00:00:00.000Z");
+/// assert_eq!(toolgate_permission::rfc3339(951_782_400_000), "2000-02-29T00:00:00.000Z");
 /// ```
 pub fn rfc3339(ms: i64) -> String {
     let secs = ms.div_euclid(1000);
@@ -91,7 +91,9 @@ pub struct AuthFailure<'a> {
     pub suppressed: u64,
 }
 
-/// The append-only audit log.
+/// The append-only audit log: one JSON line per permission decision and per settled
+/// call, rotated to `<path>.1` when it passes 10 MiB. Writing is best effort: a full
+/// disk must not stop the tools.
 #[derive(Debug)]
 pub struct AuditLog {
     path: PathBuf,

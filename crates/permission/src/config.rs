@@ -61,7 +61,7 @@ pub fn key_path(path: &str, key: &str) -> String {
 /// The longest action or resource pattern a configuration may hold, in bytes. A longer
 /// one is refused at load with its key path: matching cost grows with pattern length,
 /// and no real rule comes near it.
-pub const MAX_PATTERN_BYTES: usize = 65_536;
+pub(crate) const MAX_PATTERN_BYTES: usize = 65_536;
 
 fn check_length(pattern: &str, path: &str) -> Result<(), ConfigError> {
     if pattern.len() > MAX_PATTERN_BYTES {
@@ -85,7 +85,7 @@ fn effect(value: &Value, path: &str) -> Result<Effect, ConfigError> {
 ///
 /// ```
 /// use std::path::Path;
-/// use toolgate_permission::config::expand_home;
+/// use toolgate_permission::expand_home;
 /// let home = Some(Path::new("/home/me"));
 /// assert_eq!(expand_home("~/projects/*", home), "/home/me/projects/*");
 /// assert_eq!(expand_home("$HOME", home), "/home/me");
@@ -109,20 +109,11 @@ pub fn expand_home(pattern: &str, home: Option<&Path>) -> String {
 
 /// The actions whose list-form resources are paths, so `~` and `$HOME` expand (spec §4.9,
 /// V2): every other resource — a bash command, a URL — stays as written.
-pub const PATH_ACTIONS: [&str; 3] = ["external_directory", "read", "edit"];
+pub(crate) const PATH_ACTIONS: [&str; 3] = ["external_directory", "read", "edit"];
 
 /// V2's expansion for the list form: exactly `~` or `$HOME`, or either followed by `/`
 /// or `\`. (`$HOMEfoo` stays as written, unlike [`expand_home`].)
-///
-/// ```
-/// use std::path::Path;
-/// use toolgate_permission::config::expand_home_v2;
-/// let home = Some(Path::new("/home/me"));
-/// assert_eq!(expand_home_v2("~/notes/*", home), "/home/me/notes/*");
-/// assert_eq!(expand_home_v2("$HOME\\notes", home), "/home/me/notes");
-/// assert_eq!(expand_home_v2("$HOMEfoo", home), "$HOMEfoo");
-/// ```
-pub fn expand_home_v2(pattern: &str, home: Option<&Path>) -> String {
+pub(crate) fn expand_home_v2(pattern: &str, home: Option<&Path>) -> String {
     let Some(home) = home else {
         return pattern.to_string();
     };
@@ -148,10 +139,11 @@ pub fn expand_home_v2(pattern: &str, home: Option<&Path>) -> String {
 /// Whatever the form, the result is plain rules: a single effect is `{"*": effect}` and
 /// an action's single effect is `{action: {"*": effect}}`, so layers can be concatenated
 /// without one form replacing another. In the object form `~` and `$HOME` expand for
-/// every action (V1); in the list form only for [`PATH_ACTIONS`] (V2).
+/// every action (V1); in the list form only for the path actions
+/// `external_directory`, `read` and `edit` (V2).
 ///
 /// ```
-/// use toolgate_permission::{config::rules_from_config, Effect, Origin};
+/// use toolgate_permission::{rules_from_config, Effect, Origin};
 /// let value = serde_json::json!({"*": "ask", "bash": {"*": "deny", "git *": "allow"}});
 /// let rules = rules_from_config(&value, "permission", Origin::UserConfig, None).unwrap();
 /// assert_eq!(rules.len(), 3);
@@ -236,7 +228,7 @@ pub fn rules_from_config(
 
 /// The `permission` object equivalent to legacy `tools: {name: bool}`: `true` → allow,
 /// `false` → deny; `write`, `edit`, `patch`, `multiedit` become `edit`.
-pub fn permission_from_tools(tools: &Value, path: &str) -> Result<Map<String, Value>, ConfigError> {
+pub(crate) fn permission_from_tools(tools: &Value, path: &str) -> Result<Map<String, Value>, ConfigError> {
     let Value::Object(map) = tools else {
         return Err(ConfigError::new(
             path,
@@ -263,8 +255,8 @@ pub fn permission_from_tools(tools: &Value, path: &str) -> Result<Map<String, Va
 
 /// Deep-merges `over` into `base`: objects merge key by key (existing keys keep their
 /// place, new keys go last), anything else is replaced. Used for the settings that are
-/// not rules; `permission` and `tools` blocks are never merged this way (see
-/// [`layer_rules`]).
+/// not rules; `permission` and `tools` blocks are never merged this way (each layer's
+/// rules are concatenated, see [`ConfigLayer`](crate::ConfigLayer)).
 pub fn deep_merge(base: &mut Value, over: &Value) {
     match (base, over) {
         (Value::Object(base), Value::Object(over)) => {
@@ -286,17 +278,7 @@ pub fn deep_merge(base: &mut Value, over: &Value) {
 /// [`rules_from_config`]. Layers are then merged by concatenation in layer order, and
 /// the last matching rule wins: a string, a list and an object layer each keep all of
 /// their rules, and a later layer overrides an earlier one only where its own rules match.
-///
-/// ```
-/// use serde_json::json;
-/// use toolgate_permission::{config::layer_rules, Effect, Origin, Ruleset};
-/// let project = layer_rules(Some(&json!("deny")), None, "permission", Origin::UserConfig, None).unwrap();
-/// let extra = layer_rules(Some(&json!({"read": "allow"})), None, "permission", Origin::UserConfig, None).unwrap();
-/// let rules = Ruleset::new([project, extra].concat());
-/// assert_eq!(rules.evaluate("read", "a.rs").effect, Effect::Allow);
-/// assert_eq!(rules.evaluate("webfetch", "https://x").effect, Effect::Deny);
-/// ```
-pub fn layer_rules(
+pub(crate) fn layer_rules(
     permission: Option<&Value>,
     tools: Option<&Value>,
     path: &str,
@@ -321,4 +303,42 @@ pub fn layer_rules(
         rules.extend(rules_from_config(permission, path, origin, home)?);
     }
     Ok(rules)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use std::path::Path;
+
+    use serde_json::json;
+
+    use super::*;
+    use crate::Ruleset;
+
+    #[test]
+    fn a_later_layer_overrides_only_where_its_rules_match() {
+        let project = layer_rules(Some(&json!("deny")), None, "permission", Origin::UserConfig, None).unwrap();
+        let extra = layer_rules(
+            Some(&json!({"read": "allow"})),
+            None,
+            "permission",
+            Origin::UserConfig,
+            None,
+        )
+        .unwrap();
+        let rules = Ruleset::new([project, extra].concat());
+        assert_eq!(rules.evaluate("read", "a.rs").effect, Effect::Allow);
+        assert_eq!(rules.evaluate("webfetch", "https://x").effect, Effect::Deny);
+    }
+
+    #[test]
+    fn v2_expansion_needs_a_separator_after_home() {
+        let home = Some(Path::new("/home/me"));
+        assert_eq!(expand_home_v2("~/notes/*", home), "/home/me/notes/*");
+        assert_eq!(expand_home_v2("$HOME\\notes", home), "/home/me/notes");
+        assert_eq!(expand_home_v2("$HOMEfoo", home), "$HOMEfoo");
+        assert_eq!(expand_home_v2("~", home), "/home/me");
+        assert_eq!(expand_home_v2("~/x", None), "~/x");
+    }
 }

@@ -11,7 +11,7 @@
 //! the default ask. The result is the most restrictive contribution (deny > ask > allow).
 //! For a resource without holes this is exactly last-match-wins; for any value of the
 //! holes, the exact decision of that value is never more restrictive than the holed one
-//! (both properties are tested with proptest in `tests/holed.rs`).
+//! (both properties are tested with proptest in `holed/proptests.rs`).
 
 use std::collections::{HashMap, VecDeque};
 
@@ -21,7 +21,7 @@ use crate::rules::{Effect, Rule, Ruleset};
 
 /// How a rule's resource pattern relates to a resource with holes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Match {
+pub(crate) enum Match {
     /// No value of the holes matches.
     No,
     /// Some values match, perhaps not all.
@@ -32,13 +32,13 @@ pub enum Match {
 
 /// The outcome of evaluating a resource with holes.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct HoledDecision<'a> {
+pub(crate) struct HoledDecision<'a> {
     /// The most restrictive effect contributed.
-    pub effect: Effect,
+    pub(crate) effect: Effect,
     /// The rule that contributed it; `None` for the default ask.
-    pub rule: Option<&'a Rule>,
+    pub(crate) rule: Option<&'a Rule>,
     /// True when a definite match ended the scan (false: the default ask contributed too).
-    pub definite: bool,
+    pub(crate) definite: bool,
 }
 
 /// How many subset states the inclusion check explores before it gives up and answers
@@ -249,17 +249,7 @@ fn definite(wild: &Wild, resource: &[R]) -> bool {
 }
 
 /// How the wildcard `pattern` relates to `resource`.
-///
-/// ```
-/// use toolgate_core::{HoleClass, Resource};
-/// use toolgate_permission::holed::{Match, match_holed};
-/// let mut echo = Resource::exact("echo ");
-/// echo.push_hole("$HOME", HoleClass::Any);
-/// assert_eq!(match_holed("echo *", &echo), Match::Definite);
-/// assert_eq!(match_holed("echo hi", &echo), Match::Possible);
-/// assert_eq!(match_holed("rm *", &echo), Match::No);
-/// ```
-pub fn match_holed(pattern: &str, resource: &Resource) -> Match {
+pub(crate) fn match_holed(pattern: &str, resource: &Resource) -> Match {
     let wild = Wild::new(pattern);
     let resource = tokens(resource);
     if !possible(&wild, &resource) {
@@ -280,13 +270,14 @@ fn severity(effect: Effect) -> u8 {
 }
 
 /// The most restrictive of two effects.
-pub fn stricter(a: Effect, b: Effect) -> Effect {
+#[cfg(test)]
+pub(crate) fn stricter(a: Effect, b: Effect) -> Effect {
     if severity(b) > severity(a) { b } else { a }
 }
 
 /// Evaluates `resource` against rule sets applied in order (later sets, and later rules,
 /// win): possible matches contribute, a definite match ends the scan.
-pub fn evaluate_holed<'a>(chain: &[&'a Ruleset], action: &str, resource: &Resource) -> HoledDecision<'a> {
+pub(crate) fn evaluate_holed<'a>(chain: &[&'a Ruleset], action: &str, resource: &Resource) -> HoledDecision<'a> {
     let mut best: Option<(Effect, Option<&'a Rule>)> = None;
     let mut contribute = |effect: Effect, rule: Option<&'a Rule>| match &best {
         Some((current, _)) if severity(*current) >= severity(effect) => {}
@@ -319,7 +310,7 @@ pub fn evaluate_holed<'a>(chain: &[&'a Ruleset], action: &str, resource: &Resour
 
 /// Evaluates a resource that stands for anything: every rule of the action possibly
 /// matches it, and the effect is at least ask.
-pub fn evaluate_opaque<'a>(chain: &[&'a Ruleset], action: &str) -> HoledDecision<'a> {
+pub(crate) fn evaluate_opaque<'a>(chain: &[&'a Ruleset], action: &str) -> HoledDecision<'a> {
     let decision = evaluate_holed(chain, action, &Resource::unknown("…"));
     if decision.effect == Effect::Allow {
         HoledDecision {
@@ -340,8 +331,7 @@ pub fn evaluate_opaque<'a>(chain: &[&'a Ruleset], action: &str) -> HoledDecision
 ///
 /// ```
 /// use toolgate_core::{HoleClass, PermissionRequest, Resource};
-/// use toolgate_permission::holed::decide_resource;
-/// use toolgate_permission::{Effect, Origin, Rule, Ruleset};
+/// use toolgate_permission::{Effect, Origin, Rule, Ruleset, decide_resource};
 /// let rules = Ruleset::new(vec![
 ///     Rule::new("bash", "*", Effect::Ask, Origin::UserConfig),
 ///     Rule::new("bash", "rm *", Effect::Deny, Origin::UserConfig),
@@ -395,11 +385,14 @@ pub fn decide_resource<'a>(
 }
 
 /// True when a rule of `action` in any of the sets denies something.
-pub fn has_deny(chain: &[&Ruleset], action: &str) -> bool {
+pub(crate) fn has_deny(chain: &[&Ruleset], action: &str) -> bool {
     chain
         .iter()
         .any(|ruleset| ruleset.relevant(action).iter().any(|rule| rule.effect == Effect::Deny))
 }
+
+#[cfg(test)]
+mod proptests;
 
 #[cfg(test)]
 mod tests {

@@ -1,8 +1,8 @@
 //! Permission rules and the ask/reply service.
 //!
 //! A rule is `(action, resource, effect)`; rule sets are ordered and the **last** matching
-//! rule wins; no match means ask. Patterns use OpenCode's wildcard ([`wildcard`]) and are
-//! compiled once when rules load. [`Agents`] builds each agent's rule set from the
+//! rule wins; no match means ask. Patterns use OpenCode's wildcard (`*` any run, `?` one
+//! character, `git *` also matches `git`) and are compiled once when rules load. [`Agents`] builds each agent's rule set from the
 //! defaults, the built-in agent rules, the user's config, the agent's own config and the
 //! managed layer. [`PermissionService`] implements [`toolgate_core::Permissions`]: it blocks
 //! what a configured rule denies, allows what rules or saved approvals allow, and asks a
@@ -13,10 +13,8 @@
 //! ```
 //! use toolgate_permission::{AgentSettings, Agents, Effect};
 //!
-//! let settings = AgentSettings {
-//!     permission: Some(serde_json::json!({"bash": {"*": "ask", "git status*": "allow", "rm *": "deny"}})),
-//!     ..AgentSettings::default()
-//! };
+//! let settings = AgentSettings::default()
+//!     .with_permission(serde_json::json!({"bash": {"*": "ask", "git status*": "allow", "rm *": "deny"}}));
 //! let agents = Agents::build(&settings).unwrap();
 //! let build = &agents.get("build").unwrap().rules;
 //! assert_eq!(build.evaluate("bash", "git status --short").effect, Effect::Allow);
@@ -25,22 +23,22 @@
 //! ```
 
 mod agents;
-pub mod audit;
-pub mod config;
+mod audit;
+mod config;
 mod doom;
-pub mod holed;
+mod holed;
 mod rules;
 mod service;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 mod store;
-pub mod wildcard;
+mod wildcard;
 
-pub use agents::{Agent, AgentError, AgentSettings, Agents, ConfigLayer, Mode, defaults};
-pub use audit::AuditLog;
-pub use config::ConfigError;
+pub use agents::{Agent, AgentError, AgentSettings, Agents, ConfigLayer, Mode};
+pub use audit::{AuditLog, AuthFailure, Caller, rfc3339};
+pub use config::{ConfigError, deep_merge, expand_home, key_path, rules_from_config};
 pub use doom::{DOOM_LOOP_THRESHOLD, DoomLoop, DoomMemory};
-pub use holed::{HoledDecision, Match, evaluate_holed, match_holed};
+pub use holed::decide_resource;
 pub use rules::{Decision, Effect, Origin, Rule, Ruleset, combine};
 pub use service::{AskMode, Event, Explanation, PermissionService, Reply, ReplyError, Request, Source, asked_save};
 #[cfg(feature = "sqlite")]

@@ -46,6 +46,7 @@ pub enum Reply {
 
 /// Where a request comes from: the tool call that asked.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Source {
     /// Always `tool`.
     pub kind: &'static str,
@@ -118,6 +119,7 @@ pub enum Event {
 
 /// Why a reply was not taken.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ReplyError {
     /// No pending request has that id (answered already, or never asked).
     #[error("no pending permission request {0}")]
@@ -129,6 +131,7 @@ pub enum ReplyError {
 
 /// The decision for one resource, with the rule that made it.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Explanation {
     /// The resource.
     pub resource: String,

@@ -15,7 +15,7 @@ use std::borrow::Cow;
 
 /// A compiled wildcard pattern.
 #[derive(Clone, Debug)]
-pub struct Pattern {
+pub(crate) struct Pattern {
     source: String,
     kind: Kind,
 }
@@ -223,7 +223,7 @@ impl Glob {
 
 impl Pattern {
     /// Compiles `pattern`. Every pattern compiles, whatever its length.
-    pub fn new(pattern: &str) -> Self {
+    pub(crate) fn new(pattern: &str) -> Self {
         let source = pattern.to_string();
         let normal = normal(pattern).into_owned();
         let wild = |text: &str| text.contains(['*', '?']);
@@ -245,18 +245,18 @@ impl Pattern {
     }
 
     /// The pattern as written.
-    pub fn as_str(&self) -> &str {
+    pub(crate) fn as_str(&self) -> &str {
         &self.source
     }
 
     /// True for the pattern `*`.
-    pub fn is_any(&self) -> bool {
+    pub(crate) fn is_any(&self) -> bool {
         matches!(self.kind, Kind::Any)
     }
 
     /// The one string the pattern matches when it has no wildcard (as compared: slashes
     /// for backslashes, lower case on Windows).
-    pub fn literal(&self) -> Option<&str> {
+    pub(crate) fn literal(&self) -> Option<&str> {
         match &self.kind {
             Kind::Literal(text) => Some(text),
             _ => None,
@@ -272,12 +272,12 @@ impl Pattern {
     }
 
     /// Whether the pattern (after `\` → `/`) is an absolute path: `/…` or `C:/…`.
-    pub fn is_absolute(&self) -> bool {
+    pub(crate) fn is_absolute(&self) -> bool {
         is_absolute_path(&slashed(&self.source))
     }
 
     /// Whether `input` matches.
-    pub fn matches(&self, input: &str) -> bool {
+    pub(crate) fn matches(&self, input: &str) -> bool {
         let input = normal(input);
         self.matches_normal(&input)
     }
@@ -302,20 +302,17 @@ pub(crate) fn normalise(input: &str) -> Cow<'_, str> {
 }
 
 /// Whether `path` (with `/` separators) is absolute: `/…`, or a drive `C:/…`.
-pub fn is_absolute_path(path: &str) -> bool {
+pub(crate) fn is_absolute_path(path: &str) -> bool {
     let bytes = path.as_bytes();
     path.starts_with('/')
         || (bytes.len() >= 3 && bytes[0].is_ascii_alphabetic() && bytes[1] == b':' && bytes[2] == b'/')
 }
 
 /// Matches `input` against `pattern` without compiling it for reuse.
-///
-/// ```
-/// use toolgate_permission::wildcard::matches;
-/// assert!(matches("git", "git *"));
-/// assert!(matches("src/.env", "*.env"));
-/// assert!(!matches("gitx", "git *"));
-/// ```
-pub fn matches(input: &str, pattern: &str) -> bool {
+#[cfg(test)]
+pub(crate) fn matches(input: &str, pattern: &str) -> bool {
     Pattern::new(pattern).matches(input)
 }
+
+#[cfg(test)]
+mod tests;

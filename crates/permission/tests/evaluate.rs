@@ -7,8 +7,8 @@ use std::path::Path;
 
 use proptest::prelude::*;
 use serde_json::json;
-use toolgate_permission::config::{expand_home, rules_from_config};
 use toolgate_permission::{Effect, Origin, Rule, Ruleset};
+use toolgate_permission::{expand_home, rules_from_config};
 
 fn rules(list: &[(&str, &str, &str)]) -> Vec<Rule> {
     list.iter()

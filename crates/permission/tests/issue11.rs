@@ -15,12 +15,12 @@ use toolgate_permission::{
 };
 
 fn agents(permission: serde_json::Value) -> Agents {
-    Agents::build(&AgentSettings {
-        output_dir: Some(PathBuf::from("/data/tool-output")),
-        plans_dir: Some(PathBuf::from("/data/plans")),
-        permission: Some(permission),
-        ..AgentSettings::default()
-    })
+    Agents::build(
+        &AgentSettings::default()
+            .with_output_dir(PathBuf::from("/data/tool-output"))
+            .with_plans_dir(PathBuf::from("/data/plans"))
+            .with_permission(permission),
+    )
     .unwrap()
 }
 

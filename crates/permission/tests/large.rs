@@ -20,10 +20,7 @@ fn many_edit_rules(count: usize) -> Map<String, Value> {
 
 #[test]
 fn ten_thousand_rules_keep_the_last_deny() {
-    let settings = AgentSettings {
-        permission: Some(json!({ "edit": many_edit_rules(10_000) })),
-        ..AgentSettings::default()
-    };
+    let settings = AgentSettings::default().with_permission(json!({ "edit": many_edit_rules(10_000) }));
     let agents = Agents::build(&settings).unwrap();
     let rules = &agents.get("build").unwrap().rules;
     assert!(rules.rules().len() > 10_000);
@@ -108,17 +105,13 @@ fn a_twenty_thousand_character_pattern_still_matches() {
 #[test]
 fn a_pattern_over_the_limit_is_refused_with_its_key_path() {
     let pattern = "a*".repeat(40_000);
-    let settings = AgentSettings {
-        permission: Some(json!({ "bash": { "*": "allow", pattern.clone(): "deny" } })),
-        ..AgentSettings::default()
-    };
+    let settings =
+        AgentSettings::default().with_permission(json!({ "bash": { "*": "allow", pattern.clone(): "deny" } }));
     let error = Agents::build(&settings).unwrap_err().to_string();
     assert!(error.starts_with("permission.bash[\"a*a*a*"), "{error}");
     assert!(error.contains("at most 65536 bytes"), "{error}");
     // The 20,000-character pattern is within it.
-    let settings = AgentSettings {
-        permission: Some(json!({ "bash": { "*": "allow", long_pattern(): "deny" } })),
-        ..AgentSettings::default()
-    };
+    let settings =
+        AgentSettings::default().with_permission(json!({ "bash": { "*": "allow", long_pattern(): "deny" } }));
     assert!(Agents::build(&settings).is_ok());
 }

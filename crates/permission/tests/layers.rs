@@ -96,9 +96,10 @@ fn reference_evaluate(rules: &[Triple], action: &str, resource: &str) -> Effect 
 /// spilled-output allowance).
 fn build_and_reference(layers: Vec<ConfigLayer>) -> (Ruleset, Vec<Triple>) {
     let output_dir = Some(std::path::PathBuf::from("/data/tool-output"));
-    let base = Agents::build(&AgentSettings {
-        output_dir: output_dir.clone(),
-        ..AgentSettings::default()
+    let base = Agents::build(&{
+        let mut settings = AgentSettings::default();
+        settings.output_dir = output_dir.clone();
+        settings
     })
     .unwrap();
     let base_rules = base.get("build").unwrap().rules.rules().to_vec();
@@ -115,10 +116,11 @@ fn build_and_reference(layers: Vec<ConfigLayer>) -> (Ruleset, Vec<Triple>) {
         reference.extend(reference_rules(layer));
     }
     reference.push((last.action.clone(), last.resource.clone(), last.effect));
-    let settings = AgentSettings {
-        layers,
-        output_dir,
-        ..AgentSettings::default()
+    let settings = {
+        let mut settings = AgentSettings::default();
+        settings.layers = layers;
+        settings.output_dir = output_dir;
+        settings
     };
     let agents = Agents::build(&settings).unwrap();
     (agents.get("build").unwrap().rules.clone(), reference)
@@ -220,11 +222,11 @@ fn layer_strategy(max: usize) -> impl Strategy<Value = ConfigLayer> {
         object_layer(max).prop_map(Some),
         list_layer(max).prop_map(Some),
     ];
-    (permission, tools_strategy(), 0..1000u32).prop_map(|(permission, tools, n)| ConfigLayer {
-        source: format!("layer{n}.json"),
-        permission,
-        tools,
-        agent: None,
+    (permission, tools_strategy(), 0..1000u32).prop_map(|(permission, tools, n)| {
+        let mut layer = ConfigLayer::new(format!("layer{n}.json"));
+        layer.permission = permission;
+        layer.tools = tools;
+        layer
     })
 }
 
@@ -273,7 +275,7 @@ proptest! {
     fn huge_layers_agree_with_the_reference(
         layers in prop::collection::vec(
             prop_oneof![
-                list_layer(1500).prop_map(|permission| ConfigLayer { source: "list".into(), permission: Some(permission), ..ConfigLayer::default() }),
+                list_layer(1500).prop_map(|permission| ConfigLayer::new("list").with_permission(permission)),
                 layer_strategy(400),
             ],
             1..4,
@@ -339,16 +341,8 @@ proptest! {
 fn a_string_layer_is_not_replaced_by_an_object_layer() {
     // Issue #11 item 1: project `"deny"` plus `--config` `{"read": "allow"}`.
     let (rules, _) = build_and_reference(vec![
-        ConfigLayer {
-            source: "project/toolgate.json".into(),
-            permission: Some(json!("deny")),
-            ..ConfigLayer::default()
-        },
-        ConfigLayer {
-            source: "extra.json".into(),
-            permission: Some(json!({"read": "allow"})),
-            ..ConfigLayer::default()
-        },
+        ConfigLayer::new("project/toolgate.json").with_permission(json!("deny")),
+        ConfigLayer::new("extra.json").with_permission(json!({"read": "allow"})),
     ]);
     assert_eq!(rules.evaluate("webfetch", "https://example.com").effect, Effect::Deny);
     assert_eq!(rules.evaluate("read", "src/a.rs").effect, Effect::Allow);
@@ -356,31 +350,15 @@ fn a_string_layer_is_not_replaced_by_an_object_layer() {
     assert_eq!(decided.source.as_deref(), Some("project/toolgate.json"));
     // An action's string in one layer and patterns for it in a later one.
     let (rules, _) = build_and_reference(vec![
-        ConfigLayer {
-            source: "global".into(),
-            permission: Some(json!({"bash": "deny"})),
-            ..ConfigLayer::default()
-        },
-        ConfigLayer {
-            source: "project".into(),
-            permission: Some(json!({"bash": {"git status *": "allow"}})),
-            ..ConfigLayer::default()
-        },
+        ConfigLayer::new("global").with_permission(json!({"bash": "deny"})),
+        ConfigLayer::new("project").with_permission(json!({"bash": {"git status *": "allow"}})),
     ]);
     assert_eq!(rules.evaluate("bash", "rm -rf /").effect, Effect::Deny);
     assert_eq!(rules.evaluate("bash", "git status").effect, Effect::Allow);
     // A list layer, then an object layer, then a string layer: in that order.
     let (rules, _) = build_and_reference(vec![
-        ConfigLayer {
-            source: "list".into(),
-            permission: Some(json!([{"action": "edit", "resource": "secret/*", "effect": "deny"}])),
-            ..ConfigLayer::default()
-        },
-        ConfigLayer {
-            source: "object".into(),
-            permission: Some(json!({"bash": "allow"})),
-            ..ConfigLayer::default()
-        },
+        ConfigLayer::new("list").with_permission(json!([{"action": "edit", "resource": "secret/*", "effect": "deny"}])),
+        ConfigLayer::new("object").with_permission(json!({"bash": "allow"})),
     ]);
     assert_eq!(rules.evaluate("edit", "secret/key").effect, Effect::Deny);
     assert_eq!(rules.evaluate("bash", "ls").effect, Effect::Allow);
@@ -389,33 +367,26 @@ fn a_string_layer_is_not_replaced_by_an_object_layer() {
 #[test]
 fn tools_and_permission_of_one_layer_keep_both() {
     // The old deep merge let `permission.edit` (an object) replace `tools.edit: false`.
-    let (rules, _) = build_and_reference(vec![ConfigLayer {
-        source: "project".into(),
-        permission: Some(json!({"edit": {"docs/*": "allow"}})),
-        tools: Some(json!({"write": false})),
-        ..ConfigLayer::default()
-    }]);
+    let (rules, _) = build_and_reference(vec![
+        ConfigLayer::new("project")
+            .with_permission(json!({"edit": {"docs/*": "allow"}}))
+            .with_tools(json!({"write": false})),
+    ]);
     assert_eq!(rules.evaluate("edit", "src/main.rs").effect, Effect::Deny);
     assert_eq!(rules.evaluate("edit", "docs/a.md").effect, Effect::Allow);
 }
 
 #[test]
 fn list_form_expands_home_only_for_path_actions() {
-    let settings = AgentSettings {
-        home: Some("/home/me".into()),
-        layers: vec![ConfigLayer {
-            source: "list".into(),
-            permission: Some(json!([
-                {"action": "read", "resource": "~/secrets/*", "effect": "deny"},
-                {"action": "edit", "resource": "$HOME/notes/*", "effect": "deny"},
-                {"action": "external_directory", "resource": "~/scratch/*", "effect": "allow"},
-                {"action": "bash", "resource": "~/bin/tool *", "effect": "deny"},
-                {"action": "webfetch", "resource": "$HOME*", "effect": "deny"},
-            ])),
-            ..ConfigLayer::default()
-        }],
-        ..AgentSettings::default()
-    };
+    let settings = AgentSettings::default()
+        .with_home("/home/me")
+        .with_layer(ConfigLayer::new("list").with_permission(json!([
+            {"action": "read", "resource": "~/secrets/*", "effect": "deny"},
+            {"action": "edit", "resource": "$HOME/notes/*", "effect": "deny"},
+            {"action": "external_directory", "resource": "~/scratch/*", "effect": "allow"},
+            {"action": "bash", "resource": "~/bin/tool *", "effect": "deny"},
+            {"action": "webfetch", "resource": "$HOME*", "effect": "deny"},
+        ])));
     let agents = Agents::build(&settings).unwrap();
     let rules = &agents.get("build").unwrap().rules;
     let resources: Vec<(&str, &str)> = rules
@@ -437,11 +408,9 @@ fn list_form_expands_home_only_for_path_actions() {
     assert_eq!(rules.evaluate("bash", "~/bin/tool x").effect, Effect::Deny);
     assert_eq!(rules.evaluate("bash", "/home/me/bin/tool x").effect, Effect::Allow);
     // The object form keeps V1's expansion for every action.
-    let settings = AgentSettings {
-        home: Some("/home/me".into()),
-        permission: Some(json!({"bash": {"~/bin/tool *": "deny"}})),
-        ..AgentSettings::default()
-    };
+    let settings = AgentSettings::default()
+        .with_home("/home/me")
+        .with_permission(json!({"bash": {"~/bin/tool *": "deny"}}));
     let agents = Agents::build(&settings).unwrap();
     let rules = &agents.get("build").unwrap().rules;
     assert_eq!(rules.evaluate("bash", "/home/me/bin/tool x").effect, Effect::Deny);
@@ -450,10 +419,7 @@ fn list_form_expands_home_only_for_path_actions() {
 #[test]
 fn skill_directories_are_allowed_outside_the_project() {
     let skills = tempfile::tempdir().unwrap();
-    let settings = AgentSettings {
-        skill_dirs: vec![skills.path().to_path_buf()],
-        ..AgentSettings::default()
-    };
+    let settings = AgentSettings::default().with_skill_dir(skills.path().to_path_buf());
     let agents = Agents::build(&settings).unwrap();
     let canonical = std::fs::canonicalize(skills.path()).unwrap();
     let resource = format!("{}/review/*", canonical.display());
@@ -474,10 +440,7 @@ fn skill_directories_are_allowed_outside_the_project() {
 
 #[test]
 fn a_skill_directory_at_the_root_allows_nothing_outside() {
-    let settings = AgentSettings {
-        skill_dirs: vec![std::path::PathBuf::from("/")],
-        ..AgentSettings::default()
-    };
+    let settings = AgentSettings::default().with_skill_dir(std::path::PathBuf::from("/"));
     let agents = Agents::build(&settings).unwrap();
     let rules = &agents.get("build").unwrap().rules;
     assert!(

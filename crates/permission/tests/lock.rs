@@ -20,11 +20,7 @@ use toolgate_permission::{
 const STUCK: Duration = Duration::from_secs(20);
 
 fn agents() -> Agents {
-    Agents::build(&AgentSettings {
-        permission: Some(json!({"bash": {"*": "ask", "rm *": "deny"}})),
-        ..AgentSettings::default()
-    })
-    .unwrap()
+    Agents::build(&AgentSettings::default().with_permission(json!({"bash": {"*": "ask", "rm *": "deny"}}))).unwrap()
 }
 
 fn ctx(session: &str) -> Context {
@@ -507,9 +503,10 @@ fn refusal_reasons_name_no_command_line_flag() {
 #[test]
 fn the_spilled_output_allowance_is_the_callers_directory() {
     let with = |output_dir: Option<&str>| {
-        Agents::build(&AgentSettings {
-            output_dir: output_dir.map(std::path::PathBuf::from),
-            ..AgentSettings::default()
+        Agents::build(&{
+            let mut settings = AgentSettings::default();
+            settings.output_dir = output_dir.map(std::path::PathBuf::from);
+            settings
         })
         .unwrap()
     };

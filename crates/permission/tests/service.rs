@@ -16,12 +16,12 @@ use toolgate_permission::{
 };
 
 fn agents(permission: serde_json::Value) -> Agents {
-    Agents::build(&AgentSettings {
-        output_dir: Some(PathBuf::from("/data/tool-output")),
-        plans_dir: Some(PathBuf::from("/data/plans")),
-        permission: Some(permission),
-        ..AgentSettings::default()
-    })
+    Agents::build(
+        &AgentSettings::default()
+            .with_output_dir(PathBuf::from("/data/tool-output"))
+            .with_plans_dir(PathBuf::from("/data/plans"))
+            .with_permission(permission),
+    )
     .unwrap()
 }
 
@@ -284,10 +284,9 @@ async fn p01_p02_p03_agent_rules_decide() {
 
 #[tokio::test]
 async fn p04_named_agent_and_unknown_agent() {
-    let agents = Agents::build(&AgentSettings {
-        agents: Some(json!({"reviewer": {"permission": {"read": "deny", "edit": "ask"}}})),
-        ..AgentSettings::default()
-    })
+    let agents = Agents::build(
+        &AgentSettings::default().with_agents(json!({"reviewer": {"permission": {"read": "deny", "edit": "ask"}}})),
+    )
     .unwrap();
     let service = PermissionService::new(agents, "/p", None, AskMode::Interactive);
     let reviewer = Context::new("s", "reviewer");
@@ -472,11 +471,11 @@ async fn headless_mode_declines_asks_naming_them() {
 
 #[test]
 fn agents_defaults_and_builtins() {
-    let agents = Agents::build(&AgentSettings {
-        output_dir: Some(PathBuf::from("/data/tool-output")),
-        plans_dir: Some(PathBuf::from("/data/plans")),
-        ..AgentSettings::default()
-    })
+    let agents = Agents::build(
+        &AgentSettings::default()
+            .with_output_dir(PathBuf::from("/data/tool-output"))
+            .with_plans_dir(PathBuf::from("/data/plans")),
+    )
     .unwrap();
     let names: Vec<&str> = agents.all().iter().map(|a| a.name.as_str()).collect();
     assert_eq!(
@@ -507,11 +506,11 @@ fn agents_defaults_and_builtins() {
 
 #[test]
 fn user_config_follows_builtin_rules_and_agent_config_follows_user() {
-    let agents = Agents::build(&AgentSettings {
-        permission: Some(json!({"edit": "allow"})),
-        agents: Some(json!({"plan": {"permission": {"edit": {"docs/*": "allow", "*": "ask"}}}})),
-        ..AgentSettings::default()
-    })
+    let agents = Agents::build(
+        &AgentSettings::default()
+            .with_permission(json!({"edit": "allow"}))
+            .with_agents(json!({"plan": {"permission": {"edit": {"docs/*": "allow", "*": "ask"}}}})),
+    )
     .unwrap();
     // User config re-enables edits in plan mode, then plan's own block asks again.
     let plan = &agents.get("plan").unwrap().rules;
@@ -522,15 +521,15 @@ fn user_config_follows_builtin_rules_and_agent_config_follows_user() {
 
 #[test]
 fn custom_agents_legacy_tools_and_managed_layer() {
-    let agents = Agents::build(&AgentSettings {
-        tools: Some(json!({"write": false, "bash": true})),
-        permission: Some(json!({"bash": {"rm *": "ask"}})),
-        agents: Some(
-            json!({"docs": {"mode": "subagent", "description": "Writes docs", "permission": {"edit": "allow"}}}),
-        ),
-        managed: Some(json!({"bash": {"curl *": "deny"}})),
-        ..AgentSettings::default()
-    })
+    let agents = Agents::build(
+        &AgentSettings::default()
+            .with_tools(json!({"write": false, "bash": true}))
+            .with_permission(json!({"bash": {"rm *": "ask"}}))
+            .with_agents(
+                json!({"docs": {"mode": "subagent", "description": "Writes docs", "permission": {"edit": "allow"}}}),
+            )
+            .with_managed(json!({"bash": {"curl *": "deny"}})),
+    )
     .unwrap();
     let build = &agents.get("build").unwrap().rules;
     assert_eq!(
@@ -562,10 +561,10 @@ fn custom_agents_legacy_tools_and_managed_layer() {
 #[test]
 fn default_agent_selection_and_its_errors() {
     let build = |default: Option<&str>, agents: serde_json::Value| {
-        Agents::build(&AgentSettings {
-            default_agent: default.map(str::to_string),
-            agents: Some(agents),
-            ..AgentSettings::default()
+        Agents::build(&{
+            let mut settings = AgentSettings::default().with_agents(agents);
+            settings.default_agent = default.map(str::to_string);
+            settings
         })
     };
     assert_eq!(build(Some("plan"), json!({})).unwrap().default_agent().name, "plan");
@@ -602,12 +601,12 @@ fn default_agent_selection_and_its_errors() {
 
 #[test]
 fn tool_output_allowance_respects_an_explicit_deny() {
-    let agents = Agents::build(&AgentSettings {
-        output_dir: Some(PathBuf::from("/data/tool-output")),
-        plans_dir: Some(PathBuf::from("/data/plans")),
-        permission: Some(json!({"external_directory": {"/data/tool-output/*": "deny"}})),
-        ..AgentSettings::default()
-    })
+    let agents = Agents::build(
+        &AgentSettings::default()
+            .with_output_dir(PathBuf::from("/data/tool-output"))
+            .with_plans_dir(PathBuf::from("/data/plans"))
+            .with_permission(json!({"external_directory": {"/data/tool-output/*": "deny"}})),
+    )
     .unwrap();
     let rules = &agents.get("build").unwrap().rules;
     assert_eq!(
@@ -884,10 +883,12 @@ async fn the_audit_log_records_decisions_and_replies() {
 fn the_audit_log_rotates_at_10_mib() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("audit.jsonl");
-    std::fs::write(&path, "x".repeat(toolgate_permission::audit::ROTATE_BYTES as usize)).unwrap();
+    // The documented rotation size (`AuditLog`), written out here as a user sees it.
+    const ROTATE_BYTES: usize = 10 * 1024 * 1024;
+    std::fs::write(&path, "x".repeat(ROTATE_BYTES)).unwrap();
     let audit = toolgate_permission::AuditLog::new(&path);
     audit.settled(
-        &toolgate_permission::audit::Caller {
+        &toolgate_permission::Caller {
             session: "s",
             agent: "build",
             call: "c",

@@ -5,7 +5,7 @@
 //! for the value of `$DIR`. Its resource is the known text with a *hole* where the value
 //! goes. The permission service asks, for each rule, whether the rule's wildcard matches
 //! every value the holes could take (a definite match), some of them (a possible match), or
-//! none; see `toolgate_permission::holed`.
+//! none; see `toolgate_permission::decide_resource`.
 
 use serde::{Deserialize, Serialize};
 

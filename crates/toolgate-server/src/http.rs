@@ -307,7 +307,7 @@ impl Server {
         let (parts, _body) = request.into_parts();
         if let (Some(suppressed), Some(audit)) = (recorded, self.service().audit()) {
             let path: String = parts.uri.path().chars().take(200).collect();
-            audit.auth_failed(&toolgate_permission::audit::AuthFailure {
+            audit.auth_failed(&toolgate_permission::AuthFailure {
                 peer: &peer,
                 method: parts.method.as_str(),
                 path: &path,

@@ -84,11 +84,7 @@ mod tests {
     async fn permission_events_in_opencode_shape() {
         use toolgate_core::{Context, PermissionRequest};
         use toolgate_permission::{AgentSettings, Agents, AskMode, PermissionService, Reply};
-        let agents = Agents::build(&AgentSettings {
-            permission: Some(json!({"bash": "ask"})),
-            ..AgentSettings::default()
-        })
-        .unwrap();
+        let agents = Agents::build(&AgentSettings::default().with_permission(json!({"bash": "ask"}))).unwrap();
         let service = PermissionService::new(agents, "/p", None, AskMode::Interactive);
         let mut events = service.subscribe();
         let ctx = Context::new("s1", "build").with_call("msg_1", "call_1");

@@ -408,7 +408,7 @@ pub(crate) fn approvals_clear(project: &Project) -> Result<(), Failure> {
 
 /// Milliseconds since the epoch as `YYYY-MM-DD HH:MM:SS UTC` (the audit log's clock, shortened).
 fn format_time(ms: i64) -> String {
-    let stamp = toolgate_permission::audit::rfc3339(ms);
+    let stamp = toolgate_permission::rfc3339(ms);
     format!("{} {} UTC", &stamp[..10], &stamp[11..19])
 }
 

@@ -12,8 +12,8 @@
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
-use toolgate_permission::config::{deep_merge, key_path, rules_from_config};
 use toolgate_permission::{AgentSettings, ConfigLayer, Origin};
+use toolgate_permission::{deep_merge, key_path, rules_from_config};
 
 /// A config problem, reported as one line naming the file and the key path.
 #[derive(Debug)]
@@ -73,10 +73,7 @@ pub(crate) struct Config {
 
 /// Splits one file's value into its rule blocks (a layer) and the rest (deep-merged).
 fn split_layer(mut value: Value, source: String) -> (ConfigLayer, Value) {
-    let mut layer = ConfigLayer {
-        source,
-        ..ConfigLayer::default()
-    };
+    let mut layer = ConfigLayer::new(source);
     if let Value::Object(map) = &mut value {
         layer.permission = map.shift_remove("permission");
         layer.tools = map.shift_remove("tools");
@@ -134,11 +131,9 @@ impl Config {
             let value: Value = serde_json::from_str(&text)
                 .map_err(|error| ConfigError(format!("$TOOLGATE_PERMISSION is not valid JSON: {error}")))?;
             validate_permission(&value, "$TOOLGATE_PERMISSION", dirs)?;
-            config.layers.push(ConfigLayer {
-                source: "$TOOLGATE_PERMISSION".into(),
-                permission: Some(value),
-                ..ConfigLayer::default()
-            });
+            config
+                .layers
+                .push(ConfigLayer::new("$TOOLGATE_PERMISSION").with_permission(value));
         }
         if let Some(file) = first_existing(&dirs.config, &["managed.json"]) {
             let value = read(&file)?;
@@ -182,21 +177,20 @@ impl Config {
     /// What the permission crate builds agents from; `skill_dirs` are the directories
     /// the `skill` tool lists files from.
     pub(crate) fn agent_settings(&self, dirs: &Dirs, skill_dirs: Vec<PathBuf>) -> AgentSettings {
-        AgentSettings {
-            // Where `OutputStore::new(&dirs.data)` spills cut output, and the plan files.
-            output_dir: Some(dirs.data.join("tool-output")),
-            plans_dir: Some(dirs.data.join("plans")),
-            home: dirs.home.clone(),
-            default_agent: self
-                .merged
-                .get("default_agent")
-                .and_then(Value::as_str)
-                .map(str::to_string),
-            managed: self.managed.clone(),
-            layers: self.layers.clone(),
-            skill_dirs,
-            ..AgentSettings::default()
-        }
+        // Where `OutputStore::new(&dirs.data)` spills cut output, and the plan files.
+        let mut settings = AgentSettings::default()
+            .with_output_dir(dirs.data.join("tool-output"))
+            .with_plans_dir(dirs.data.join("plans"));
+        settings.home = dirs.home.clone();
+        settings.default_agent = self
+            .merged
+            .get("default_agent")
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        settings.managed = self.managed.clone();
+        settings.layers = self.layers.clone();
+        settings.skill_dirs = skill_dirs;
+        settings
     }
 
     /// The webfetch settings: `webfetch.allow_private_network`, `webfetch.allowed_hosts`.

@@ -69,7 +69,7 @@ impl Settings {
             .iter()
             .filter_map(Value::as_str)
             .map(|path| {
-                let expanded = toolgate_permission::config::expand_home(path, dirs.home.as_deref());
+                let expanded = toolgate_permission::expand_home(path, dirs.home.as_deref());
                 project.join(expanded)
             })
             .collect();

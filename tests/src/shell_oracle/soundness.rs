@@ -42,8 +42,8 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 use toolgate_core::PermissionRequest;
-use toolgate_permission::config::rules_from_config;
-use toolgate_permission::holed::decide_resource;
+use toolgate_permission::decide_resource;
+use toolgate_permission::rules_from_config;
 use toolgate_permission::{Effect, Origin, Rule, Ruleset};
 
 /// Until the analysis rewrite of issue #12 lands (branch `i12a`), the oracle finds real

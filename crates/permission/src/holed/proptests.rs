@@ -4,10 +4,10 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+use super::{Match, evaluate_holed, evaluate_opaque, match_holed, stricter};
+use crate::{Effect, Origin, Rule, Ruleset};
 use proptest::prelude::*;
 use toolgate_core::{HoleClass, Resource, Segment};
-use toolgate_permission::holed::{evaluate_opaque, stricter};
-use toolgate_permission::{Effect, Match, Origin, Rule, Ruleset, evaluate_holed, match_holed};
 
 fn ruleset(list: &[(&str, &str)]) -> Ruleset {
     Ruleset::new(
@@ -215,7 +215,7 @@ proptest! {
     ) {
         let resource = build(&pieces);
         let concrete = substitute(&resource, &values);
-        let matched = toolgate_permission::wildcard::matches(&concrete, &pattern);
+        let matched = crate::wildcard::matches(&concrete, &pattern);
         let kind = match_holed(&pattern, &resource);
         if matched {
             prop_assert_ne!(kind, Match::No, "{:?} ~ {:?} via {:?}", pattern, resource, concrete);

@@ -2,8 +2,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+use super::{Pattern, matches};
 use proptest::prelude::*;
-use toolgate_permission::wildcard::{Pattern, matches};
 
 #[test]
 fn w01_question_mark_is_one_character() {
