@@ -333,10 +333,7 @@ async fn each_agent_keeps_its_own_catalog() {
     })
     .build();
     let registration = registry.register([("echo", echo)]).unwrap();
-    let settings = AgentSettings {
-        agents: Some(json!({"plan": {"permission": {"echo": "deny"}}})),
-        ..AgentSettings::default()
-    };
+    let settings = AgentSettings::default().with_agents(json!({"plan": {"permission": {"echo": "deny"}}}));
     let agents = Agents::build(&settings).unwrap();
     let permissions = PermissionService::new(agents, "/project", None, AskMode::Auto);
     let gate = Gate::builder(registry, permissions).hold(registration).build();

@@ -15,6 +15,9 @@ use toolgate_permission::{
     SqliteStore,
 };
 
+/// The rotation size `AuditLog` documents (10 MiB), as a user of the log sees it.
+const ROTATE_BYTES: u64 = 10 * 1024 * 1024;
+
 fn agents(permission: serde_json::Value) -> Agents {
     Agents::build(
         &AgentSettings::default()
@@ -883,9 +886,7 @@ async fn the_audit_log_records_decisions_and_replies() {
 fn the_audit_log_rotates_at_10_mib() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("audit.jsonl");
-    // The documented rotation size (`AuditLog`), written out here as a user sees it.
-    const ROTATE_BYTES: usize = 10 * 1024 * 1024;
-    std::fs::write(&path, "x".repeat(ROTATE_BYTES)).unwrap();
+    std::fs::write(&path, "x".repeat(ROTATE_BYTES as usize)).unwrap();
     let audit = toolgate_permission::AuditLog::new(&path);
     audit.settled(
         &toolgate_permission::Caller {
@@ -901,8 +902,8 @@ fn the_audit_log_rotates_at_10_mib() {
     assert_eq!(std::fs::read_to_string(&path).unwrap().lines().count(), 1);
 }
 
-fn audit_caller() -> toolgate_permission::audit::Caller<'static> {
-    toolgate_permission::audit::Caller {
+fn audit_caller() -> toolgate_permission::Caller<'static> {
+    toolgate_permission::Caller {
         session: "s",
         agent: "build",
         call: "c",
@@ -938,7 +939,7 @@ fn every_audit_entry_kind_keeps_its_keys_in_order() {
         &[PathBuf::from("/d/tool-output/t_1")],
     );
     audit.cancelled(&audit_caller(), "bash");
-    audit.auth_failed(&toolgate_permission::audit::AuthFailure {
+    audit.auth_failed(&toolgate_permission::AuthFailure {
         peer: "127.0.0.1:9",
         method: "GET",
         path: "/tool",
@@ -1023,7 +1024,7 @@ fn the_audit_log_rotates_when_its_own_entries_reach_10_mib() {
     let rotated = dir.path().join("audit.jsonl.1");
     // A few entries short of the limit when the log opens it: only the log's own writes
     // take it over, so rotation must follow from what it wrote, not from a fresh look.
-    let start = toolgate_permission::audit::ROTATE_BYTES as usize - 1_000;
+    let start = ROTATE_BYTES as usize - 1_000;
     std::fs::write(&path, format!("{}\n", "x".repeat(start - 1))).unwrap();
     let audit = toolgate_permission::AuditLog::new(&path);
     let mut written = 0;
@@ -1036,7 +1037,7 @@ fn the_audit_log_rotates_when_its_own_entries_reach_10_mib() {
     let old = lines_of(&rotated);
     let new = lines_of(&path);
     assert_eq!(old[0].len(), start - 1, "the pre-filled line went to the rotated file");
-    assert!(std::fs::metadata(&rotated).unwrap().len() >= toolgate_permission::audit::ROTATE_BYTES);
+    assert!(std::fs::metadata(&rotated).unwrap().len() >= ROTATE_BYTES);
     assert_eq!(new.len(), 1, "the entry that found the log full starts the new file");
     assert_eq!(old.len() - 1 + new.len(), written, "every entry is in one of the files");
 }
