@@ -15,6 +15,7 @@
 //! Code the analysis cannot see (an interpreter's inline code, `eval` of a variable, a
 //! shell reading a script) becomes an opaque part: every rule could apply, never saved.
 
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
@@ -218,6 +219,8 @@ fn analyze_now(command: &str, env: &Env) -> Analysis {
         memo: HashMap::new(),
         redirect_only: false,
         scripts: 0,
+        parsed_scripts: HashMap::new(),
+        parsed_bytes: 0,
     };
     let state = State {
         cwd: Cwd::Known(Rc::new(vec![String::new()])),
@@ -394,7 +397,10 @@ struct Out {
     reads: Vec<PathRef>,
     writes: Vec<PathRef>,
     paths: Vec<PathRef>,
-    seen_paths: HashSet<(u8, String, Option<String>, bool)>,
+    /// The paths so far, each as [`Out::path_key`] builds it.
+    seen_paths: HashSet<String>,
+    /// Where the key of the path at hand is built (a repeat then costs no allocation).
+    key: String,
     opaque: Option<String>,
 }
 
@@ -412,13 +418,57 @@ impl Out {
     }
 
     fn path(&mut self, kind: u8, path: PathRef) {
-        let key = (kind, path.display(), path.base.clone(), path.tree);
-        if self.seen_paths.insert(key) {
-            match kind {
-                0 => self.reads.push(path),
-                1 => self.writes.push(path),
-                _ => self.paths.push(path),
+        if self.is_new_path(kind, path.base.as_deref(), path.tree, |key| key.push_str(&path.display())) {
+            self.push_path(kind, path);
+        }
+    }
+
+    /// The path of `field` relative to `base`: built only when it is not there yet.
+    fn field_path(&mut self, kind: u8, field: &Field, base: Option<&str>, tree: bool) {
+        if self.is_new_path(kind, base, tree, |key| push_pieces_display(field, key)) {
+            self.push_path(
+                kind,
+                PathRef {
+                    pieces: pieces(field),
+                    base: base.map(str::to_string),
+                    tree,
+                },
+            );
+        }
+    }
+
+    /// Whether the path (`display` writes how [`PathRef::display`] shows it) is not there
+    /// yet; it is from now on. The key holds every part of the path's identity: the kind,
+    /// the tree flag, whether the base is known, the base and the display (no path holds a
+    /// NUL, so the separator is unambiguous). It is built in a buffer kept for the next
+    /// one: a repeat costs no allocation.
+    fn is_new_path(&mut self, kind: u8, base: Option<&str>, tree: bool, display: impl FnOnce(&mut String)) -> bool {
+        let mut key = std::mem::take(&mut self.key);
+        key.clear();
+        key.push(char::from(b'0' + kind));
+        key.push(if tree { 't' } else { 'f' });
+        match base {
+            Some(base) => {
+                key.push('b');
+                key.push_str(base);
             }
+            None => key.push('n'),
+        }
+        key.push('\u{0}');
+        display(&mut key);
+        let new = !self.seen_paths.contains(key.as_str());
+        if new {
+            self.seen_paths.insert(key.clone());
+        }
+        self.key = key;
+        new
+    }
+
+    fn push_path(&mut self, kind: u8, path: PathRef) {
+        match kind {
+            0 => self.reads.push(path),
+            1 => self.writes.push(path),
+            _ => self.paths.push(path),
         }
     }
 }
@@ -442,13 +492,18 @@ pub(crate) struct Arg {
 }
 
 impl Arg {
-    pub(crate) fn literal(&self) -> Option<String> {
+    pub(crate) fn literal(&self) -> Option<Cow<'_, str>> {
         if self.split { None } else { self.field.literal() }
     }
 
     /// The value when the analysis knows it (known holes included).
-    pub(crate) fn value(&self) -> Option<String> {
+    pub(crate) fn value(&self) -> Option<Cow<'_, str>> {
         if self.split { None } else { self.field.value() }
+    }
+
+    /// Whether the argument is exactly the literal text `text` (without copying it).
+    pub(crate) fn is_literal(&self, text: &str) -> bool {
+        self.literal().is_some_and(|literal| literal == text)
     }
 
     /// True when the argument could start with `-` although its text does not show it.
@@ -472,10 +527,11 @@ impl Arg {
 
 /// A command ready to be modelled: its arguments after expansion.
 #[derive(Clone, Debug)]
-pub(crate) struct Cmd {
+pub(crate) struct Cmd<'t> {
     pub(crate) args: Vec<Arg>,
-    /// The source text, for the top-level command of a simple command.
-    pub(crate) raw: Option<String>,
+    /// The source text, for the top-level command of a simple command (borrowed from the
+    /// tree being walked).
+    pub(crate) raw: Option<&'t str>,
     /// Names assigned in its environment (`NAME=value cmd`, `env NAME=value cmd`).
     pub(crate) env: Vec<String>,
     /// Runs in this directory (relative to the current one) instead (`env -C`).
@@ -538,6 +594,12 @@ struct Walker<'a> {
     redirect_only: bool,
     /// How many `eval`/`sh -c` scripts are being walked inside each other.
     scripts: usize,
+    /// Scripts parsed so far, by their text: a line that runs the same `sh -c '…'` many
+    /// times parses it once (parsing depends on the text alone; the walk still runs each
+    /// time, from the state of that time). At most [`MAX_INPUT`] bytes of text are kept.
+    parsed_scripts: HashMap<String, Rc<List>>,
+    /// The bytes of text in `parsed_scripts`.
+    parsed_bytes: usize,
 }
 
 /// Names that, assigned anywhere in a line, change what later commands run or read.
@@ -1111,6 +1173,15 @@ impl<'a> Walker<'a> {
     fn args(&mut self, words: &[Word], state: &State) -> Option<Vec<Arg>> {
         let mut args = Vec::with_capacity(words.len());
         for word in words {
+            // A word no expansion changes is one field of its text (what `expand` gives
+            // it), without the list of fields around it.
+            if let Some(text) = expand::plain_text(word) {
+                if !self.spend(1) {
+                    return None;
+                }
+                args.push(Arg::text(text));
+                continue;
+            }
             let expanded = self.expand(word, state, Mode::Words)?;
             for field in expanded.fields {
                 args.push(Arg {
@@ -1219,7 +1290,7 @@ impl<'a> Walker<'a> {
                 kind,
                 PathRef {
                     pieces: vec![Piece::Hole {
-                        display: value,
+                        display: value.into_owned(),
                         class: PathHole::Any,
                     }],
                     base: None,
@@ -1228,42 +1299,42 @@ impl<'a> Walker<'a> {
             );
             return;
         }
-        for base in self.bases(state, under) {
+        for base in Self::bases(state, under) {
+            let base = base.as_deref();
             if field.is_pattern()
-                && let Some(base_dir) = &base
+                && let Some(base_dir) = base
             {
                 for matched in self.glob(field, base_dir) {
                     self.out.path(
                         kind,
                         PathRef {
                             pieces: vec![Piece::Text(matched)],
-                            base: Some(base_dir.clone()),
+                            base: Some(base_dir.to_string()),
                             tree,
                         },
                     );
                 }
             }
-            self.out.path(
-                kind,
-                PathRef {
-                    pieces: pieces(field),
-                    base,
-                    tree,
-                },
-            );
+            self.out.field_path(kind, field, base, tree);
         }
     }
 
-    /// The directories a relative path may be relative to.
-    fn bases(&self, state: &State, under: Option<&Field>) -> Vec<Option<String>> {
-        let bases = state.cwd.bases();
+    /// The directories a relative path may be relative to (borrowed from the state when
+    /// they are its working directories).
+    fn bases<'s>(state: &'s State, under: Option<&Field>) -> Vec<Option<Cow<'s, str>>> {
+        let bases = || -> Vec<Option<Cow<'s, str>>> {
+            match &state.cwd {
+                Cwd::Known(dirs) => dirs.iter().map(|dir| Some(Cow::Borrowed(dir.as_str()))).collect(),
+                Cwd::Unknown => vec![None],
+            }
+        };
         match under {
-            None => bases,
+            None => bases(),
             Some(dir) => match dir.value() {
-                Some(dir) if dir.starts_with('/') => vec![Some(dir)],
-                Some(dir) => bases
+                Some(dir) if dir.starts_with('/') => vec![Some(Cow::Owned(dir.into_owned()))],
+                Some(dir) => bases()
                     .into_iter()
-                    .map(|base| base.map(|base| join(&base, &dir)))
+                    .map(|base| base.map(|base| Cow::Owned(join(&base, &dir))))
                     .collect(),
                 None => vec![None],
             },
@@ -1366,7 +1437,7 @@ impl<'a> Walker<'a> {
         }
         let cmd = Cmd {
             args,
-            raw: Some(simple.raw.clone()),
+            raw: Some(simple.raw.as_str()),
             env: simple.assigns.iter().map(|assign| assign.name.clone()).collect(),
             chdir: None,
             external: false,
@@ -1418,10 +1489,13 @@ impl<'a> Walker<'a> {
             let rest = Cmd {
                 args: cmd.args[1..].to_vec(),
                 raw: None,
-                ..cmd.clone()
+                env: cmd.env.clone(),
+                chdir: cmd.chdir.clone(),
+                external: cmd.external,
             };
             let _ = self.run(rest, state.clone());
         }
+        let first = &cmd.args[0];
         let Some(name) = first.value() else {
             self.opaque_part(&cmd, "the command name is only known when it runs");
             return Outcome::same(State {
@@ -1430,17 +1504,19 @@ impl<'a> Walker<'a> {
             });
         };
         if !cmd.external
-            && let Some(func) = state.funcs.get(&name).cloned()
+            && let Some(func) = state.funcs.get(&*name).cloned()
         {
+            let name = name.into_owned();
             return self.call(&name, &func, cmd, state);
         }
-        if name.contains('/') {
-            return self.program(cmd, state, &name);
-        }
-        if let Some(outcome) = self.builtin(&name, &cmd, &state) {
+        if !name.contains('/')
+            && let Some(outcome) = self.builtin(&name, &cmd, &state)
+        {
             return outcome;
         }
-        self.program(cmd, state, &name)
+        // The name is borrowed from `cmd` until the verdict is made; then `cmd` moves on.
+        let verdict = Self::verdict(&name, &cmd.args);
+        self.apply(cmd, state, verdict)
     }
 
     fn call(&mut self, name: &str, func: &Func, cmd: Cmd, state: State) -> Outcome {
@@ -1505,7 +1581,7 @@ impl<'a> Walker<'a> {
     /// Builtins that change the shell's state or run code; `None` for the rest.
     fn builtin(&mut self, name: &str, cmd: &Cmd, state: &State) -> Option<Outcome> {
         let args: &[Arg] = cmd.args.get(1..).unwrap_or_default();
-        let literal = || -> Option<Vec<String>> { args.iter().map(Arg::literal).collect() };
+        let literal = || -> Option<Vec<String>> { args.iter().map(|arg| arg.literal().map(Cow::into_owned)).collect() };
         match name {
             "cd" | "pushd" => Some(self.change_directory(name, args, state)),
             "popd" => Some(Outcome::same(State {
@@ -1642,7 +1718,7 @@ impl<'a> Walker<'a> {
                             if dangerous_name(&name) {
                                 self.refuse(format!("`unset {name}` changes what later commands run or read"));
                             }
-                            if let Some(func) = funcs.get_mut(&name) {
+                            if let Some(func) = funcs.get_mut(&*name) {
                                 func.maybe_missing = true;
                             }
                         }
@@ -1711,7 +1787,7 @@ impl<'a> Walker<'a> {
                         continue;
                     }
                     let allowed_option = matches!(
-                        text.as_str(),
+                        &*text,
                         "pipefail"
                             | "errexit"
                             | "nounset"
@@ -1763,7 +1839,7 @@ impl<'a> Walker<'a> {
             let Some(text) = arg.literal().or_else(|| {
                 // `export A=$(…)`: the name is known even when the value is not.
                 let first = match arg.field.segs.first() {
-                    Some(Seg::Lit(text)) => text.clone(),
+                    Some(Seg::Lit(text)) => Cow::Borrowed(text.as_str()),
                     _ => return None,
                 };
                 first.contains('=').then_some(first)
@@ -1829,7 +1905,10 @@ impl<'a> Walker<'a> {
         }
         let target = match operands.as_slice() {
             [] if name == "cd" => self.env.home.clone(),
-            [one] => one.value().filter(|value| value != "-" && !value.starts_with('+')),
+            [one] => one
+                .value()
+                .filter(|value| value != "-" && !value.starts_with('+'))
+                .map(Cow::into_owned),
             _ => None,
         };
         let Some(target) = target else {
@@ -1860,12 +1939,22 @@ impl<'a> Walker<'a> {
     /// Parses and walks shell code given as text (`eval`, `sh -c`): in this shell, or in a
     /// child shell (`fresh`: no functions, and nothing comes back).
     fn script(&mut self, text: &str, state: State, fresh: bool) -> Outcome {
-        let list = match syntax::parse(text) {
-            Ok(list) => list,
-            Err(Stop(reason)) => {
-                self.refuse(format!("code run by `eval` or a shell could not be analysed: {reason}"));
-                return Outcome::same(state);
-            }
+        let list = match self.parsed_scripts.get(text) {
+            Some(list) => Rc::clone(list),
+            None => match syntax::parse(text) {
+                Ok(list) => {
+                    let list = Rc::new(list);
+                    if self.parsed_bytes + text.len() <= MAX_INPUT {
+                        self.parsed_bytes += text.len();
+                        self.parsed_scripts.insert(text.to_string(), Rc::clone(&list));
+                    }
+                    list
+                }
+                Err(Stop(reason)) => {
+                    self.refuse(format!("code run by `eval` or a shell could not be analysed: {reason}"));
+                    return Outcome::same(state);
+                }
+            },
         };
         if self.calls.len() + self.scripts >= 16 {
             self.refuse("code run by `eval` or a shell nested more than 16 deep");
@@ -1889,15 +1978,15 @@ impl<'a> Walker<'a> {
 
     // --- programs -----------------------------------------------------------------------------
 
-    fn program(&mut self, cmd: Cmd, state: State, name: &str) -> Outcome {
+    /// What the program `name` (the first argument's value) does with `args`.
+    fn verdict(name: &str, args: &[Arg]) -> Verdict {
         let base = name.rsplit('/').next().unwrap_or(name);
         let system = !name.contains('/') || is_system_dir(name);
-        let verdict = if system {
-            models::model_for(base, &cmd.args)
+        if system {
+            models::model_for(base, args)
         } else {
-            models::unknown_program(&cmd.args)
-        };
-        self.apply(cmd, state, verdict)
+            models::unknown_program(args)
+        }
     }
 
     fn apply(&mut self, cmd: Cmd, state: State, verdict: Verdict) -> Outcome {
@@ -1914,7 +2003,9 @@ impl<'a> Walker<'a> {
                 let alt = Cmd {
                     args,
                     raw: None,
-                    ..cmd.clone()
+                    env: cmd.env.clone(),
+                    chdir: cmd.chdir.clone(),
+                    external: cmd.external,
                 };
                 self.emit(&alt, verdict.code.clone());
             }
@@ -2015,7 +2106,7 @@ impl<'a> Walker<'a> {
             .iter()
             .take(crate::arity::reach())
             .map(|arg| match arg.literal() {
-                Some(text) if !arg.vanish => text,
+                Some(text) if !arg.vanish => text.into_owned(),
                 _ => HOLE.to_string(),
             })
             .collect();
@@ -2049,10 +2140,13 @@ impl<'a> Walker<'a> {
     /// built again: the first one stands.
     fn emit(&mut self, cmd: &Cmd, code: Option<String>) {
         let vanishing = Self::vanishing(&cmd.args);
-        let mut variants: Vec<Vec<usize>> = vec![Vec::new()];
+        // The words as they are first, then each way the vanishing ones may go (no list is
+        // built when none may).
+        let none_absent: Vec<usize> = Vec::new();
+        let mut vanished: Vec<Vec<usize>> = Vec::new();
         if vanishing.len() <= 3 {
             for mask in 1..(1usize << vanishing.len()) {
-                variants.push(
+                vanished.push(
                     vanishing
                         .iter()
                         .enumerate()
@@ -2063,7 +2157,7 @@ impl<'a> Walker<'a> {
             }
         }
         let display = Self::words_display(&cmd.args, &[]);
-        let raw = cmd.raw.as_ref().filter(|raw| **raw != display);
+        let raw = cmd.raw.filter(|raw| *raw != display);
         let plain = cmd
             .args
             .first()
@@ -2087,7 +2181,7 @@ impl<'a> Walker<'a> {
             || !self.out.has_plain(&display)
             || raw.is_some_and(|raw| !self.out.has_plain(raw))
             || plain.is_some();
-        if !needed && variants.len() == 1 {
+        if !needed && vanished.is_empty() {
             return;
         }
         let save = if code.is_some() || !needed {
@@ -2123,7 +2217,7 @@ impl<'a> Walker<'a> {
                 why: why.clone(),
             });
         }
-        for (index, absent) in variants.iter().enumerate() {
+        for (index, absent) in std::iter::once(&none_absent).chain(&vanished).enumerate() {
             if index == 0 && self.out.has_plain(&display) {
                 continue;
             }
@@ -2146,7 +2240,7 @@ impl<'a> Walker<'a> {
             && !self.out.has_plain(raw)
         {
             self.out.part(Part {
-                resource: Resource::exact(raw.clone()),
+                resource: Resource::exact(raw),
                 save: save.clone(),
                 opaque: false,
                 why: why.clone(),
@@ -2213,6 +2307,21 @@ fn pieces(field: &Field) -> Vec<Piece> {
         }
     }
     out
+}
+
+/// Appends how the [`pieces`] of `field` are shown (what [`PathRef::display`] of them gives).
+fn push_pieces_display(field: &Field, out: &mut String) {
+    for seg in &field.segs {
+        match seg {
+            Seg::Lit(text) | Seg::Hole { value: Some(text), .. } => out.push_str(text),
+            Seg::Hole { display, .. } => out.push_str(display),
+            Seg::Glob(glob) => match glob {
+                Glob::Star => out.push('*'),
+                Glob::One => out.push('?'),
+                Glob::Class { text, .. } => out.push_str(text),
+            },
+        }
+    }
 }
 
 /// A value field whose patterns are already matched (a `for` variable): patterns become

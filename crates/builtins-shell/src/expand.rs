@@ -7,6 +7,7 @@
 //! removal. A word made only of unquoted expansions may vanish; one with an unquoted
 //! expansion may split into several fields.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use toolgate_core::{HoleClass, Resource};
@@ -156,10 +157,10 @@ impl Field {
     }
 
     /// The value when fully known (known holes count, patterns do not).
-    pub(crate) fn value(&self) -> Option<String> {
-        // Most fields are one piece: one copy of the right size.
+    pub(crate) fn value(&self) -> Option<Cow<'_, str>> {
+        // Most fields are one piece: borrowed, not copied.
         match self.segs.as_slice() {
-            [Seg::Lit(text)] | [Seg::Hole { value: Some(text), .. }] => return Some(text.clone()),
+            [Seg::Lit(text)] | [Seg::Hole { value: Some(text), .. }] => return Some(Cow::Borrowed(text)),
             _ => {}
         }
         let mut out = String::new();
@@ -170,13 +171,13 @@ impl Field {
                 _ => return None,
             }
         }
-        Some(out)
+        Some(Cow::Owned(out))
     }
 
     /// The value when it is literal text only (no hole at all, not even a known one).
-    pub(crate) fn literal(&self) -> Option<String> {
+    pub(crate) fn literal(&self) -> Option<Cow<'_, str>> {
         if let [Seg::Lit(text)] = self.segs.as_slice() {
-            return Some(text.clone());
+            return Some(Cow::Borrowed(text));
         }
         let mut out = String::new();
         for seg in &self.segs {
@@ -185,7 +186,7 @@ impl Field {
                 _ => return None,
             }
         }
-        Some(out)
+        Some(Cow::Owned(out))
     }
 
     /// How the field is shown.
@@ -311,7 +312,7 @@ fn tokens(word: &Word) -> Vec<Tok<'_>> {
 /// unquoted character that starts a brace, tilde or pattern expansion. Most words of a
 /// line are like this; they skip the character-by-character walk below (which would give
 /// the same one field).
-fn plain_text(word: &Word) -> Option<String> {
+pub(crate) fn plain_text(word: &Word) -> Option<String> {
     let size = word
         .parts
         .iter()
@@ -975,7 +976,7 @@ mod tests {
         let mut out = Vec::new();
         for word in &simple.words[1..] {
             for field in expand(word, &ctx).unwrap().fields {
-                out.push(field.value().unwrap_or_else(|| field.display()));
+                out.push(field.value().map_or_else(|| field.display(), Cow::into_owned));
             }
         }
         out

@@ -14,6 +14,8 @@
 //! ([`Model::unknown`]). A program without a model reads every operand that looks like a
 //! path.
 
+use std::borrow::Cow;
+
 use crate::analyze::{Access, Arg};
 use crate::expand::{Field, PathHole, Seg};
 
@@ -106,7 +108,7 @@ pub(crate) struct Spec {
 /// One option as parsed: its canonical name (`-x`, `--long`) and its value.
 #[derive(Clone, Debug)]
 pub(crate) struct Opt {
-    pub(crate) name: String,
+    pub(crate) name: Cow<'static, str>,
     pub(crate) value: Option<Arg>,
 }
 
@@ -127,13 +129,13 @@ pub(crate) struct Parsed {
 
 impl Parsed {
     pub(crate) fn has(&self, names: &[&str]) -> bool {
-        self.opts.iter().any(|opt| names.contains(&opt.name.as_str()))
+        self.opts.iter().any(|opt| names.contains(&&*opt.name))
     }
 
     pub(crate) fn values<'p>(&'p self, names: &'p [&'p str]) -> impl Iterator<Item = &'p Arg> + 'p {
         self.opts
             .iter()
-            .filter(move |opt| names.contains(&opt.name.as_str()))
+            .filter(move |opt| names.contains(&&*opt.name))
             .filter_map(|opt| opt.value.as_ref())
     }
 }
@@ -169,6 +171,16 @@ fn head(arg: &Arg) -> String {
     match arg.field.segs.first() {
         Some(Seg::Lit(text)) => text.clone(),
         _ => String::new(),
+    }
+}
+
+/// `-c`: shared text for ASCII options (most are), a copy for the others.
+fn short_name(c: char) -> Cow<'static, str> {
+    static NAMES: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+    let names = NAMES.get_or_init(|| (0u8..128).map(|b| format!("-{}", char::from(b))).collect());
+    match names.get(c as usize) {
+        Some(name) if c.is_ascii() => Cow::Borrowed(name.as_str()),
+        _ => Cow::Owned(format!("-{c}")),
     }
 }
 
@@ -224,7 +236,10 @@ pub(crate) fn getopt(spec: &Spec, args: &[Arg]) -> Parsed {
             }
             match found {
                 Some(full) => {
-                    let canonical = format!("--{full}");
+                    let mut canonical = String::with_capacity(full.len() + 2);
+                    canonical.push_str("--");
+                    canonical.push_str(full);
+                    let canonical = Cow::Owned(canonical);
                     if spec.long_values.contains(full) {
                         let value = if attached {
                             Some(split_value(arg, name.len() + 3))
@@ -253,44 +268,40 @@ pub(crate) fn getopt(spec: &Spec, args: &[Arg]) -> Parsed {
             index += 1;
             continue;
         }
-        // Short options, possibly clustered.
-        let chars: Vec<char> = text.chars().skip(1).collect();
-        if spec.numeric && !chars.is_empty() && chars.iter().all(char::is_ascii_digit) {
+        // Short options, possibly clustered (`text` starts with `-`).
+        let cluster = &text[1..];
+        if spec.numeric && !cluster.is_empty() && cluster.bytes().all(|b| b.is_ascii_digit()) {
             parsed.opts.push(Opt {
-                name: "-NUM".into(),
-                value: Some(Arg::text(chars.iter().collect::<String>())),
+                name: Cow::Borrowed("-NUM"),
+                value: Some(Arg::text(cluster)),
             });
             index += 1;
             continue;
         }
-        let mut position = 0;
-        while position < chars.len() {
-            let c = chars[position];
-            let name = format!("-{c}");
+        let count = cluster.chars().count();
+        for (position, c) in cluster.chars().enumerate() {
+            let name = short_name(c);
             if spec.values.contains(c) {
-                let value = if position + 1 < chars.len() {
+                let value = if position + 1 < count {
                     Some(split_value(arg, position + 2))
                 } else {
                     index += 1;
                     args.get(index).cloned()
                 };
                 parsed.opts.push(Opt { name, value });
-                position = chars.len();
-                continue;
+                break;
             }
             if spec.optional.contains(c) {
-                let value = (position + 1 < chars.len()).then(|| split_value(arg, position + 2));
+                let value = (position + 1 < count).then(|| split_value(arg, position + 2));
                 parsed.opts.push(Opt { name, value });
-                position = chars.len();
-                continue;
+                break;
             }
             if spec.flags.contains(c) {
                 parsed.opts.push(Opt { name, value: None });
             } else {
-                parsed.unknown.push(name);
+                parsed.unknown.push(name.into_owned());
                 parsed.dynamic = true;
             }
-            position += 1;
         }
         if !complete {
             // `-$X`: more options only known when it runs.
@@ -1563,20 +1574,18 @@ pub(crate) fn known(name: &str) -> bool {
 /// The first model naming `name`, through an index built once (every command a line runs
 /// looks its program up): every name with its model's position, sorted by name.
 fn find_model(name: &str) -> Option<&'static Model> {
-    static INDEX: std::sync::OnceLock<Vec<(&'static str, usize)>> = std::sync::OnceLock::new();
+    static INDEX: std::sync::OnceLock<std::collections::HashMap<&'static str, usize>> = std::sync::OnceLock::new();
     let index = INDEX.get_or_init(|| {
-        let mut index: Vec<(&'static str, usize)> = MODELS
-            .iter()
-            .enumerate()
-            .flat_map(|(position, model)| model.names.iter().map(move |name| (*name, position)))
-            .collect();
-        // The first model that names a program is the one a scan would find.
-        index.sort();
-        index.dedup_by_key(|(name, _)| *name);
+        let mut index = std::collections::HashMap::new();
+        for (position, model) in MODELS.iter().enumerate() {
+            for name in model.names {
+                // The first model that names a program is the one a scan would find.
+                index.entry(*name).or_insert(position);
+            }
+        }
         index
     });
-    let found = index.binary_search_by(|(candidate, _)| (*candidate).cmp(name)).ok()?;
-    index.get(found).and_then(|(_, position)| MODELS.get(*position))
+    index.get(name).and_then(|position| MODELS.get(*position))
 }
 
 /// The verdict for a program the analysis knows by `name` (its base name).
@@ -1608,7 +1617,7 @@ pub(crate) fn model_for(name: &str, args: &[Arg]) -> Verdict {
         return verdict;
     }
     for opt in &parsed.opts {
-        if model.opaque.contains(&opt.name.as_str()) {
+        if model.opaque.contains(&&*opt.name) {
             verdict.opaque(format!("`{name} {}` runs a program the analysis cannot see", opt.name));
         }
         if let Some((_, role)) = model.files.iter().find(|(option, _)| *option == opt.name)
@@ -1649,12 +1658,12 @@ fn push_role(verdict: &mut Verdict, arg: &Arg, role: Role, tree: bool) {
     match role {
         Role::None => {}
         Role::Read => {
-            if arg.literal().as_deref() != Some("-") {
+            if !arg.is_literal("-") {
                 verdict.effect(arg, Access::Read, tree);
             }
         }
         Role::Write => {
-            if arg.literal().as_deref() != Some("-") {
+            if !arg.is_literal("-") {
                 verdict.effect(arg, Access::Write, tree);
             }
         }
@@ -1996,7 +2005,7 @@ fn tar(ctx: &Ctx<'_>, verdict: &mut Verdict) {
         "--rmt-command",
     ];
     for opt in &parsed.opts {
-        if opaque.contains(&opt.name.as_str()) {
+        if opaque.contains(&&*opt.name) {
             verdict.opaque(format!("`tar {}` runs a program", opt.name));
         }
     }
@@ -2076,7 +2085,7 @@ fn find(ctx: &Ctx<'_>, verdict: &mut Verdict) {
     let args = ctx.args;
     let mut index = 0;
     while let Some(text) = args.get(index).and_then(Arg::literal) {
-        match text.as_str() {
+        match &*text {
             "-H" | "-L" | "-P" => index += 1,
             "-D" => index += 2,
             t if t.starts_with("-O") || (t.starts_with("-D") && t.len() > 2) => index += 1,
@@ -2210,7 +2219,7 @@ fn find(ctx: &Ctx<'_>, verdict: &mut Verdict) {
             return;
         };
         index += 1;
-        match text.as_str() {
+        match &*text {
             t if flags.contains(&t) => {}
             t if one_value.contains(&t) => index += 1,
             t if file_value.contains(&t) || t.starts_with("-newer") => {
@@ -2301,12 +2310,12 @@ fn xargs(ctx: &Ctx<'_>, verdict: &mut Verdict) {
         .parsed
         .opts
         .iter()
-        .find(|opt| matches!(opt.name.as_str(), "-I" | "-i" | "--replace"))
+        .find(|opt| matches!(&*opt.name, "-I" | "-i" | "--replace"))
         .map(|opt| {
             opt.value
                 .as_ref()
                 .and_then(Arg::literal)
-                .unwrap_or_else(|| "{}".to_string())
+                .map_or_else(|| "{}".to_string(), Cow::into_owned)
         });
     let rest: Vec<Arg> = ctx.args[ctx.parsed.rest.min(ctx.args.len())..].to_vec();
     let command = if rest.is_empty() { vec![Arg::text("echo")] } else { rest };
@@ -2551,7 +2560,7 @@ fn wrapper(ctx: &Ctx<'_>, verdict: &mut Verdict) {
     }
     if ctx.name == "flock" && parsed.has(&["-c", "--command"]) {
         match parsed.values(&["-c", "--command"]).next().and_then(Arg::literal) {
-            Some(script) => verdict.scripts.push(script),
+            Some(script) => verdict.scripts.push(script.into_owned()),
             None => verdict.opaque("`flock -c` with a command only known when it runs"),
         }
         return;
@@ -2613,12 +2622,12 @@ fn shell(ctx: &Ctx<'_>, verdict: &mut Verdict) {
             break;
         }
         if text.starts_with("--") {
-            if matches!(text.as_str(), "--rcfile" | "--init-file") {
+            if matches!(&*text, "--rcfile" | "--init-file") {
                 verdict.opaque(format!("`{} {text}` runs a file", ctx.name));
                 return;
             }
             if !matches!(
-                text.as_str(),
+                &*text,
                 "--norc"
                     | "--noprofile"
                     | "--login"
@@ -2643,7 +2652,7 @@ fn shell(ctx: &Ctx<'_>, verdict: &mut Verdict) {
                     | 'm' => {}
                     'o' | 'O' => {
                         let option = args.get(index + 1).and_then(Arg::literal).unwrap_or_default();
-                        if !matches!(option.as_str(), "pipefail" | "errexit" | "nounset" | "xtrace") {
+                        if !matches!(&*option, "pipefail" | "errexit" | "nounset" | "xtrace") {
                             verdict.opaque(format!("`{} -{c} {option}` changes how the script is read", ctx.name));
                             return;
                         }
@@ -2672,7 +2681,7 @@ fn shell(ctx: &Ctx<'_>, verdict: &mut Verdict) {
     }
     if command {
         match args.get(index).map(Arg::literal) {
-            Some(Some(script)) => verdict.scripts.push(script),
+            Some(Some(script)) => verdict.scripts.push(script.into_owned()),
             Some(None) => verdict.opaque(format!("`{} -c` with a script only known when it runs", ctx.name)),
             None => verdict.opaque(format!("`{} -c` without a script", ctx.name)),
         }
@@ -2764,7 +2773,7 @@ fn interpreter(ctx: &Ctx<'_>, verdict: &mut Verdict) {
             return;
         }
         if ctx.name == "deno" || ctx.name == "bun" {
-            if matches!(text.as_str(), "eval" | "repl") {
+            if matches!(&*text, "eval" | "repl") {
                 verdict.opaque(format!("`{} {text}` runs code given inline", ctx.name));
                 return;
             }
@@ -2772,7 +2781,7 @@ fn interpreter(ctx: &Ctx<'_>, verdict: &mut Verdict) {
             return;
         }
         if text.starts_with('-') {
-            if with_value.contains(&text.as_str()) {
+            if with_value.contains(&&*text) {
                 if text == "-m" {
                     // `python -m module`: the module's code, like a script file.
                     return;
@@ -3248,7 +3257,10 @@ fn ssh(ctx: &Ctx<'_>, verdict: &mut Verdict) {
             let value = if text.len() > 2 {
                 head(arg)[2..].to_string()
             } else {
-                args.get(index + 1).and_then(Arg::literal).unwrap_or_default()
+                args.get(index + 1)
+                    .and_then(Arg::literal)
+                    .map(Cow::into_owned)
+                    .unwrap_or_default()
             };
             let lower = value.to_ascii_lowercase();
             if !option("-o")
@@ -3383,7 +3395,7 @@ fn global_options(ctx: &Ctx<'_>, verdict: &mut Verdict) {
         }
         let (name, attached) = match text.split_once('=') {
             Some((name, _)) if name.starts_with("--") => (name.to_string(), true),
-            _ => (text.clone(), false),
+            _ => (text.to_string(), false),
         };
         if flags.contains(&name.as_str()) {
             stripped = true;
@@ -3517,7 +3529,8 @@ fn strip_forms(ctx: &Ctx<'_>, verdict: &mut Verdict, options: &[&str], with_valu
 fn sed(ctx: &Ctx<'_>, verdict: &mut Verdict) {
     let in_place = ctx.parsed.has(&["-i", "--in-place"]);
     let sandbox = ctx.parsed.has(&["--sandbox"]);
-    let mut scripts: Vec<Option<String>> = ctx.parsed.values(&["-e", "--expression"]).map(Arg::literal).collect();
+    let mut scripts: Vec<Option<Cow<'_, str>>> =
+        ctx.parsed.values(&["-e", "--expression"]).map(Arg::literal).collect();
     if ctx.parsed.has(&["-f", "--file"]) {
         verdict.opaque("`sed -f` runs a script file the analysis cannot see");
     }
@@ -3808,7 +3821,7 @@ fn awk(ctx: &Ctx<'_>, verdict: &mut Verdict) {
         verdict.opaque("`awk` runs a program file or extension the analysis cannot see");
         return;
     }
-    let inline: Vec<Option<String>> = ctx.parsed.values(&["-e", "--source"]).map(Arg::literal).collect();
+    let inline: Vec<Option<Cow<'_, str>>> = ctx.parsed.values(&["-e", "--source"]).map(Arg::literal).collect();
     let (programs, skip) = if inline.is_empty() {
         (vec![ctx.operand(0).and_then(Arg::literal)], 1)
     } else {
@@ -3915,7 +3928,7 @@ fn git(ctx: &Ctx<'_>, verdict: &mut Verdict) {
         }
         let (name, attached) = match text.split_once('=') {
             Some((name, _)) if name.starts_with("--") => (name.to_string(), true),
-            _ => (text.clone(), false),
+            _ => (text.to_string(), false),
         };
         let value = |offset: usize| -> Option<Arg> {
             if attached {
@@ -3932,7 +3945,7 @@ fn git(ctx: &Ctx<'_>, verdict: &mut Verdict) {
                 index += 2;
             }
             "-c" => {
-                let Some(setting) = value(1).and_then(|arg| arg.literal()) else {
+                let Some(setting) = value(1).and_then(|arg| arg.literal().map(Cow::into_owned)) else {
                     verdict.opaque("`git -c` with a setting only known when it runs");
                     return;
                 };
@@ -3995,7 +4008,7 @@ fn git(ctx: &Ctx<'_>, verdict: &mut Verdict) {
     let rest = &args[index + 1..];
     for (i, arg) in rest.iter().enumerate() {
         let Some(text) = arg.literal() else {
-            if arg.maybe_option() && !matches!(sub.as_str(), "commit" | "tag") {
+            if arg.maybe_option() && !matches!(&*sub, "commit" | "tag") {
                 verdict.opaque(format!("`git {sub}` with an option only known when it runs"));
                 return;
             }
@@ -4009,7 +4022,7 @@ fn git(ctx: &Ctx<'_>, verdict: &mut Verdict) {
         match name {
             "--output" | "-o"
                 if matches!(
-                    sub.as_str(),
+                    &*sub,
                     "log"
                         | "show"
                         | "diff"
@@ -4033,12 +4046,12 @@ fn git(ctx: &Ctx<'_>, verdict: &mut Verdict) {
                     verdict.effect(&value, Access::Write, tree);
                 }
             }
-            "--exec" | "-x" if matches!(sub.as_str(), "rebase" | "archive") || name == "--exec" => {
+            "--exec" | "-x" if matches!(&*sub, "rebase" | "archive") || name == "--exec" => {
                 verdict.opaque(format!("`git {sub} {name}` runs a command"));
                 return;
             }
             "--upload-pack" | "--receive-pack" | "-u"
-                if name != "-u" || matches!(sub.as_str(), "fetch" | "pull" | "clone" | "ls-remote" | "archive") =>
+                if name != "-u" || matches!(&*sub, "fetch" | "pull" | "clone" | "ls-remote" | "archive") =>
             {
                 verdict.opaque(format!("`git {sub} {name}` runs a program"));
                 return;
@@ -4050,7 +4063,7 @@ fn git(ctx: &Ctx<'_>, verdict: &mut Verdict) {
             _ => {}
         }
     }
-    match sub.as_str() {
+    match &*sub {
         "config" => {
             let operands: Vec<&Arg> = rest.iter().filter(|arg| !head(arg).starts_with('-')).collect();
             let writes = rest.iter().any(|arg| {
@@ -4123,7 +4136,7 @@ fn git(ctx: &Ctx<'_>, verdict: &mut Verdict) {
                 }
                 let looks = after_dashes || text.contains('/') || text.starts_with('.') || text.contains('*');
                 if looks {
-                    let access = if matches!(sub.as_str(), "checkout" | "restore" | "rm") {
+                    let access = if matches!(&*sub, "checkout" | "restore" | "rm") {
                         Access::Write
                     } else {
                         Access::Read
@@ -4203,7 +4216,7 @@ mod tests {
             &spec,
             &args(&["-rne", "pat", "file", "--reg=x", "--fi", "f2", "--", "-e"]),
         );
-        let names: Vec<&str> = parsed.opts.iter().map(|o| o.name.as_str()).collect();
+        let names: Vec<&str> = parsed.opts.iter().map(|o| &*o.name).collect();
         assert_eq!(names, ["-r", "-n", "-e", "--regexp", "--file"]);
         assert_eq!(
             parsed.opts[2].value.as_ref().and_then(Arg::literal).as_deref(),

@@ -200,13 +200,12 @@ pub enum Target {
     HereDoc(Word),
 }
 
-/// A word: its parts in order, and its source text.
+/// A word: its parts in order. (Its source text is only looked at while parsing, so the
+/// tree does not keep a copy of it per word.)
 #[derive(Clone, Debug, Default)]
 pub struct Word {
     /// The parts.
     pub parts: Vec<Part>,
-    /// The source text.
-    pub text: String,
 }
 
 /// A piece of a word.
@@ -311,6 +310,7 @@ pub fn parse_each(source: &str, each: &mut dyn FnMut(List)) -> Result<(), Stop> 
         depth: 0,
         pending: Vec::new(),
         docs: Vec::new(),
+        filled: 0,
         outer_pending: false,
     };
     let mut list = parser.parse_list_into(false, Some(each))?;
@@ -335,6 +335,9 @@ struct Parser {
     pending: Vec<PendingDoc>,
     /// Bodies read so far, by slot; redirects hold their slot until `fill_docs`.
     docs: Vec<Option<Word>>,
+    /// How many slots of `docs` existed at the last `fill_docs`: a piece parsed after it
+    /// holds a placeholder only if a slot was added since.
+    filled: usize,
     /// True while parsing a substitution on a line whose here-documents are still unread.
     outer_pending: bool,
 }
@@ -588,8 +591,14 @@ impl Parser {
         match self.peek() {
             None | Some(b')') => true,
             Some(b';') => matches!(self.peek_at(1), Some(b';' | b'&')),
-            _ => RESERVED_END.iter().any(|word| self.at_word(word)),
+            _ => self.at_reserved_end(),
         }
+    }
+
+    /// Whether the next token is one of [`RESERVED_END`] (the first byte is checked once
+    /// before the words are: most tokens start with none of theirs).
+    fn at_reserved_end(&self) -> bool {
+        matches!(self.peek(), Some(b't' | b'e' | b'f' | b'd' | b'}')) && RESERVED_END.iter().any(|word| self.at_word(word))
     }
 
     // --- lists -----------------------------------------------------------------------
@@ -757,10 +766,8 @@ impl Parser {
         if self.at_word("select") {
             return stop("`select`");
         }
-        for word in RESERVED_END {
-            if self.at_word(word) {
-                return Err(self.unexpected());
-            }
+        if self.at_reserved_end() {
+            return Err(self.unexpected());
         }
         if self.peek() == Some(b'(') && self.peek_at(1) == Some(b'(') {
             return stop("an arithmetic command `(( ))`");
@@ -770,6 +777,10 @@ impl Parser {
 
     /// A compound command, if one starts here.
     fn parse_compound(&mut self) -> Parsed<Option<Compound>> {
+        // Every compound command starts with one of these bytes.
+        if !matches!(self.peek(), Some(b'(' | b'{' | b'i' | b'w' | b'u' | b'f' | b'c' | b'[')) {
+            return Ok(None);
+        }
         if self.peek() == Some(b'(') {
             if self.peek_at(1) == Some(b'(') {
                 return stop("an arithmetic command `(( ))`");
@@ -1053,9 +1064,10 @@ impl Parser {
                 .and_then(Word::plain)
                 .is_some_and(|name| matches!(name, "declare" | "typeset" | "local" | "export" | "readonly"));
             let assign_ok = simple.words.is_empty() || declaration;
+            let word_start = self.pos;
             let word = self.lex_word(assign_ok)?;
             if simple.words.is_empty() {
-                if let Some(assign) = as_assignment(&word)? {
+                if let Some(assign) = as_assignment(&word, &self.src[word_start.min(self.pos)..self.pos])? {
                     simple.assigns.push(assign);
                     continue;
                 }
@@ -1146,6 +1158,7 @@ impl Parser {
         if Self::is_delimiter(self.peek()) {
             return Err(self.unexpected());
         }
+        let word_start = self.pos;
         let word = self.lex_word(false)?;
         let op = match op {
             RedirOp::Dup => {
@@ -1155,7 +1168,7 @@ impl Parser {
                 });
                 if is_fd {
                     RedirOp::Dup
-                } else if fd.is_none() && !dup_in && word.text.starts_with(|c: char| c != '-') {
+                } else if fd.is_none() && !dup_in && self.src.get(word_start).is_some_and(|b| *b != b'-') {
                     // `>&file` is `&>file` when the word is not a number.
                     RedirOp::OutErr
                 } else {
@@ -1203,8 +1216,10 @@ impl Parser {
             fd,
             op: RedirOp::HereDoc,
             target: Target::HereDoc(Word {
-                parts: Vec::new(),
-                text: format!("\u{0}{slot}"),
+                parts: vec![Part::Lit {
+                    text: format!("\u{0}{slot}"),
+                    quoted: true,
+                }],
             }),
         })
     }
@@ -1271,14 +1286,10 @@ impl Parser {
             let text = String::from_utf8(body).map_err(|_| Stop("text that is not UTF-8".into()))?;
             let word = if doc.quoted {
                 Word {
-                    parts: vec![Part::Lit {
-                        text: text.clone(),
-                        quoted: true,
-                    }],
-                    text,
+                    parts: vec![Part::Lit { text, quoted: true }],
                 }
             } else {
-                self.nested(text.clone(), false, |parser| parser.heredoc_body())?
+                self.nested(text, false, |parser| parser.heredoc_body())?
             };
             if let Some(slot) = self.docs.get_mut(doc.slot) {
                 *slot = Some(word);
@@ -1289,7 +1300,6 @@ impl Parser {
 
     /// The body of an unquoted here-document: like double quotes, but `"` is literal.
     fn heredoc_body(&mut self) -> Parsed<Word> {
-        let start = self.pos;
         let mut builder = Builder::default();
         while let Some(c) = self.peek() {
             match c {
@@ -1323,7 +1333,6 @@ impl Parser {
         }
         Ok(Word {
             parts: builder.finish()?,
-            text: self.text_from(start),
         })
     }
 
@@ -1354,6 +1363,10 @@ impl Parser {
 
     /// Replaces here-document placeholders by their bodies.
     fn fill_docs(&mut self, list: &mut List) -> Parsed<()> {
+        if self.docs.len() == self.filled {
+            return Ok(());
+        }
+        self.filled = self.docs.len();
         let docs = &mut self.docs;
         fill_list(list, docs)
     }
@@ -1362,7 +1375,6 @@ impl Parser {
 
     /// One word; `assign_ok` allows `NAME=( … )`.
     fn lex_word(&mut self, assign_ok: bool) -> Parsed<Word> {
-        let start = self.pos;
         let mut builder = Builder::default();
         while let Some(c) = self.peek() {
             match c {
@@ -1470,7 +1482,6 @@ impl Parser {
         }
         Ok(Word {
             parts: builder.finish()?,
-            text: self.text_from(start),
         })
     }
 
@@ -1799,7 +1810,6 @@ impl Parser {
 
     /// The word inside `${x<op>…}`, up to `}` (or `/` when `slash`).
     fn brace_word(&mut self, quoted: bool, slash: bool) -> Parsed<Word> {
-        let start = self.pos;
         let mut builder = Builder::default();
         loop {
             match self.peek() {
@@ -1845,7 +1855,6 @@ impl Parser {
         }
         Ok(Word {
             parts: builder.finish()?,
-            text: self.text_from(start),
         })
     }
 
@@ -2012,8 +2021,8 @@ fn array_prefix(builder: &Builder) -> bool {
 }
 
 /// `NAME=value`, `NAME+=value`, `NAME=( … )` when the word is one (the name and `=`
-/// unquoted); a subscripted assignment stops the parse.
-fn as_assignment(word: &Word) -> Parsed<Option<Assign>> {
+/// unquoted); a subscripted assignment stops the parse. `source` is the word's source text.
+fn as_assignment(word: &Word, source: &[u8]) -> Parsed<Option<Assign>> {
     let Some(Part::Lit { text, quoted: false }) = word.parts.first() else {
         return Ok(None);
     };
@@ -2025,7 +2034,7 @@ fn as_assignment(word: &Word) -> Parsed<Option<Assign>> {
     if rest.starts_with('[') {
         // `a[i]=v` evaluates `i` as arithmetic; a word that only looks like it (`a[b]`
         // as a command) has no `]=`.
-        if word.text.contains("]=") || word.text.contains("]+=") {
+        if source.windows(2).any(|pair| pair == b"]=") || source.windows(3).any(|triple| triple == b"]+=") {
             return stop("an assignment to an array element (its subscript is evaluated)");
         }
         return Ok(None);
@@ -2057,18 +2066,19 @@ fn as_assignment(word: &Word) -> Parsed<Option<Assign>> {
     if parts.iter().any(|part| matches!(part, Part::Array(_))) {
         return stop("an array assignment the analysis does not parse");
     }
-    let eq = word.text.find('=').map_or(0, |i| i + 1);
     Ok(Some(Assign {
         name,
-        value: AssignValue::Scalar(Word {
-            parts,
-            text: word.text.get(eq..).unwrap_or("").to_string(),
-        }),
+        value: AssignValue::Scalar(Word { parts }),
     }))
 }
 
+/// The slot of a here-document placeholder: a word that is one quoted literal starting
+/// with NUL, which no word of the line can be (the parser refuses NUL bytes).
 fn doc_slot(word: &Word) -> Option<usize> {
-    word.text.strip_prefix('\u{0}').and_then(|slot| slot.parse().ok())
+    match word.parts.as_slice() {
+        [Part::Lit { text, quoted: true }] => text.strip_prefix('\u{0}').and_then(|slot| slot.parse().ok()),
+        _ => None,
+    }
 }
 
 fn fill_list(list: &mut List, docs: &mut Vec<Option<Word>>) -> Parsed<()> {
