@@ -221,6 +221,7 @@ fn analyze_now(command: &str, env: &Env) -> Analysis {
         scripts: 0,
         parsed_scripts: HashMap::new(),
         parsed_bytes: 0,
+        display: String::new(),
     };
     let state = State {
         cwd: Cwd::Known(Rc::new(vec![String::new()])),
@@ -418,7 +419,9 @@ impl Out {
     }
 
     fn path(&mut self, kind: u8, path: PathRef) {
-        if self.is_new_path(kind, path.base.as_deref(), path.tree, |key| key.push_str(&path.display())) {
+        if self.is_new_path(kind, path.base.as_deref(), path.tree, |key| {
+            key.push_str(&path.display())
+        }) {
             self.push_path(kind, path);
         }
     }
@@ -600,6 +603,8 @@ struct Walker<'a> {
     parsed_scripts: HashMap<String, Rc<List>>,
     /// The bytes of text in `parsed_scripts`.
     parsed_bytes: usize,
+    /// Where `emit` builds a command's display (kept for the next command).
+    display: String,
 }
 
 /// Names that, assigned anywhere in a line, change what later commands run or read.
@@ -2121,6 +2126,12 @@ impl<'a> Walker<'a> {
     fn words_display(args: &[Arg], absent: &[usize]) -> String {
         let size = args.iter().map(|arg| arg.field.display_len() + 1).sum();
         let mut out = String::with_capacity(size);
+        Self::push_words_display(args, absent, &mut out);
+        out
+    }
+
+    /// Appends [`Self::words_display`] of the words to `out`.
+    fn push_words_display(args: &[Arg], absent: &[usize], out: &mut String) {
         let mut first = true;
         for (index, arg) in args.iter().enumerate() {
             if absent.contains(&index) {
@@ -2130,9 +2141,8 @@ impl<'a> Walker<'a> {
                 out.push(' ');
             }
             first = false;
-            arg.field.push_display(&mut out);
+            arg.field.push_display(out);
         }
-        out
     }
 
     /// Emits the parts of a command: its words (every way its vanishing words may go), its
@@ -2140,6 +2150,16 @@ impl<'a> Walker<'a> {
     /// built again: the first one stands.
     fn emit(&mut self, cmd: &Cmd, code: Option<String>) {
         let vanishing = Self::vanishing(&cmd.args);
+        // Built where the last command's display was (a repeated command, the common case,
+        // then allocates nothing here).
+        let mut display = std::mem::take(&mut self.display);
+        display.clear();
+        Self::push_words_display(&cmd.args, &[], &mut display);
+        self.emit_parts(cmd, code, &vanishing, &display);
+        self.display = display;
+    }
+
+    fn emit_parts(&mut self, cmd: &Cmd, code: Option<String>, vanishing: &[usize], display: &str) {
         // The words as they are first, then each way the vanishing ones may go (no list is
         // built when none may).
         let none_absent: Vec<usize> = Vec::new();
@@ -2156,7 +2176,6 @@ impl<'a> Walker<'a> {
                 );
             }
         }
-        let display = Self::words_display(&cmd.args, &[]);
         let raw = cmd.raw.filter(|raw| *raw != display);
         let plain = cmd
             .args
@@ -2178,7 +2197,7 @@ impl<'a> Walker<'a> {
             });
         // The save pattern and the reason are only needed by a part that is new.
         let needed = vanishing.len() > 3
-            || !self.out.has_plain(&display)
+            || !self.out.has_plain(display)
             || raw.is_some_and(|raw| !self.out.has_plain(raw))
             || plain.is_some();
         if !needed && vanished.is_empty() {
@@ -2218,7 +2237,7 @@ impl<'a> Walker<'a> {
             });
         }
         for (index, absent) in std::iter::once(&none_absent).chain(&vanished).enumerate() {
-            if index == 0 && self.out.has_plain(&display) {
+            if index == 0 && self.out.has_plain(display) {
                 continue;
             }
             if index > 0 && self.out.has_plain(&Self::words_display(&cmd.args, absent)) {

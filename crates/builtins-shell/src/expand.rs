@@ -313,6 +313,11 @@ fn tokens(word: &Word) -> Vec<Tok<'_>> {
 /// line are like this; they skip the character-by-character walk below (which would give
 /// the same one field).
 pub(crate) fn plain_text(word: &Word) -> Option<String> {
+    let active = |text: &str| text.bytes().any(|b| matches!(b, b'{' | b'~' | b'*' | b'?' | b'['));
+    // One literal part (most words): its text as it is.
+    if let [Part::Lit { text, quoted }] = word.parts.as_slice() {
+        return (!text.is_empty() && (*quoted || !active(text))).then(|| text.clone());
+    }
     let size = word
         .parts
         .iter()
@@ -325,7 +330,7 @@ pub(crate) fn plain_text(word: &Word) -> Option<String> {
     for part in &word.parts {
         match part {
             Part::Lit { text, quoted } => {
-                if !quoted && text.contains(['{', '~', '*', '?', '[']) {
+                if !quoted && active(text) {
                     return None;
                 }
                 out.push_str(text);

@@ -1574,9 +1574,10 @@ pub(crate) fn known(name: &str) -> bool {
 /// The first model naming `name`, through an index built once (every command a line runs
 /// looks its program up): every name with its model's position, sorted by name.
 fn find_model(name: &str) -> Option<&'static Model> {
-    static INDEX: std::sync::OnceLock<std::collections::HashMap<&'static str, usize>> = std::sync::OnceLock::new();
+    type Index = std::collections::HashMap<&'static str, usize, std::hash::BuildHasherDefault<Fnv>>;
+    static INDEX: std::sync::OnceLock<Index> = std::sync::OnceLock::new();
     let index = INDEX.get_or_init(|| {
-        let mut index = std::collections::HashMap::new();
+        let mut index = Index::default();
         for (position, model) in MODELS.iter().enumerate() {
             for name in model.names {
                 // The first model that names a program is the one a scan would find.
@@ -1586,6 +1587,26 @@ fn find_model(name: &str) -> Option<&'static Model> {
         index
     });
     index.get(name).and_then(|position| MODELS.get(*position))
+}
+
+/// FNV-1a: a fast hash for the fixed table of program names. The keys are the table's own,
+/// so a line cannot fill it with colliding names (what a keyed hash guards against).
+#[derive(Default)]
+struct Fnv(u64);
+
+impl std::hash::Hasher for Fnv {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        let mut hash = if self.0 == 0 { 0xcbf2_9ce4_8422_2325 } else { self.0 };
+        for byte in bytes {
+            hash ^= u64::from(*byte);
+            hash = hash.wrapping_mul(0x0100_0000_01b3);
+        }
+        self.0 = hash;
+    }
 }
 
 /// The verdict for a program the analysis knows by `name` (its base name).
@@ -3529,8 +3550,7 @@ fn strip_forms(ctx: &Ctx<'_>, verdict: &mut Verdict, options: &[&str], with_valu
 fn sed(ctx: &Ctx<'_>, verdict: &mut Verdict) {
     let in_place = ctx.parsed.has(&["-i", "--in-place"]);
     let sandbox = ctx.parsed.has(&["--sandbox"]);
-    let mut scripts: Vec<Option<Cow<'_, str>>> =
-        ctx.parsed.values(&["-e", "--expression"]).map(Arg::literal).collect();
+    let mut scripts: Vec<Option<Cow<'_, str>>> = ctx.parsed.values(&["-e", "--expression"]).map(Arg::literal).collect();
     if ctx.parsed.has(&["-f", "--file"]) {
         verdict.opaque("`sed -f` runs a script file the analysis cannot see");
     }

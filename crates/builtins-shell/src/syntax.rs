@@ -383,7 +383,7 @@ impl Builder {
     fn mark_quoted_empty(&mut self) -> Parsed<()> {
         if self.lit.is_empty() && !self.parts.iter().any(|p| matches!(p, Part::Lit { quoted: true, .. })) {
             self.flush()?;
-            self.parts.push(Part::Lit {
+            self.push_part(Part::Lit {
                 text: String::new(),
                 quoted: true,
             });
@@ -399,18 +399,27 @@ impl Builder {
         let text = String::from_utf8(bytes).map_err(|_| Stop("text that is not UTF-8".into()))?;
         match self.parts.last_mut() {
             Some(Part::Lit { text: last, quoted }) if *quoted == self.quoted => last.push_str(&text),
-            _ => self.parts.push(Part::Lit {
-                text,
-                quoted: self.quoted,
-            }),
+            _ => {
+                let quoted = self.quoted;
+                self.push_part(Part::Lit { text, quoted });
+            }
         }
         Ok(())
     }
 
     fn part(&mut self, part: Part) -> Parsed<()> {
         self.flush()?;
-        self.parts.push(part);
+        self.push_part(part);
         Ok(())
+    }
+
+    /// Most words are one part: the first gets room for itself only (a small block,
+    /// cheap to free among the many a line's tree releases at once).
+    fn push_part(&mut self, part: Part) {
+        if self.parts.capacity() == 0 {
+            self.parts.reserve_exact(1);
+        }
+        self.parts.push(part);
     }
 
     fn finish(mut self) -> Parsed<Vec<Part>> {
@@ -470,14 +479,18 @@ impl Parser {
     }
 
     fn eat(&mut self, text: &str) -> bool {
-        let bytes = text.as_bytes();
-        for (i, b) in bytes.iter().enumerate() {
-            if self.peek_at(i) != Some(*b) {
+        // One pass: each byte where `peek_at(i)` reads it; consumed as `bump` would.
+        let mut p = self.cont(self.pos);
+        for (i, b) in text.as_bytes().iter().enumerate() {
+            if i > 0 {
+                p = self.cont(p + 1);
+            }
+            if self.src.get(p) != Some(b) {
                 return false;
             }
         }
-        for _ in 0..bytes.len() {
-            self.bump();
+        if !text.is_empty() {
+            self.pos = p + 1;
         }
         true
     }
@@ -598,7 +611,8 @@ impl Parser {
     /// Whether the next token is one of [`RESERVED_END`] (the first byte is checked once
     /// before the words are: most tokens start with none of theirs).
     fn at_reserved_end(&self) -> bool {
-        matches!(self.peek(), Some(b't' | b'e' | b'f' | b'd' | b'}')) && RESERVED_END.iter().any(|word| self.at_word(word))
+        matches!(self.peek(), Some(b't' | b'e' | b'f' | b'd' | b'}'))
+            && RESERVED_END.iter().any(|word| self.at_word(word))
     }
 
     // --- lists -----------------------------------------------------------------------
@@ -612,7 +626,11 @@ impl Parser {
     /// for a here-document's body, and the list returned holds the rest.
     fn parse_list_into(&mut self, nonempty: bool, mut sink: Option<&mut dyn FnMut(List)>) -> Parsed<List> {
         self.deeper()?;
-        let mut list = List::default();
+        // Room for one item: most lists, and the pieces handed to `sink`, hold one.
+        let one = || List {
+            items: Vec::with_capacity(1),
+        };
+        let mut list = one();
         loop {
             self.linebreak()?;
             if self.at_list_end() {
@@ -642,7 +660,7 @@ impl Parser {
             if let Some(sink) = sink.as_mut()
                 && self.pending.is_empty()
             {
-                let mut chunk = std::mem::take(&mut list);
+                let mut chunk = std::mem::replace(&mut list, one());
                 self.fill_docs(&mut chunk)?;
                 sink(chunk);
             }
@@ -699,7 +717,8 @@ impl Parser {
             }
         }
         self.skip_blanks();
-        let mut commands = Vec::new();
+        // Most pipelines are one command (see `Builder::push_part`).
+        let mut commands = Vec::with_capacity(1);
         let bare = matches!(self.peek(), None | Some(b';' | b'&' | b'\n' | b')')) || self.at_list_end();
         if timed && bare {
             return Ok(Pipeline { negated, commands });
@@ -1027,8 +1046,15 @@ impl Parser {
     fn parse_simple(&mut self, first: Option<(Word, usize)>) -> Parsed<Command> {
         let mut start = self.cont(self.pos);
         let mut simple = Simple::default();
+        // The command name is a declaration builtin (whose words may be array assignments).
+        let is_declaration = |word: &Word| {
+            word.plain()
+                .is_some_and(|name| matches!(name, "declare" | "typeset" | "local" | "export" | "readonly"))
+        };
+        let mut declaration = false;
         if let Some((first, first_start)) = first {
             start = first_start;
+            declaration = is_declaration(&first);
             simple.words.push(first);
         }
         loop {
@@ -1058,11 +1084,6 @@ impl Parser {
                 }
                 _ => {}
             }
-            let declaration = simple
-                .words
-                .first()
-                .and_then(Word::plain)
-                .is_some_and(|name| matches!(name, "declare" | "typeset" | "local" | "export" | "readonly"));
             let assign_ok = simple.words.is_empty() || declaration;
             let word_start = self.pos;
             let word = self.lex_word(assign_ok)?;
@@ -1074,6 +1095,7 @@ impl Parser {
                 if word.plain().is_some_and(|w| RESERVED_END.contains(&w) || w == "{") && simple.assigns.is_empty() {
                     return Err(self.unexpected());
                 }
+                declaration = is_declaration(&word);
             }
             simple.words.push(word);
         }
@@ -1088,6 +1110,10 @@ impl Parser {
     // --- redirections ---------------------------------------------------------------------
 
     fn at_redirect(&self) -> bool {
+        // Every redirection starts with one of these bytes.
+        if !matches!(self.peek(), Some(b'0'..=b'9' | b'<' | b'>' | b'&' | b'{')) {
+            return false;
+        }
         let mut i = 0;
         while self.peek_at(i).is_some_and(|c| c.is_ascii_digit()) {
             i += 1;
