@@ -398,7 +398,7 @@ struct Out {
     reads: Vec<PathRef>,
     writes: Vec<PathRef>,
     paths: Vec<PathRef>,
-    /// The paths so far, each as [`Out::path_key`] builds it.
+    /// The paths so far, each as [`Out::is_new_path`] keys it.
     seen_paths: HashSet<String>,
     /// Where the key of the path at hand is built (a repeat then costs no allocation).
     key: String,
