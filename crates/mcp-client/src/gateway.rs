@@ -213,11 +213,23 @@ struct View {
 
 struct Server {
     config: ServerConfig,
+    /// What the registered names of its tools start with (the sanitized server name and
+    /// `_`, as far as the name rule lets it into a name).
+    prefix: String,
     slot: tokio::sync::Mutex<Slot>,
     view: Mutex<View>,
     /// The calls in flight, newest last: an elicitation is put to the newest one's session.
     active: Mutex<Vec<(u64, Context)>>,
     generation: AtomicU64,
+}
+
+impl Server {
+    /// True when there is nothing to start: disabled, or a start was attempted (the
+    /// slot never goes back to idle; crashes are the calls' business). A slot busy with
+    /// a start counts as not tried: the caller waits for it.
+    fn tried(&self) -> bool {
+        !self.config.enabled || self.slot.try_lock().is_ok_and(|slot| !matches!(*slot, Slot::Idle))
+    }
 }
 
 struct Inner {
@@ -287,6 +299,11 @@ impl Gateway {
                     }),
                     ..View::default()
                 }),
+                prefix: {
+                    let prefix = format!("{}_", sanitize(&config.name));
+                    let cut = prefix.len().min(MAX_NAME - 9);
+                    prefix[..cut].to_string()
+                },
                 config,
                 slot: tokio::sync::Mutex::new(Slot::Idle),
                 active: Mutex::new(Vec::new()),
@@ -336,11 +353,7 @@ impl Gateway {
             .servers
             .iter()
             .enumerate()
-            .filter(|(_, server)| {
-                let prefix = format!("{}_", sanitize(&server.config.name));
-                let cut = prefix.len().min(MAX_NAME - 9);
-                name.starts_with(&prefix[..cut])
-            })
+            .filter(|(_, server)| name.starts_with(&server.prefix))
             .map(|(index, _)| index)
             .collect();
         self.inner.start(&wanted).await;
@@ -400,6 +413,17 @@ impl Inner {
     }
 
     async fn start(self: &Arc<Self>, wanted: &[usize]) {
+        // Every call asks first: servers tried already (up, or failed for good) are
+        // passed over without waiting on anything.
+        let wanted: Vec<usize> = wanted
+            .iter()
+            .copied()
+            .filter(|&index| !self.servers[index].tried())
+            .collect();
+        if wanted.is_empty() {
+            return;
+        }
+        let wanted = wanted.as_slice();
         let started = futures_util::future::join_all(wanted.iter().map(|&index| self.start_one(index))).await;
         // Registered in config order whatever order they came up in, so the same config
         // always gives contested names to the same server.
@@ -470,7 +494,7 @@ impl Inner {
                     };
                     child_slot = Some(child);
                     let service = handler
-                        .serve((stdout, stdin))
+                        .serve(crate::stdio::LineTransport::new(stdout, stdin))
                         .await
                         .map_err(|e| format!("initialize failed: {e}"))?;
                     (service, "stdio")

@@ -73,6 +73,7 @@ mod elicitation;
 mod gateway;
 mod names;
 mod sse;
+mod stdio;
 
 pub use config::{
     ConfigError, DEFAULT_REQUEST_TIMEOUT, DEFAULT_STARTUP_TIMEOUT, Entry, Launch, ServerConfig, entries, parse,

@@ -213,6 +213,12 @@ fn parse(bytes: &[u8]) -> Parsed {
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return Parsed::Nothing;
     }
+    // Well-formed messages (nearly all of them) are decoded once, straight from the
+    // bytes; only a line that fails is read again as a plain value to tell a parse error
+    // from an invalid request and to find its id.
+    if let Ok(message) = serde_json::from_slice::<RxJsonRpcMessage<RoleServer>>(bytes) {
+        return Parsed::Message(Box::new(message));
+    }
     let value: Value = match serde_json::from_slice(bytes) {
         Ok(value) => value,
         Err(failure) => {
