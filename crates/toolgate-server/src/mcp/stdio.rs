@@ -213,6 +213,9 @@ fn parse(bytes: &[u8]) -> Parsed {
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return Parsed::Nothing;
     }
+    if let Some(call) = call_request(bytes) {
+        return Parsed::Message(Box::new(call));
+    }
     // Well-formed messages (nearly all of them) are decoded once, straight from the
     // bytes; only a line that fails is read again as a plain value to tell a parse error
     // from an invalid request and to find its id.
@@ -241,6 +244,51 @@ fn parse(bytes: &[u8]) -> Parsed {
             ))
         }
     }
+}
+
+/// A member whose presence counts, whatever its value (`null` included).
+struct Present;
+
+impl<'de> serde::Deserialize<'de> for Present {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Present, D::Error> {
+        <IgnoredAny as serde::Deserialize>::deserialize(deserializer)?;
+        Ok(Present)
+    }
+}
+
+fn present<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Option<Present>, D::Error> {
+    <Present as serde::Deserialize>::deserialize(deserializer).map(Some)
+}
+
+/// A `tools/call` request as rmcp reads it, without trying every other request type
+/// first (rmcp's message is an untagged union: the request is matched against each
+/// kind of request in turn, and `tools/call` is the fourteenth).
+#[derive(serde::Deserialize)]
+struct CallRequest {
+    jsonrpc: rmcp::model::JsonRpcVersion2_0,
+    id: rmcp::model::RequestId,
+    /// A request has no `result` or `error` (rmcp refuses such a message).
+    #[serde(default, deserialize_with = "present")]
+    result: Option<Present>,
+    #[serde(default, deserialize_with = "present")]
+    error: Option<Present>,
+    /// `method` (which must be `tools/call`) and `params`, read by rmcp's own request.
+    #[serde(flatten)]
+    request: rmcp::model::CallToolRequest,
+}
+
+/// The message of a line holding a `tools/call` request; `None` for any other line,
+/// which goes the general way (and reads exactly as it did).
+fn call_request(bytes: &[u8]) -> Option<RxJsonRpcMessage<RoleServer>> {
+    let call: CallRequest = serde_json::from_slice(bytes).ok()?;
+    if call.result.is_some() || call.error.is_some() {
+        return None;
+    }
+    Some(rmcp::model::JsonRpcMessage::Request(rmcp::model::JsonRpcRequest {
+        jsonrpc: call.jsonrpc,
+        id: call.id,
+        request: rmcp::model::ClientRequest::CallToolRequest(call.request),
+    }))
 }
 
 /// The top-level `id` of a message whose start is `head`, when it comes before the
@@ -306,6 +354,38 @@ mod tests {
     #![allow(clippy::unwrap_used)]
 
     use super::*;
+
+    /// A `tools/call` reads as rmcp reads it (every field, `_meta` included), and what
+    /// rmcp refuses or reads as something else is left to the general way.
+    #[test]
+    fn tool_calls_read_as_rmcp_reads_them() {
+        let calls = [
+            r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"py_echo","arguments":{"text":"ping 1"}}}"#,
+            r#"{"method":"tools/call","params":{"_meta":{"progressToken":3},"name":"x","arguments":{"a":[1,{"b":null}]}},"jsonrpc":"2.0","id":"abc"}"#,
+            r#"{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"x"},"extra":true}"#,
+        ];
+        for line in calls {
+            let rmcp: RxJsonRpcMessage<RoleServer> = serde_json::from_slice(line.as_bytes()).unwrap();
+            let ours = call_request(line.as_bytes());
+            assert_eq!(format!("{ours:?}"), format!("{:?}", Some(rmcp)), "{line}");
+        }
+        let others = [
+            r#"{"jsonrpc":"2.0","id":9,"method":"tools/list","params":{}}"#,
+            r#"{"jsonrpc":"2.0","method":"tools/call","params":{"name":"x"}}"#,
+            r#"{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"x"},"result":null}"#,
+            r#"{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"x"},"error":{}}"#,
+            r#"{"jsonrpc":"1.0","id":12,"method":"tools/call","params":{"name":"x"}}"#,
+            r#"{"jsonrpc":"2.0","id":13,"method":"tools/call"}"#,
+        ];
+        for line in others {
+            assert!(call_request(line.as_bytes()).is_none(), "{line}");
+        }
+        // The ones rmcp refuses are still refused, with an answer (a call without
+        // `params` is not one: rmcp reads it as a custom request).
+        for line in &others[2..5] {
+            assert!(matches!(parse(line.as_bytes()), Parsed::Answer(_)), "{line}");
+        }
+    }
 
     #[test]
     fn ids_are_found_at_either_end_and_only_at_the_top() {
