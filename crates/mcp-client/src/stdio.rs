@@ -127,10 +127,7 @@ async fn write_line(output: &Output, line: &[u8]) -> std::io::Result<()> {
 impl<R: AsyncRead + Send + Unpin> rmcp::transport::Transport<RoleClient> for LineTransport<R> {
     type Error = std::io::Error;
 
-    fn send(
-        &mut self,
-        item: ClientJsonRpcMessage,
-    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+    fn send(&mut self, item: ClientJsonRpcMessage) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
         if let JsonRpcMessage::Request(request) = &item
             && matches!(request.request, ClientRequest::CallToolRequest(_))
         {
@@ -170,7 +167,11 @@ impl<R: AsyncRead + Send + Unpin> rmcp::transport::Transport<RoleClient> for Lin
             let mut line = std::mem::take(&mut self.line);
             line.pop();
             let trimmed = line.strip_suffix(b"\r").unwrap_or(&line);
-            let decoded = if trimmed.is_empty() { Ok(None) } else { self.decode(trimmed) };
+            let decoded = if trimmed.is_empty() {
+                Ok(None)
+            } else {
+                self.decode(trimmed)
+            };
             line.clear();
             self.line = line;
             match decoded {
