@@ -122,7 +122,26 @@ async fn read(services: &Services, input: ReadInput, ctx: &Context) -> Result<Re
         }
         return Err(ToolFailure::new(not_found(&target, &input.path)));
     }
+    // A small text file is read here: handing it to the blocking pool (a thread woken
+    // and the answer sent back) cost more than the read, a quarter of a served `read`.
+    if let Some(read) = read_file(&target, &shown, page, Weight::LightOnly) {
+        return read;
+    }
     blocking(move || read_path(&target, &shown, page)).await?
+}
+
+/// The most bytes a file may have to be read without the blocking pool (text only:
+/// media is decoded there whatever its size).
+const INLINE_READ_BYTES: u64 = 64 * 1024;
+
+/// Which reads [`read_file`] takes on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Weight {
+    /// Only a regular text file of at most [`INLINE_READ_BYTES`]: cheap enough to do on
+    /// an async worker.
+    LightOnly,
+    /// Anything.
+    Any,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -134,24 +153,58 @@ struct Page {
 }
 
 fn read_path(path: &Path, shown: &str, page: Page) -> Result<ReadOutput, ToolFailure> {
-    let meta = std::fs::metadata(path).map_err(|_| ToolFailure::new(failure(shown)))?;
+    read_file(path, shown, page, Weight::Any).unwrap_or_else(|| Err(ToolFailure::new(failure(shown))))
+}
+
+/// Reads `path` (a file or a directory). With [`Weight::LightOnly`], `None` when that
+/// would be more than a small text file (a directory, media, a larger file): the caller
+/// reads it off the async workers. With [`Weight::Any`], never `None`.
+fn read_file(path: &Path, shown: &str, page: Page, weight: Weight) -> Option<Result<ReadOutput, ToolFailure>> {
+    let light = weight == Weight::LightOnly;
+    let Ok(meta) = std::fs::metadata(path) else {
+        return Some(Err(ToolFailure::new(failure(shown))));
+    };
     if meta.is_dir() {
-        return read_directory(path, shown, page);
+        return (!light).then(|| read_directory(path, shown, page));
     }
     if !meta.is_file() {
-        return Err(ToolFailure::new(format!("Path is not a file: {shown}")));
+        return Some(Err(ToolFailure::new(format!("Path is not a file: {shown}"))));
+    }
+    if light && meta.len() > INLINE_READ_BYTES {
+        return None;
     }
     // Non-blocking, and checked again once open: a FIFO swapped in after the stat above
     // must not hang the call.
-    let file = std::fs::OpenOptions::new()
+    let Ok(file) = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags((rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::NOCTTY).bits() as i32)
         .open(path)
-        .map_err(|_| ToolFailure::new(failure(shown)))?;
-    let meta = file.metadata().map_err(|_| ToolFailure::new(failure(shown)))?;
+    else {
+        return Some(Err(ToolFailure::new(failure(shown))));
+    };
+    let Ok(meta) = file.metadata() else {
+        return Some(Err(ToolFailure::new(failure(shown))));
+    };
     if !meta.is_file() {
-        return Err(ToolFailure::new(format!("Path is not a file: {shown}")));
+        return Some(Err(ToolFailure::new(format!("Path is not a file: {shown}"))));
     }
+    // The file may have grown since the first look.
+    if light && meta.len() > INLINE_READ_BYTES {
+        return None;
+    }
+    read_open_file(path, file, &meta, shown, page, light)
+}
+
+/// The rest of [`read_file`], on an open regular file: `None` when `light` and the file
+/// is media.
+fn read_open_file(
+    path: &Path,
+    file: std::fs::File,
+    meta: &std::fs::Metadata,
+    shown: &str,
+    page: Page,
+    light: bool,
+) -> Option<Result<ReadOutput, ToolFailure>> {
     let mut head = vec![0u8; 64 * 1024];
     let mut filled = 0;
     while filled < head.len() {
@@ -159,31 +212,35 @@ fn read_path(path: &Path, shown: &str, page: Page) -> Result<ReadOutput, ToolFai
             Ok(0) => break,
             Ok(n) => filled += n,
             Err(error) if error.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(_) => return Err(ToolFailure::new(failure(shown))),
+            Err(_) => return Some(Err(ToolFailure::new(failure(shown)))),
         }
     }
     head.truncate(filled);
     if let Some(mime) = media_type(&head) {
+        if light {
+            // Decoding (an image may unpack to far more than its file) is not light.
+            return None;
+        }
         if meta.len() > MAX_MEDIA_BYTES {
-            return Err(ToolFailure::new(format!(
+            return Some(Err(ToolFailure::new(format!(
                 "Media exceeds {MAX_MEDIA_BYTES} byte ingestion limit: {shown}"
-            )));
+            ))));
         }
         // A PDF goes to the model as it is: one that cannot fit in an inline part is
         // refused here, before it is read, rather than by the output bound after.
         if mime == "application/pdf" && base64_len(meta.len() as usize) > MAX_IMAGE_BASE64 {
-            return Err(ToolFailure::new(format!(
+            return Some(Err(ToolFailure::new(format!(
                 "PDF exceeds the {MAX_PDF_BYTES} byte limit for an attachment ({MAX_IMAGE_BASE64} bytes as base64): {shown}"
-            )));
+            ))));
         }
         let mut bytes = Vec::with_capacity(meta.len() as usize);
-        (&file)
-            .read_to_end(&mut bytes)
-            .map_err(|_| ToolFailure::new(failure(shown)))?;
-        return media(shown, mime, bytes);
+        if (&file).read_to_end(&mut bytes).is_err() {
+            return Some(Err(ToolFailure::new(failure(shown))));
+        }
+        return Some(media(shown, mime, bytes));
     }
     if is_binary(path, &head) {
-        return Err(ToolFailure::new(format!("Cannot read binary file: {shown}")));
+        return Some(Err(ToolFailure::new(format!("Cannot read binary file: {shown}"))));
     }
     // Spec §5.2: a file of at most 50 KB read without offset or limit is not paged, so its
     // lines are not cut. More than 2000 lines are still split into pages (the spec leaves
@@ -195,8 +252,10 @@ fn read_path(path: &Path, shown: &str, page: Page) -> Result<ReadOutput, ToolFai
     // The kernel reads ahead further when told the file is read front to back.
     let _ = rustix::fs::fadvise(&file, 0, None, rustix::fs::Advice::Sequential);
     // 128 KiB: a buffer that stays in the L2 cache while it is counted. 1 MiB spilled to
-    // L3 and made skipping to the last page of a 1 GiB file ~30% slower.
-    read_lines(BufReader::with_capacity(128 * 1024, file), shown, page)
+    // L3 and made skipping to the last page of a 1 GiB file ~30% slower. A small file
+    // needs no more than itself (a file that grows meanwhile is still read whole).
+    let buffer = (meta.len() as usize).saturating_add(1).clamp(8 * 1024, 128 * 1024);
+    Some(read_lines(BufReader::with_capacity(buffer, file), shown, page))
 }
 
 fn media_type(head: &[u8]) -> Option<&'static str> {

@@ -323,3 +323,56 @@ async fn suggestions_are_spelled_as_the_path_was_given_and_listings_skip_special
     let listing = call(&read, json!({"path": "src"})).await.unwrap();
     assert_eq!(listing, "Read directory src, entries 1-1\nconfig.toml");
 }
+
+/// A small text file is read on the caller's task, so it is answered even while every
+/// blocking thread is taken (by reads of big files, say); a big file and a directory
+/// still go to the blocking threads and are answered once one is free.
+#[test]
+fn a_small_read_is_answered_while_the_blocking_threads_are_busy() {
+    let project = Project::new();
+    project.write("small.txt", "one line\n");
+    let big: String = (1..=20_000).map(|n| format!("line {n}\n")).collect();
+    project.write("big.txt", &big);
+    std::fs::create_dir(project.root().join("dir")).unwrap();
+    project.write("dir/inside.txt", "x\n");
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .max_blocking_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let read = read_tool(project.services());
+    runtime.block_on(async {
+        let (release, held) = std::sync::mpsc::channel::<()>();
+        let (started, running) = std::sync::mpsc::channel::<()>();
+        let blocker = tokio::task::spawn_blocking(move || {
+            let _ = started.send(());
+            let _ = held.recv();
+        });
+        // Precondition: the one blocking thread is taken.
+        running.recv().unwrap();
+        let small = tokio::time::timeout(
+            std::time::Duration::from_secs(10),
+            call(&read, json!({"path": "small.txt"})),
+        )
+        .await;
+        assert_eq!(
+            small.expect("the small read waited for a blocking thread").unwrap(),
+            "Read file small.txt, lines 1-1\n1: one line"
+        );
+        let big = tokio::spawn({
+            let read = read.clone();
+            async move { call(&read, json!({"path": "big.txt", "offset": 19_999})).await }
+        });
+        let dir = tokio::spawn({
+            let read = read.clone();
+            async move { call(&read, json!({"path": "dir"})).await }
+        });
+        release.send(()).unwrap();
+        blocker.await.unwrap();
+        let big = big.await.unwrap().unwrap();
+        assert!(big.ends_with("20000: line 20000"), "{big}");
+        let dir = dir.await.unwrap().unwrap();
+        assert!(dir.contains("inside.txt"), "{dir}");
+    });
+}
