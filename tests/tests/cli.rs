@@ -298,7 +298,12 @@ fn config_precedence_global_project_file_env() {
     );
     assert_eq!(bash_effect(&sandbox, "make", &[]), "allow", "project over global");
     assert_eq!(bash_effect(&sandbox, "npm test", &[]), "deny", "global still applies");
-    sandbox.write("extra.json", r#"{"permission": {"bash": {"npm *": "allow"}}}"#);
+    // `npm` and `go` also write their caches in the home (`external_directory`): allowed
+    // here, so the effect is the bash rule's.
+    sandbox.write(
+        "extra.json",
+        r#"{"permission": {"bash": {"npm *": "allow"}, "external_directory": "allow"}}"#,
+    );
     let extra = sandbox.root.path().join("extra.json");
     assert_eq!(
         bash_effect(&sandbox, "npm test", &["--config", extra.to_str().unwrap()]),
@@ -306,7 +311,10 @@ fn config_precedence_global_project_file_env() {
         "--config over project"
     );
     let mut command = sandbox.command(&["check", "bash", "go build", "--json"]);
-    command.env("TOOLGATE_PERMISSION", r#"{"bash": {"go *": "allow"}}"#);
+    command.env(
+        "TOOLGATE_PERMISSION",
+        r#"{"bash": {"go *": "allow"}, "external_directory": "allow"}"#,
+    );
     let output = command.output().unwrap();
     assert_eq!(
         json_of(&String::from_utf8_lossy(&output.stdout))["effect"],
@@ -316,6 +324,74 @@ fn config_precedence_global_project_file_env() {
     let (_, out, _) = sandbox.run(&["config"]);
     assert!(out.contains("config files:"), "{out}");
     assert!(out.contains("user config"), "{out}");
+}
+
+/// `check bash --json` of `command` with `HOME` at `home`: the effect and the
+/// `external_directory` resources asked.
+fn with_home(sandbox: &Sandbox, home: &std::path::Path, command: &str) -> (String, Vec<String>) {
+    let output = sandbox
+        .command(&["check", "bash", command, "--json"])
+        .env("HOME", home)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let json = json_of(&String::from_utf8_lossy(&output.stdout));
+    let external = json["also"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|request| request["action"] == "external_directory")
+        .flat_map(|request| request["resources"].as_array().cloned().unwrap_or_default())
+        .filter_map(|resource| resource["resource"].as_str().map(str::to_string))
+        .collect();
+    (json["effect"].as_str().unwrap().to_string(), external)
+}
+
+#[test]
+fn package_managers_ask_for_the_cache_they_write_in_the_home() {
+    // `npm run build` writes `~/.npm/_logs` even when the script does nothing (the shell
+    // oracle of #12 saw it): under `npm *: allow` that write is still asked.
+    let sandbox = Sandbox::new();
+    sandbox.write(
+        "project/toolgate.json",
+        r#"{"permission": {"bash": {"npm *": "allow", "cargo *": "allow"}}}"#,
+    );
+    let home = sandbox.root.path().join("home");
+    std::fs::create_dir(&home).unwrap();
+    let home = std::fs::canonicalize(&home).unwrap();
+    let h = home.display();
+    // No `~/.npm` yet: npm creates it, which writes the home itself.
+    assert_eq!(
+        with_home(&sandbox, &home, "npm run build"),
+        ("ask".to_string(), vec![format!("{h}/*")])
+    );
+    std::fs::create_dir(home.join(".npm")).unwrap();
+    assert_eq!(
+        with_home(&sandbox, &home, "npm run build"),
+        ("ask".to_string(), vec![format!("{h}/.npm/*")])
+    );
+    std::fs::create_dir(home.join(".cargo")).unwrap();
+    assert_eq!(
+        with_home(&sandbox, &home, "cargo build --release"),
+        ("ask".to_string(), vec![format!("{h}/.cargo/*")])
+    );
+    // A bare version query writes nothing.
+    assert_eq!(
+        with_home(&sandbox, &home, "npm --version"),
+        ("allow".to_string(), Vec::new())
+    );
+    // Moving the cache elsewhere is not modelled: asked as a whole.
+    let (effect, _) = with_home(&sandbox, &home, "npm_config_cache=/tmp/c npm run build");
+    assert_eq!(effect, "ask");
+    // Allowing the directory, as README says, ends the question.
+    sandbox.write(
+        "project/toolgate.json",
+        r#"{"permission": {"bash": {"npm *": "allow"}, "external_directory": {"~/.npm/*": "allow"}}}"#,
+    );
+    assert_eq!(
+        with_home(&sandbox, &home, "npm run build"),
+        ("allow".to_string(), vec![format!("{h}/.npm/*")])
+    );
 }
 
 #[test]

@@ -659,6 +659,11 @@ const DANGEROUS_NAMES: &[&str] = &[
     "XDG_CONFIG_HOME",
     "XDG_DATA_HOME",
     "XDG_CONFIG_DIRS",
+    // Where package managers put their caches (see `home_writes`).
+    "XDG_CACHE_HOME",
+    "XDG_STATE_HOME",
+    "GOCACHE",
+    "GOMODCACHE",
     "ZDOTDIR",
     "SUDO_ASKPASS",
     "SSH_ASKPASS",
@@ -716,6 +721,9 @@ const DANGEROUS_PREFIXES: &[&str] = &[
     "BUNDLE_",
     "GEM_",
     "PIP_",
+    "UV_",
+    "POETRY_",
+    "BUN_",
     "PYTHON",
     "RUBY",
     "PERL",
@@ -1520,7 +1528,8 @@ impl<'a> Walker<'a> {
             return outcome;
         }
         // The name is borrowed from `cmd` until the verdict is made; then `cmd` moves on.
-        let verdict = Self::verdict(&name, &cmd.args);
+        let mut verdict = Self::verdict(&name, &cmd.args);
+        self.home_writes(&name, &cmd.args, &mut verdict);
         self.apply(cmd, state, verdict)
     }
 
@@ -1991,6 +2000,49 @@ impl<'a> Walker<'a> {
             models::model_for(base, args)
         } else {
             models::unknown_program(args)
+        }
+    }
+
+    /// Package managers and build tools write their caches and logs under the home
+    /// directory on almost every run (`npm run build` logs to `~/.npm/_logs`): outside the
+    /// project, so `external_directory` is asked for that directory (`~/.npm/*`; the whole
+    /// home only while `~/.npm` does not exist yet, since creating it writes there). It is
+    /// reported as a directory the command works in, not as `edit` of the names inside:
+    /// those are the tool's own (hashes, dated logs), and a file-name rule such as
+    /// `*.env: deny` says nothing about them. Without a known home the directory may be
+    /// anywhere: asked, never saved.
+    fn home_writes(&mut self, name: &str, args: &[Arg], verdict: &mut Verdict) {
+        let base = name.rsplit('/').next().unwrap_or(name);
+        if name.contains('/') && !is_system_dir(name) {
+            return;
+        }
+        for dir in models::home_writes(base, args) {
+            let arg = match self.env.home.clone() {
+                Some(home) => {
+                    // A missing directory is created in the nearest one that exists: that
+                    // one is written to (`mkdir ~/.npm` writes `~`).
+                    let home = PathBuf::from(home);
+                    let mut target = home.join(dir);
+                    while !self.fs.exists(&target)
+                        && target != home
+                        && let Some(parent) = target.parent()
+                    {
+                        target = parent.to_path_buf();
+                    }
+                    Arg::text(target.to_string_lossy())
+                }
+                None => Arg {
+                    field: Field::unknown(format!("$HOME/{dir}")),
+                    vanish: false,
+                    split: true,
+                },
+            };
+            verdict.effects.push(models::Effect {
+                arg,
+                access: Access::Dir,
+                tree: false,
+                under: None,
+            });
         }
     }
 

@@ -1566,6 +1566,28 @@ pub(crate) static MODELS: &[Model] = &[
     },
 ];
 
+/// The directories under the home directory that `name` writes its caches and logs to
+/// (relative to the home), for any run but a bare version query: `npm --version` writes
+/// nothing, `npm help` already logs.
+pub(crate) fn home_writes(name: &str, args: &[Arg]) -> &'static [&'static str] {
+    let dirs: &'static [&'static str] = match name {
+        "npm" | "npx" => &[".npm"],
+        "pnpm" => &[".local/share/pnpm", ".cache/pnpm"],
+        "yarn" => &[".cache/yarn", ".yarn"],
+        "bun" | "bunx" => &[".bun"],
+        "cargo" => &[".cargo"],
+        "go" => &["go", ".cache/go-build"],
+        "pip" | "pip3" => &[".cache/pip"],
+        "uv" | "uvx" => &[".cache/uv", ".local/share/uv"],
+        "poetry" => &[".cache/pypoetry"],
+        _ => return &[],
+    };
+    match args.get(1..) {
+        Some([only]) if matches!(only.literal().as_deref(), Some("--version" | "-v" | "-V")) => &[],
+        _ => dirs,
+    }
+}
+
 /// Whether the analysis models `name`.
 pub(crate) fn known(name: &str) -> bool {
     find_model(name).is_some()

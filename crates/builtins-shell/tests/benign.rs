@@ -48,15 +48,6 @@ const BENIGN: &[(&str, Effect)] = &[
     ("ls | cat", Allow),
 ];
 
-/// Lines the analysis before the rewrite of #12 does not allow yet; tolerated only while
-/// `soundness::KNOWN_FAILURES_TOLERATED` holds (the rewrite clears both).
-const NOT_YET: &[&str] = &[
-    "ls > /dev/null 2>&1 < /dev/null",
-    "cat /dev/null > out",
-    "command -v rm",
-    "f() { echo hi; }; f",
-];
-
 #[test]
 fn benign_lines_stay_allowed() {
     let rules = rules();
@@ -66,7 +57,6 @@ fn benign_lines_stay_allowed() {
     soundness::write_fixture(&project).unwrap();
     let location = Location::new(&project).unwrap();
     let mut wrong = Vec::new();
-    let mut still_not = Vec::new();
     for (line, expected) in BENIGN {
         let plan = toolgate_builtins_shell::plan(&location, line, None, None).unwrap();
         let got = soundness::analysis_effect(&rules, None, &plan.requests);
@@ -74,16 +64,7 @@ fn benign_lines_stay_allowed() {
             continue;
         }
         let report = format!("{line:?}: expected {expected}, got {got}: {:?}", plan.requests);
-        if soundness::KNOWN_FAILURES_TOLERATED && NOT_YET.contains(line) {
-            still_not.push(report);
-        } else {
-            wrong.push(report);
-        }
+        wrong.push(report);
     }
-    println!(
-        "{} benign lines not allowed yet:\n{}",
-        still_not.len(),
-        still_not.join("\n")
-    );
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }

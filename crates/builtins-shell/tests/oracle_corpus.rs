@@ -12,11 +12,11 @@
 #[path = "../../../tests/src/shell_oracle/soundness.rs"]
 mod soundness;
 
-use soundness::{KNOWN_FAILURES_TOLERATED, check, issue_rules, read_corpus, write_fixture};
+use soundness::{check, issue_rules, read_corpus, write_fixture};
 use toolgate_core::Location;
 
 #[test]
-fn recorded_oracle_failures_are_fixed_or_still_tolerated() {
+fn every_recorded_oracle_failure_is_fixed() {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus/oracle-failures.jsonl");
     let records = read_corpus(&path).unwrap();
     assert!(!records.is_empty(), "{} holds no record", path.display());
@@ -74,7 +74,5 @@ fn recorded_oracle_failures_are_fixed_or_still_tolerated() {
     for line in &unsound {
         println!("{line}");
     }
-    if !KNOWN_FAILURES_TOLERATED {
-        assert!(unsound.is_empty(), "{}", unsound.join("\n"));
-    }
+    assert!(unsound.is_empty(), "{}", unsound.join("\n"));
 }

@@ -99,6 +99,9 @@ pub struct Tracer {
     pending: HashMap<u32, String>,
     cwd: HashMap<u32, PathBuf>,
     project: PathBuf,
+    /// Each process's last program (the path as passed to `execve`, the file, its argv):
+    /// an `env` shebang's interpreter is a second `execve` of the same process.
+    programs: HashMap<u32, (String, PathBuf, Vec<String>)>,
 }
 
 /// The pid and the marker name when `line` is the driver's open of a marker file
@@ -218,7 +221,7 @@ impl Tracer {
         }
     }
 
-    fn observe(&self, call: &Call, scene: &Scene<'_>, events: &mut Vec<Event>) {
+    fn observe(&mut self, call: &Call, scene: &Scene<'_>, events: &mut Vec<Event>) {
         let args = &call.args;
         let string = |index: usize| args.get(index).and_then(Value::str);
         let via = |what: &str| format!("{} {what} (pid {})", call.name, call.pid);
@@ -233,6 +236,15 @@ impl Tracer {
                 let argv = argv.map(Value::strings).unwrap_or_default();
                 let env = env.map(Value::strings).unwrap_or_default();
                 let executable = self.absolute(call.pid, path);
+                let previous = self
+                    .programs
+                    .insert(call.pid, (path.to_string(), executable.clone(), argv.clone()));
+                if let Some((script_path, script, script_argv)) = previous
+                    && runs_script(&script_path, &script, &script_argv, &executable, &argv)
+                {
+                    // The interpreter of the script just run: the same command, already an event.
+                    return;
+                }
                 if let Some(event) = exec_event(&executable, &argv, &env, scene, via(path).as_str()) {
                     events.push(event);
                 }
@@ -583,6 +595,60 @@ fn dangerous(program: &str, name: &str) -> bool {
         "perl" => name.starts_with("PERL"),
         _ => false,
     }
+}
+
+/// Whether the `execve` of `executable` with `argv` is how a script's `#!` line runs it:
+/// the script (`script`, run as `script_path` with `script_argv`) starts with
+/// `#!/usr/bin/env NAME` (or `#!/path/NAME`, with at most one argument), and this call
+/// runs that interpreter on that script with the script's own arguments. Then it is the
+/// script's command, not another one (`npm run build` runs `node /usr/bin/npm run build`
+/// through `env`). Anything else — another program, other arguments, `env -S`, a file
+/// that cannot be read — stays a command of its own.
+fn runs_script(script_path: &str, script: &Path, script_argv: &[String], executable: &Path, argv: &[String]) -> bool {
+    let Some(line) = shebang(script) else {
+        return false;
+    };
+    // The kernel splits a `#!` line once: the interpreter, then the rest as one argument.
+    let line = line.trim();
+    let (interpreter, optional) = match line.split_once([' ', '\t']) {
+        Some((interpreter, rest)) => (interpreter, Some(rest.trim())),
+        None => (line, None),
+    };
+    let (program, options): (&str, Vec<&str>) = if basename(interpreter) == "env" {
+        // `env` gets that one argument and runs it as a program name: one plain word.
+        match optional {
+            Some(name) if !name.is_empty() && !name.starts_with('-') && !name.contains(['=', ' ', '\t']) => {
+                (name, Vec::new())
+            }
+            _ => return false,
+        }
+    } else {
+        (
+            interpreter,
+            optional.into_iter().filter(|rest| !rest.is_empty()).collect(),
+        )
+    };
+    let runs_it = if program.contains('/') {
+        executable == Path::new(program)
+    } else {
+        basename(&executable.to_string_lossy()) == program
+    };
+    let mut expected = options;
+    expected.push(script_path);
+    expected.extend(script_argv.iter().skip(1).map(String::as_str));
+    runs_it && argv.len() == expected.len() + 1 && argv[1..].iter().zip(&expected).all(|(a, b)| a == b)
+}
+
+/// The `#!` line of a file, without `#!`, when it has one.
+fn shebang(path: &Path) -> Option<String> {
+    use std::io::Read;
+    let mut head = [0u8; 256];
+    let mut file = std::fs::File::open(path).ok()?;
+    let read = file.read(&mut head).ok()?;
+    let head = &head[..read];
+    let rest = head.strip_prefix(b"#!")?;
+    let end = rest.iter().position(|b| *b == b'\n')?;
+    String::from_utf8(rest[..end].to_vec()).ok()
 }
 
 fn exec_event(executable: &Path, argv: &[String], env: &[String], scene: &Scene<'_>, via: &str) -> Option<Event> {
@@ -1091,6 +1157,74 @@ mod tests {
         let call = tracer.call("5 <... openat resumed>) = 3</x/a>").unwrap();
         assert_eq!(call.args[1].str(), Some("a"));
         assert_eq!(call.ret_path.as_deref(), Some("/x/a"));
+    }
+
+    /// The `bash` events of a trace of exec calls (one per line, `PID execve(…) = 0`).
+    fn commands(trace: &[String]) -> Vec<Vec<String>> {
+        let dir = std::path::Path::new("/nonexistent-project");
+        let builtins = BTreeSet::new();
+        let baseline = HashMap::new();
+        let scene = Scene {
+            project: dir,
+            line_dir: dir,
+            harness: dir,
+            system: &[],
+            git_exec_path: None,
+            line: "x",
+            builtins: &builtins,
+            baseline: &baseline,
+        };
+        let lines: Vec<Vec<u8>> = trace.iter().map(|line| line.clone().into_bytes()).collect();
+        let mut events = Vec::new();
+        Tracer::new(dir).events(&lines, 1, &scene, &mut events);
+        events
+            .into_iter()
+            .filter(|event| event.action == "bash")
+            .map(|event| event.forms)
+            .collect()
+    }
+
+    #[test]
+    fn an_env_shebang_interpreter_is_the_scripts_own_command() {
+        let dir = tempfile::tempdir().unwrap();
+        let script = dir.path().join("tool");
+        std::fs::write(&script, "#!/usr/bin/env node\nconsole.log(1)\n").unwrap();
+        let script = script.to_str().unwrap();
+        let exec = |pid: u32, path: &str, argv: &[&str]| {
+            let argv: Vec<String> = argv.iter().map(|a| format!("{a:?}")).collect();
+            format!("{pid} execve({path:?}, [{}], []) = 0", argv.join(", "))
+        };
+        // What the kernel and `env` do for `tool run build`: one command.
+        let run = commands(&[
+            exec(7, script, &["tool", "run", "build"]),
+            exec(7, "/usr/bin/node", &["node", script, "run", "build"]),
+        ]);
+        assert_eq!(run.len(), 1, "{run:?}");
+        assert!(run[0].contains(&"tool run build".to_string()), "{run:?}");
+        // The script running node on other arguments, another program, or another
+        // process running node: each its own command.
+        for second in [
+            exec(7, "/usr/bin/node", &["node", script, "run", "evil"]),
+            exec(7, "/usr/bin/node", &["node", "-e", "x", script, "run", "build"]),
+            exec(7, "/bin/rm", &["rm", script, "run", "build"]),
+            exec(8, "/usr/bin/node", &["node", script, "run", "build"]),
+        ] {
+            let run = commands(&[exec(7, script, &["tool", "run", "build"]), second.clone()]);
+            assert_eq!(run.len(), 2, "{second}: {run:?}");
+        }
+        // `env node x` typed in the line: env is no script, node is a command.
+        let run = commands(&[
+            exec(7, "/usr/bin/env", &["env", "node", script]),
+            exec(7, "/usr/bin/node", &["node", script]),
+        ]);
+        assert_eq!(run.len(), 2, "{run:?}");
+        // `#!/usr/bin/env -S node --flag` splits its own words: not folded.
+        std::fs::write(dir.path().join("tool"), "#!/usr/bin/env -S node --flag\n").unwrap();
+        let run = commands(&[
+            exec(7, script, &["tool"]),
+            exec(7, "/usr/bin/node", &["node", "--flag", script]),
+        ]);
+        assert_eq!(run.len(), 2, "{run:?}");
     }
 
     #[test]

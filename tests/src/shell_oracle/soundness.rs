@@ -46,13 +46,6 @@ use toolgate_permission::decide_resource;
 use toolgate_permission::rules_from_config;
 use toolgate_permission::{Effect, Origin, Rule, Ruleset};
 
-/// Until the analysis rewrite of issue #12 lands (branch `i12a`), the oracle finds real
-/// failures in the current analysis. While this is `true`, a failure is tolerated when
-/// its line is already recorded in the corpus file (`oracle-failures.jsonl`); any *new*
-/// failure still fails the test, so nothing gets worse unnoticed. Set it to `false` when
-/// the analysis passes: from then on every corpus line and every generated line must pass.
-pub const KNOWN_FAILURES_TOLERATED: bool = true;
-
 /// The corpus file, relative to the workspace root.
 pub const CORPUS: &str = "crates/builtins-shell/tests/corpus/oracle-failures.jsonl";
 
