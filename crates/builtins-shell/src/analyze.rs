@@ -30,10 +30,11 @@ use crate::syntax::{
 };
 
 /// Input larger than this is not analysed (the whole line is opaque).
-pub const MAX_INPUT: usize = 1024 * 1024;
+pub(crate) const MAX_INPUT: usize = 1024 * 1024;
 
 /// One resource the line asserts for `bash`.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Part {
     /// The resource: a command's words (holes where values are only known at run time),
     /// its source text, or — for an opaque part — a single hole standing for anything.
@@ -70,6 +71,7 @@ pub enum Piece {
 
 /// A path the line refers to.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct PathRef {
     /// The path as bash would see it after expansion, with holes.
     pub pieces: Vec<Piece>,
@@ -119,6 +121,7 @@ impl PathRef {
 
 /// Everything the permission checks need to know about one command line.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Analysis {
     /// The `bash` resources, in order of appearance, without repeats.
     pub parts: Vec<Part>,
@@ -135,20 +138,20 @@ pub struct Analysis {
 
 /// What the analysis knows about the world the line will run in.
 #[derive(Clone, Debug)]
-pub struct Env {
+pub(crate) struct Env {
     /// The working directory (absolute): patterns are matched against it.
-    pub workdir: PathBuf,
+    pub(crate) workdir: PathBuf,
     /// `$HOME` as the shell will see it.
-    pub home: Option<String>,
+    pub(crate) home: Option<String>,
     /// `$PATH` as the shell will see it (to know which names are commands).
-    pub path: Option<String>,
+    pub(crate) path: Option<String>,
     /// Whether `$CDPATH` is set (then `cd name` may go anywhere).
-    pub cdpath: bool,
+    pub(crate) cdpath: bool,
 }
 
 impl Env {
     /// The environment this process would give the shell, running in `workdir`.
-    pub fn inherited(workdir: impl Into<PathBuf>) -> Env {
+    pub(crate) fn inherited(workdir: impl Into<PathBuf>) -> Env {
         Env {
             workdir: workdir.into(),
             home: std::env::var("HOME").ok().filter(|home| home.starts_with('/')),
@@ -177,7 +180,7 @@ pub fn analyze(command: &str) -> Analysis {
 const STACK: usize = 64 * 1024 * 1024;
 
 /// Analyses `command` as bash would run it in `env`.
-pub fn analyze_in(command: &str, env: &Env) -> Analysis {
+pub(crate) fn analyze_in(command: &str, env: &Env) -> Analysis {
     if command.len() > MAX_INPUT {
         return opaque_line(command, format!("the line is longer than {} KiB", MAX_INPUT / 1024));
     }

@@ -6,7 +6,7 @@ use std::sync::OnceLock;
 
 /// Every entry of the arity table: the command words and how many words name the command.
 #[rustfmt::skip]
-pub const ARITY: &[(&str, usize)] = &[
+pub(crate) const ARITY: &[(&str, usize)] = &[
     // Arity 1.
     ("cat", 1), ("cd", 1), ("chmod", 1), ("chown", 1), ("cp", 1), ("echo", 1), ("env", 1), ("export", 1),
     ("grep", 1), ("ionice", 1), ("kill", 1), ("killall", 1), ("ln", 1), ("ls", 1), ("mkdir", 1), ("mv", 1),
@@ -68,7 +68,7 @@ fn lookup(key: &str) -> Option<usize> {
 }
 
 /// How many leading tokens [`prefix`] can look at: the tokens after them never change it.
-pub fn reach() -> usize {
+pub(crate) fn reach() -> usize {
     table().reach
 }
 
@@ -81,14 +81,7 @@ fn arity(words: &[&str]) -> Option<usize> {
 
 /// The words that name the command (`BashArity.prefix`): the longest table key that starts
 /// the tokens decides how many tokens to keep; no key → the first token.
-///
-/// ```
-/// use toolgate_builtins_shell::arity::prefix;
-/// assert_eq!(prefix(&["git", "checkout", "main"]), ["git", "checkout"]);
-/// assert_eq!(prefix(&["npm", "run", "dev", "--watch"]), ["npm", "run", "dev"]);
-/// assert_eq!(prefix(&["unknown", "sub"]), ["unknown"]);
-/// ```
-pub fn prefix<S: AsRef<str>>(tokens: &[S]) -> Vec<&str> {
+pub(crate) fn prefix<S: AsRef<str>>(tokens: &[S]) -> Vec<&str> {
     let words: Vec<&str> = tokens.iter().map(AsRef::as_ref).collect();
     for len in (1..=words.len().min(table().longest)).rev() {
         if let Some(n) = arity(&words[..len]) {
@@ -99,6 +92,33 @@ pub fn prefix<S: AsRef<str>>(tokens: &[S]) -> Vec<&str> {
 }
 
 /// The "always" pattern of a command: its prefix + ` *`.
-pub fn save_pattern<S: AsRef<str>>(tokens: &[S]) -> String {
+#[cfg(test)]
+pub(crate) fn save_pattern<S: AsRef<str>>(tokens: &[S]) -> String {
     format!("{} *", prefix(tokens).join(" "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{prefix, save_pattern};
+
+    /// The arity vectors of spec §9.9 (here, not in `tests/`: the table is crate-private).
+    #[test]
+    fn b1_to_b11_arity() {
+        let p = |tokens: &[&str]| prefix(tokens).join(" ");
+        assert_eq!(p(&["unknown", "command", "subcommand"]), "unknown", "B1");
+        assert_eq!(p(&["touch", "foo.txt"]), "touch", "B2");
+        assert_eq!(p(&["git", "checkout", "main"]), "git checkout", "B3");
+        assert_eq!(p(&["docker", "run", "nginx"]), "docker run", "B4");
+        assert_eq!(p(&["aws", "s3", "ls", "my-bucket"]), "aws s3 ls", "B5");
+        assert_eq!(p(&["npm", "run", "dev", "script"]), "npm run dev", "B6");
+        assert_eq!(p(&["docker", "compose", "up", "service"]), "docker compose up", "B7");
+        assert_eq!(p(&["consul", "kv", "get", "config"]), "consul kv get", "B8");
+        assert_eq!(p(&["git", "checkout"]), "git checkout", "B9");
+        assert_eq!(p(&["npm", "run", "dev"]), "npm run dev", "B9");
+        assert_eq!(p(&[]), "", "B10");
+        assert_eq!(p(&["single"]), "single", "B10");
+        assert_eq!(p(&["git"]), "git", "B10");
+        assert_eq!(save_pattern(&["npm", "run", "dev", "--watch"]), "npm run dev *", "B11");
+        assert_eq!(p(&["git", "-C", "x", "status"]), "git -C", "flags are not skipped");
+    }
 }

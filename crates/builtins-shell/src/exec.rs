@@ -12,19 +12,19 @@ use rustix::process::{Pid, Signal, kill_process_group};
 use tokio::io::AsyncReadExt;
 
 /// Bytes kept from the start of the output when it overflows.
-pub const HEAD_BYTES: usize = 512 * 1024;
+pub(crate) const HEAD_BYTES: usize = 512 * 1024;
 /// Bytes kept from the end of the output when it overflows.
-pub const TAIL_BYTES: usize = 512 * 1024;
+pub(crate) const TAIL_BYTES: usize = 512 * 1024;
 /// Pipe capacity and read size.
 const READ_CHUNK: usize = 128 * 1024;
 /// How long a group gets between TERM and KILL.
-pub const KILL_GRACE: Duration = Duration::from_secs(3);
+pub(crate) const KILL_GRACE: Duration = Duration::from_secs(3);
 /// How long output is still read after the shell exits, for whatever it left behind.
-pub const PIPE_GRACE: Duration = Duration::from_millis(200);
+pub(crate) const PIPE_GRACE: Duration = Duration::from_millis(200);
 
 /// Output kept within 1 MiB: all of it, or its first and last 512 KiB.
 #[derive(Debug, Default)]
-pub struct Capture {
+pub(crate) struct Capture {
     head: Vec<u8>,
     tail: VecDeque<u8>,
     total: u64,
@@ -32,7 +32,7 @@ pub struct Capture {
 
 impl Capture {
     /// Appends a chunk.
-    pub fn push(&mut self, mut chunk: &[u8]) {
+    pub(crate) fn push(&mut self, mut chunk: &[u8]) {
         self.total += chunk.len() as u64;
         if self.head.len() < HEAD_BYTES {
             let take = chunk.len().min(HEAD_BYTES - self.head.len());
@@ -45,17 +45,17 @@ impl Capture {
     }
 
     /// Bytes seen in all.
-    pub fn total(&self) -> u64 {
+    pub(crate) fn total(&self) -> u64 {
         self.total
     }
 
     /// Bytes seen but not kept.
-    pub fn dropped(&self) -> u64 {
+    pub(crate) fn dropped(&self) -> u64 {
         self.total - self.head.len() as u64 - self.tail.len() as u64
     }
 
     /// The kept text (invalid UTF-8 replaced), with a line saying how much was left out.
-    pub fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         let head = String::from_utf8_lossy(&self.head);
         let (first, second) = self.tail.as_slices();
         let mut tail_bytes = Vec::with_capacity(self.tail.len());
@@ -75,13 +75,13 @@ impl Capture {
 
 /// How a run ended.
 #[derive(Debug)]
-pub struct Finished {
+pub(crate) struct Finished {
     /// The exit code (128 + signal when a signal ended it); `None` if it never ended.
-    pub exit: Option<i32>,
+    pub(crate) exit: Option<i32>,
     /// Whether the timeout fired.
-    pub timed_out: bool,
+    pub(crate) timed_out: bool,
     /// What it printed.
-    pub capture: Capture,
+    pub(crate) capture: Capture,
 }
 
 /// Sends TERM to a process group when dropped (the call was cancelled or is done), and
@@ -117,7 +117,7 @@ impl Drop for GroupGuard {
 ///
 /// The permission analysis reads a line as bash does; running it with another shell (dash
 /// where `$SHELL` is unset, as under CI and service managers) would run something else.
-pub fn default_shell() -> std::path::PathBuf {
+pub(crate) fn default_shell() -> std::path::PathBuf {
     shell_from(std::env::var_os("SHELL"), |path| path.is_file())
 }
 
@@ -151,23 +151,24 @@ pub fn is_toolgate_secret(name: &OsStr) -> bool {
 
 /// How to start one command line.
 #[derive(Clone, Copy, Debug)]
-pub struct Spawn<'a> {
+pub(crate) struct Spawn<'a> {
     /// The shell, run as `shell -c command`.
-    pub shell: &'a Path,
+    pub(crate) shell: &'a Path,
     /// The command line.
-    pub command: &'a str,
+    pub(crate) command: &'a str,
     /// Where it starts.
-    pub workdir: &'a Path,
+    pub(crate) workdir: &'a Path,
     /// A program and its arguments to run `shell -c command` through (a sandbox
     /// trampoline); empty runs the shell itself.
-    pub prefix: &'a [OsString],
+    pub(crate) prefix: &'a [OsString],
     /// The whole environment of the command; `None` passes this process's on. Either way
     /// the variables of [`is_toolgate_secret`] are left out.
-    pub env: Option<&'a [(OsString, OsString)]>,
+    pub(crate) env: Option<&'a [(OsString, OsString)]>,
 }
 
 /// Runs `command` with `shell -c` in `workdir`, stdin closed, stdout and stderr merged.
-pub async fn run(shell: &Path, command: &str, workdir: &Path, timeout: Duration) -> std::io::Result<Finished> {
+#[cfg(test)]
+pub(crate) async fn run(shell: &Path, command: &str, workdir: &Path, timeout: Duration) -> std::io::Result<Finished> {
     run_with(
         Spawn {
             shell,
@@ -182,7 +183,7 @@ pub async fn run(shell: &Path, command: &str, workdir: &Path, timeout: Duration)
 }
 
 /// [`run`] with everything a [`Spawn`] says.
-pub async fn run_with(spawn: Spawn<'_>, timeout: Duration) -> std::io::Result<Finished> {
+pub(crate) async fn run_with(spawn: Spawn<'_>, timeout: Duration) -> std::io::Result<Finished> {
     let Spawn {
         shell,
         command,
@@ -393,3 +394,6 @@ mod shell_tests {
         );
     }
 }
+
+#[cfg(test)]
+mod process;

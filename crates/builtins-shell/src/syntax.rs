@@ -158,7 +158,9 @@ pub enum AssignValue {
 /// A redirection.
 #[derive(Clone, Debug)]
 pub struct Redirect {
-    /// The file descriptor written before the operator.
+    /// The file descriptor written before the operator (parsed and shown in `Debug`;
+    /// the analysis treats every descriptor alike).
+    #[allow(dead_code)]
     pub fd: Option<u32>,
     /// The operator.
     pub op: RedirOp,

@@ -170,7 +170,7 @@ pub(crate) fn validate(value: &Value, file: &str) -> Result<(), ConfigError> {
                         if !text.is_string() {
                             return Err(fail(&format!("{path}.{name}"), "a string", text));
                         }
-                        if toolgate_builtins_shell::exec::is_toolgate_secret(name.as_ref()) {
+                        if toolgate_builtins_shell::is_toolgate_secret(name.as_ref()) {
                             return Err(ConfigError(format!(
                                 "config {file}: {path}.{name}: toolgate's own variables never reach a command"
                             )));
@@ -229,7 +229,7 @@ pub(crate) fn shell_environment(
         None => DEFAULT_EXCLUDE.iter().map(|s| s.to_string()).collect(),
     };
     let mut env: Vec<(OsString, OsString)> = vars
-        .filter(|(name, _)| !toolgate_builtins_shell::exec::is_toolgate_secret(name))
+        .filter(|(name, _)| !toolgate_builtins_shell::is_toolgate_secret(name))
         .filter(|(name, _)| {
             let name = name.to_string_lossy();
             let kept = match inherit {
@@ -244,7 +244,7 @@ pub(crate) fn shell_environment(
         for (name, value) in set {
             let (Some(value), false) = (
                 value.as_str(),
-                toolgate_builtins_shell::exec::is_toolgate_secret(name.as_ref()),
+                toolgate_builtins_shell::is_toolgate_secret(name.as_ref()),
             ) else {
                 continue;
             };
@@ -274,10 +274,7 @@ pub(crate) fn support(dirs: &Dirs) -> &'static Support {
 /// The bash tool as `setup` configures it: its environment, and its sandbox when on.
 pub(crate) fn bash_tool(setup: &Setup, location: Location, permissions: Arc<dyn Permissions>) -> Tool {
     let env: Arc<[(OsString, OsString)]> = shell_environment(&setup.config, std::env::vars_os()).into();
-    let mut options = BashOptions {
-        env: Some(env),
-        ..BashOptions::default()
-    };
+    let mut options = BashOptions::default().with_env(env);
     let settings = &setup.sandbox;
     if settings.mode != Mode::Off {
         let support = support(&setup.dirs);
@@ -407,12 +404,11 @@ impl Launcher for SandboxLauncher {
         let mut prefix = policy.command_line(&self.exe, "", Vec::<OsString>::new());
         // `command_line` ends with the program (here empty); the shell comes after it.
         prefix.pop();
-        let sandbox = Some(policy.mode.to_string());
-        Ok(Launch {
-            prefix,
-            sandbox,
-            note: Some(Box::new(move |output: &str| policy.explain(output))),
-        })
+        let sandbox = policy.mode.to_string();
+        Ok(Launch::default()
+            .with_prefix(prefix)
+            .with_sandbox(sandbox)
+            .with_note(move |output: &str| policy.explain(output)))
     }
 }
 

@@ -153,10 +153,7 @@ pub fn toolgate_analysis(location: &Location, line: &str) -> Vec<PermissionReque
         .root()
         .parent()
         .map(|dir| dir.join("home").display().to_string());
-    let shell_env = toolgate_builtins_shell::ShellEnv {
-        home,
-        ..toolgate_builtins_shell::ShellEnv::inherited()
-    };
+    let shell_env = toolgate_builtins_shell::ShellEnv::inherited().with_home(home);
     match toolgate_builtins_shell::plan_with(location, line, None, None, &shell_env) {
         Ok(plan) => plan.requests,
         // The workdir is the project itself; a failure would refuse the call.

@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use toolgate_builtins_shell::exec::{HEAD_BYTES, KILL_GRACE, TAIL_BYTES, run};
+use super::{HEAD_BYTES, KILL_GRACE, TAIL_BYTES, run};
 
 fn sh() -> &'static Path {
     Path::new("/bin/sh")
