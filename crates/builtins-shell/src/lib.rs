@@ -47,8 +47,8 @@ use toolgate_core::{
     ToolFailure,
 };
 
-use analyze::{Env, analyze_in};
 pub use analyze::{Analysis, Part, PathRef, Piece, analyze};
+use analyze::{Env, analyze_in};
 pub use exec::is_toolgate_secret;
 pub use expand::PathHole;
 
