@@ -22,13 +22,14 @@ fn main() {
         .enable_all()
         .build()
         .unwrap();
-    let (calls, errors, events, p99, elapsed) = runtime.block_on(async move {
+    let (calls, errors, events, p99, elapsed, lagged) = runtime.block_on(async move {
         let client = reqwest::Client::builder()
             .no_proxy()
             .pool_max_idle_per_host(CLIENTS)
             .build()
             .unwrap();
         let events = Arc::new(AtomicU64::new(0));
+        let lag_notices = Arc::new(AtomicU64::new(0));
         let stream = client
             .get(format!("{base}/event"))
             .bearer_auth(TOKEN)
@@ -36,6 +37,7 @@ fn main() {
             .await
             .unwrap();
         let counted = Arc::clone(&events);
+        let told = Arc::clone(&lag_notices);
         tokio::spawn(async move {
             let mut body = stream.bytes_stream();
             let mut carry = String::new();
@@ -43,6 +45,9 @@ fn main() {
                 carry.push_str(&String::from_utf8_lossy(&chunk));
                 let settled = carry.matches("event: tool.settled").count() as u64;
                 counted.fetch_add(settled, Ordering::Relaxed);
+                // The server tells a subscriber that fell behind how many events it missed.
+                let lagged = carry.matches("event: events.lagged").count() as u64;
+                told.fetch_add(lagged, Ordering::Relaxed);
                 // Keep a tail in case an event name straddles two chunks.
                 let keep = carry.len().saturating_sub(32);
                 let cut = (keep..=carry.len())
@@ -97,6 +102,7 @@ fn main() {
             events.load(Ordering::Relaxed),
             p99,
             elapsed,
+            lag_notices.load(Ordering::Relaxed),
         )
     });
     drop(server);
@@ -104,4 +110,6 @@ fn main() {
     println!("figure http_p99_ms {:.2}", p99.as_secs_f64() * 1000.0);
     println!("figure http_errors {errors}");
     println!("figure http_lost_events {}", calls.saturating_sub(events));
+    // Where lost events went: a subscriber too slow to keep up is told (`events.lagged`).
+    println!("figure http_lag_notices {lagged}");
 }
