@@ -643,6 +643,32 @@ impl Options {
     }
 }
 
+/// Forwards one source's events into the event stream until the source closes. If the
+/// forwarder falls behind the source (`missed` events dropped before it saw them), every
+/// client is told with an `events.lagged` notice naming the source, in the shape a slow
+/// client's own lag takes: a gap is never silent.
+async fn forward<E: Clone>(
+    mut from: broadcast::Receiver<E>,
+    to: broadcast::Sender<(String, String)>,
+    source: &'static str,
+    shape: impl Fn(&E) -> Option<(&'static str, Value)>,
+) {
+    loop {
+        match from.recv().await {
+            Ok(event) => {
+                if let Some((kind, value)) = shape(&event) {
+                    let _ = to.send((kind.to_string(), value.to_string()));
+                }
+            }
+            Err(broadcast::error::RecvError::Lagged(missed)) => {
+                let data = json!({"missed": missed, "source": source}).to_string();
+                let _ = to.send(("events.lagged".to_string(), data));
+            }
+            Err(broadcast::error::RecvError::Closed) => break,
+        }
+    }
+}
+
 /// The router over `parts` (the HTTP API and `/mcp`), guarded by `options`, and the
 /// shared server state (for shutdown).
 pub(crate) fn router(parts: Parts, options: &Options) -> (Router, Arc<Server>) {
@@ -664,46 +690,24 @@ pub(crate) fn router(parts: Parts, options: &Options) -> (Router, Arc<Server>) {
         end_mcp,
     });
     // Forward call, permission and question events into the one event stream.
-    let mut call_events = server.parts.gate.subscribe();
-    let forward = Arc::clone(&server);
-    tokio::spawn(async move {
-        loop {
-            match call_events.recv().await {
-                Ok(event) => {
-                    if let Some((kind, value)) = call_event(&event) {
-                        let _ = forward.events.send((kind.to_string(), value.to_string()));
-                    }
-                }
-                // A lag here would be a lost event for every client: keep forwarding.
-                Err(broadcast::error::RecvError::Lagged(_)) => {}
-                Err(broadcast::error::RecvError::Closed) => break,
-            }
-        }
-    });
-    let mut permission_events = server.service().subscribe();
-    let forward = Arc::clone(&server);
-    tokio::spawn(async move {
-        loop {
-            match permission_events.recv().await {
-                Ok(event) => {
-                    if let Some((kind, value)) = crate::wire::permission_event(&event) {
-                        let _ = forward.events.send((kind.to_string(), value.to_string()));
-                    }
-                }
-                // A lag here would be a lost event for every client: keep forwarding.
-                Err(broadcast::error::RecvError::Lagged(_)) => {}
-                Err(broadcast::error::RecvError::Closed) => break,
-            }
-        }
-    });
-    let mut question_events = server.parts.questions.subscribe();
-    let forward = Arc::clone(&server);
-    tokio::spawn(async move {
-        while let Ok(event) = question_events.recv().await {
-            let (kind, value) = crate::wire::question_event(&event);
-            let _ = forward.events.send((kind.to_string(), value.to_string()));
-        }
-    });
+    tokio::spawn(forward(
+        server.parts.gate.subscribe(),
+        server.events.clone(),
+        "calls",
+        call_event,
+    ));
+    tokio::spawn(forward(
+        server.service().subscribe(),
+        server.events.clone(),
+        "permissions",
+        crate::wire::permission_event,
+    ));
+    tokio::spawn(forward(
+        server.parts.questions.subscribe(),
+        server.events.clone(),
+        "questions",
+        |event| Some(crate::wire::question_event(event)),
+    ));
     let router = Router::new()
         .route("/tool", get(tools))
         .route("/session/{id}/call", post(call))
@@ -755,5 +759,34 @@ pub async fn serve(parts: Parts, listener: tokio::net::TcpListener, options: Opt
     match tokio::time::timeout(Duration::from_secs(5), served).await {
         Ok(result) => result,
         Err(_) => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_forwarder_that_falls_behind_tells_every_client_how_much_was_lost() {
+        let (source, receiver) = broadcast::channel::<u32>(16);
+        let (to, mut client) = broadcast::channel(64);
+        // 20 events before the forwarder runs: the first 4 are gone when it starts.
+        for n in 0..20 {
+            source.send(n).unwrap();
+        }
+        drop(source);
+        forward(receiver, to, "calls", |n| Some(("tool.settled", json!({"n": n})))).await;
+        let (kind, data) = client.recv().await.unwrap();
+        assert_eq!(kind, "events.lagged");
+        assert_eq!(
+            serde_json::from_str::<Value>(&data).unwrap(),
+            json!({"missed": 4, "source": "calls"})
+        );
+        let mut seen = Vec::new();
+        while let Ok((kind, data)) = client.try_recv() {
+            assert_eq!(kind, "tool.settled");
+            seen.push(serde_json::from_str::<Value>(&data).unwrap()["n"].as_u64().unwrap());
+        }
+        assert_eq!(seen, (4..20).collect::<Vec<u64>>(), "the rest arrive, in order");
     }
 }
