@@ -225,6 +225,7 @@ fn analyze_now(command: &str, env: &Env) -> Analysis {
         parsed_scripts: HashMap::new(),
         parsed_bytes: 0,
         display: String::new(),
+        home_done: Vec::new(),
     };
     let state = State {
         cwd: Cwd::Known(Rc::new(vec![String::new()])),
@@ -608,6 +609,9 @@ struct Walker<'a> {
     parsed_bytes: usize,
     /// Where `emit` builds a command's display (kept for the next command).
     display: String,
+    /// The home directories `home_writes` reported already: the same absolute directory
+    /// asks the same question, so a line of many `npm` runs reports it once.
+    home_done: Vec<&'static str>,
 }
 
 /// Names that, assigned anywhere in a line, change what later commands run or read.
@@ -2020,6 +2024,10 @@ impl<'a> Walker<'a> {
             return;
         }
         for dir in models::home_writes(base, args) {
+            if self.home_done.contains(dir) {
+                continue;
+            }
+            self.home_done.push(*dir);
             let arg = match self.env.home.clone() {
                 Some(home) => {
                     // A missing directory is created in the nearest one that exists: that
