@@ -40,20 +40,31 @@ const PAGE_PREFIXES: &[&str] = &[
 ];
 
 pub(crate) fn run() -> Result<()> {
+    let doc = crate::root().join("target/doc");
+    // rustdoc never deletes the page of an item that went private, so a page left over
+    // from an earlier build would still be counted. Start each counted crate afresh;
+    // cargo sees its output missing and documents the crate again.
+    for name in CRATES {
+        let dir = doc.join(name);
+        match std::fs::remove_dir_all(&dir) {
+            Ok(()) => {}
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
+            Err(error) => return Err(error).with_context(|| format!("could not remove {}", dir.display())),
+        }
+    }
     let status = crate::cargo(&["doc", "--workspace", "--no-deps", "--locked"])
         .status()
         .context("could not run cargo doc")?;
     if !status.success() {
         bail!("cargo doc failed ({status})");
     }
-    let doc = crate::root().join("target/doc");
     println!("| crate | public items |");
     println!("|---|---|");
     let mut total = 0;
     for name in CRATES {
         let dir = doc.join(name);
         if !dir.is_dir() {
-            continue;
+            bail!("cargo doc wrote no pages for {name} ({})", dir.display());
         }
         let count = count_dir(&dir)?;
         total += count;
