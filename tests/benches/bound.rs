@@ -20,10 +20,7 @@ fn bound(c: &mut Criterion) {
             let mut total = Duration::ZERO;
             for _ in 0..iterations {
                 // The output is built outside the timing: the figure is the bound alone.
-                let output = ToolOutput {
-                    structured: serde_json::Value::Null,
-                    content: vec![Content::text(text.clone())],
-                };
+                let output = ToolOutput::new(serde_json::Value::Null, vec![Content::text(text.clone())]);
                 let start = Instant::now();
                 let bounded = store.bound_now(output).unwrap();
                 total += start.elapsed();

@@ -12,10 +12,7 @@ const SIZE: usize = 100 * 1024 * 1024;
 fn main() {
     let data = tempfile::tempdir().unwrap();
     let store = OutputStore::new(data.path());
-    let output = ToolOutput {
-        structured: serde_json::Value::Null,
-        content: vec![Content::text(e2e::log_text(SIZE))],
-    };
+    let output = ToolOutput::new(serde_json::Value::Null, vec![Content::text(e2e::log_text(SIZE))]);
     let start = std::time::Instant::now();
     let bounded = store.bound_now(output).unwrap();
     let seconds = start.elapsed().as_secs_f64();

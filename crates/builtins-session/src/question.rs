@@ -150,7 +150,7 @@ impl QuestionService {
             return None;
         }
         let request = QuestionRequest {
-            id: toolgate_core::id::ascending("que"),
+            id: toolgate_core::ascending_id("que"),
             session_id: session_id.to_string(),
             questions,
         };

@@ -49,12 +49,7 @@ struct PassThrough;
 
 impl OutputBound for PassThrough {
     fn bound<'a>(&'a self, _: &'a Context, output: ToolOutput) -> BoxFuture<'a, Result<Bounded, BoundError>> {
-        Box::pin(async move {
-            Ok(Bounded {
-                output,
-                output_paths: Vec::new(),
-            })
-        })
+        Box::pin(async move { Ok(Bounded::new(output, Vec::new())) })
     }
 }
 

@@ -87,8 +87,8 @@ impl Call {
     pub fn new(session: impl Into<String>, tool: impl Into<String>, input: Value) -> Self {
         Call {
             session: session.into(),
-            message: toolgate_core::id::ascending("msg"),
-            id: toolgate_core::id::ascending("call"),
+            message: toolgate_core::ascending_id("msg"),
+            id: toolgate_core::ascending_id("call"),
             tool: tool.into(),
             input,
         }

@@ -84,7 +84,7 @@ pub(crate) fn tool_result(result: &Value, server: &str, tool: &str) -> Result<To
             parts => serde_json::to_value(parts).unwrap_or(Value::Null),
         },
     };
-    Ok(ToolOutput { structured, content })
+    Ok(ToolOutput::new(structured, content))
 }
 
 #[cfg(test)]

@@ -153,7 +153,7 @@ impl OutputStore {
         file.write_all(content.as_bytes())
             .and_then(|()| file.flush())
             .map_err(storage("write", file.path()))?;
-        let path = self.dir.join(toolgate_core::id::ascending("tool"));
+        let path = self.dir.join(toolgate_core::ascending_id("tool"));
         file.persist_noclobber(&path).map_err(|error| BoundError::Storage {
             operation: "write",
             path: path.clone(),
@@ -244,26 +244,19 @@ impl OutputStore {
                 Some((preview::with_marker(&counted, &path, self.limits), path))
             }
         };
-        let ToolOutput { structured, content } = output;
+        let ToolOutput {
+            structured, content, ..
+        } = output;
         match preview {
-            None => Ok(Bounded {
-                output: ToolOutput {
-                    // Media and structured data would describe the same thing twice.
-                    structured: if has_media { empty_object() } else { structured },
-                    content,
-                },
-                output_paths: Vec::new(),
-            }),
+            // Media and structured data would describe the same thing twice.
+            None => Ok(Bounded::new(
+                ToolOutput::new(if has_media { empty_object() } else { structured }, content),
+                Vec::new(),
+            )),
             Some((text, path)) => {
                 let mut parts = vec![Content::text(text)];
                 parts.extend(content.into_iter().filter(Content::is_media));
-                Ok(Bounded {
-                    output: ToolOutput {
-                        structured: empty_object(),
-                        content: parts,
-                    },
-                    output_paths: vec![path],
-                })
+                Ok(Bounded::new(ToolOutput::new(empty_object(), parts), vec![path]))
             }
         }
     }

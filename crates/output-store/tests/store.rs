@@ -50,10 +50,10 @@ fn o2_over_the_byte_limit_keeps_head_tail_and_the_full_file() {
 #[tokio::test]
 async fn o3_bound_of_two_long_texts_spills_what_was_counted() {
     let (_data, store) = store();
-    let output = ToolOutput {
-        structured: json!({"kind": "report"}),
-        content: vec![Content::text("a".repeat(30_000)), Content::text("b".repeat(30_000))],
-    };
+    let output = ToolOutput::new(
+        json!({"kind": "report"}),
+        vec![Content::text("a".repeat(30_000)), Content::text("b".repeat(30_000))],
+    );
     let bounded = store.bound(&Context::default(), output).await.unwrap();
     assert_eq!(bounded.output.structured, json!({}));
     assert_eq!(bounded.output_paths.len(), 1);
@@ -73,10 +73,7 @@ async fn o3_bound_of_two_long_texts_spills_what_was_counted() {
 async fn o4_structured_only_output_is_counted_as_pretty_json() {
     let (_data, store) = store();
     let structured = json!({"text": "x".repeat(51_200)});
-    let output = ToolOutput {
-        structured: structured.clone(),
-        content: vec![],
-    };
+    let output = ToolOutput::new(structured.clone(), vec![]);
     let bounded = store.bound(&Context::default(), output).await.unwrap();
     assert_eq!(bounded.output.structured, json!({}));
     assert_eq!(bounded.output_paths.len(), 1);
@@ -89,10 +86,7 @@ async fn o4_structured_only_output_is_counted_as_pretty_json() {
 async fn o5_media_is_kept_inline_and_never_written() {
     let (_data, store) = store();
     let media = Content::media("image/png", "a".repeat(51_200));
-    let output = ToolOutput {
-        structured: json!({"caption": "a picture"}),
-        content: vec![media.clone()],
-    };
+    let output = ToolOutput::new(json!({"caption": "a picture"}), vec![media.clone()]);
     let bounded = store.bound(&Context::default(), output).await.unwrap();
     assert!(bounded.output_paths.is_empty());
     assert_eq!(bounded.output.structured, json!({}));
@@ -104,10 +98,7 @@ async fn o5_media_is_kept_inline_and_never_written() {
 async fn o5_media_beside_long_text_is_kept_after_the_preview() {
     let (_data, store) = store();
     let media = Content::media("image/png", "aGVsbG8=");
-    let output = ToolOutput {
-        structured: json!(null),
-        content: vec![Content::text("line\n".repeat(5000)), media.clone()],
-    };
+    let output = ToolOutput::new(json!(null), vec![Content::text("line\n".repeat(5000)), media.clone()]);
     let bounded = store.bound(&Context::default(), output).await.unwrap();
     assert_eq!(bounded.output.content.len(), 2);
     assert_eq!(bounded.output.content[1], media);
@@ -121,10 +112,7 @@ async fn o5_media_beside_long_text_is_kept_after_the_preview() {
 #[tokio::test]
 async fn o6_oversized_inline_media_is_an_error() {
     let (_data, store) = store();
-    let output = ToolOutput {
-        structured: json!(null),
-        content: vec![Content::media("image/png", "a".repeat(5_242_881))],
-    };
+    let output = ToolOutput::new(json!(null), vec![Content::media("image/png", "a".repeat(5_242_881))]);
     let error = store.bound(&Context::default(), output).await.unwrap_err();
     assert!(
         matches!(
@@ -319,7 +307,7 @@ proptest! {
     ) {
         let (_data, store) = store();
         let store = store.with_limits(Limits::default().max_lines(max_lines).max_bytes(max_bytes));
-        let bounded = store.bound_now(ToolOutput { structured: json!(null), content: vec![Content::text(text.clone())] }).unwrap();
+        let bounded = store.bound_now(ToolOutput::new(json!(null), vec![Content::text(text.clone())])).unwrap();
         let shown = bounded.output.content[0].as_text().unwrap();
         prop_assert!(shown.len() <= max_bytes);
         prop_assert!(lines(shown) <= max_lines);

@@ -875,7 +875,7 @@ impl PermissionService {
                 .collect();
             let save = asked_save(&request.save, &request.resources, &allowed);
             let pending = Request {
-                id: toolgate_core::id::ascending("per"),
+                id: toolgate_core::ascending_id("per"),
                 session_id: ctx.session_id.clone(),
                 action: request.action,
                 resources: request.resources,
@@ -1031,20 +1031,14 @@ impl PermissionService {
             .values()
             .map(|pending| {
                 let request = &pending.request;
-                (
-                    request.id.clone(),
-                    request.session_id.clone(),
-                    request.agent.clone(),
-                    PermissionRequest {
-                        action: request.action.clone(),
-                        resources: request.resources.clone(),
-                        save: Vec::new(),
-                        metadata: Map::new(),
-                        unsaveable: request.unsaveable.clone(),
-                        holed: request.holed.clone(),
-                        opaque: request.opaque.clone(),
-                    },
-                )
+                (request.id.clone(), request.session_id.clone(), request.agent.clone(), {
+                    let mut asked = PermissionRequest::new(request.action.clone());
+                    asked.resources = request.resources.clone();
+                    asked.unsaveable = request.unsaveable.clone();
+                    asked.holed = request.holed.clone();
+                    asked.opaque = request.opaque.clone();
+                    asked
+                })
             })
             .collect();
         let mut settled = Vec::new();

@@ -167,7 +167,7 @@ impl ApprovalStore for SqliteStore {
                      VALUES (?1, ?2, ?3, ?4, ?5, ?5)",
                 )?;
                 for resource in resources {
-                    let id = toolgate_core::id::ascending("per");
+                    let id = toolgate_core::ascending_id("per");
                     added += statement.execute(params![id, project_id, action, resource, now_ms()])?;
                 }
             }

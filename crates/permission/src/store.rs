@@ -139,7 +139,7 @@ impl ApprovalStore for MemoryStore {
                 .any(|a| a.project_id == project_id && a.action == action && &a.resource == resource);
             if !known {
                 approvals.push(Approval {
-                    id: toolgate_core::id::ascending("per"),
+                    id: toolgate_core::ascending_id("per"),
                     project_id: project_id.to_string(),
                     action: action.to_string(),
                     resource: resource.clone(),

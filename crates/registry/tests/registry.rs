@@ -17,12 +17,7 @@ struct PassThrough;
 
 impl OutputBound for PassThrough {
     fn bound<'a>(&'a self, _: &'a Context, output: ToolOutput) -> BoxFuture<'a, Result<Bounded, BoundError>> {
-        Box::pin(async move {
-            Ok(Bounded {
-                output,
-                output_paths: Vec::new(),
-            })
-        })
+        Box::pin(async move { Ok(Bounded::new(output, Vec::new())) })
     }
 }
 
@@ -261,10 +256,10 @@ struct Referencing;
 impl OutputBound for Referencing {
     fn bound<'a>(&'a self, _: &'a Context, _: ToolOutput) -> BoxFuture<'a, Result<Bounded, BoundError>> {
         Box::pin(async {
-            Ok(Bounded {
-                output: ToolOutput::text("bounded reference"),
-                output_paths: vec![PathBuf::from("/managed/generic")],
-            })
+            Ok(Bounded::new(
+                ToolOutput::text("bounded reference"),
+                vec![PathBuf::from("/managed/generic")],
+            ))
         })
     }
 }

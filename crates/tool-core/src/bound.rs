@@ -6,6 +6,7 @@ use crate::{BoxFuture, Context, ToolOutput};
 
 /// An output after bounding: what the model may see, plus any files holding the full text.
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct Bounded {
     /// The output to hand on (possibly a preview of the original).
     pub output: ToolOutput,
@@ -13,9 +14,17 @@ pub struct Bounded {
     pub output_paths: Vec<PathBuf>,
 }
 
+impl Bounded {
+    /// A bounded output and the files holding what was cut (none when nothing was).
+    pub fn new(output: ToolOutput, output_paths: Vec<PathBuf>) -> Self {
+        Bounded { output, output_paths }
+    }
+}
+
 /// Why an output could not be bounded. Any of these fails the call: output is never
 /// silently lost or passed through unbounded.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum BoundError {
     /// An inline media part is larger than the limit.
     #[error(

@@ -61,6 +61,7 @@ impl Content {
 ///
 /// `structured` is the tool's output encoded as JSON; `content` is what the model reads.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct ToolOutput {
     /// The encoded output value.
     pub structured: Value,
@@ -69,6 +70,11 @@ pub struct ToolOutput {
 }
 
 impl ToolOutput {
+    /// An output from its encoded value and its model-facing parts.
+    pub fn new(structured: Value, content: Vec<Content>) -> Self {
+        ToolOutput { structured, content }
+    }
+
     /// An output whose only model content is `text` and whose structured value is the same string.
     pub fn text(text: impl Into<String>) -> Self {
         let text = text.into();

@@ -13,14 +13,17 @@ const BASE62: &[u8] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrst
 
 static LAST: Mutex<(u64, u64)> = Mutex::new((0, 0));
 
-/// A new ascending id with the given prefix, e.g. `ascending("per")`.
+/// A new ascending id with the given prefix, e.g. `ascending_id("per")`: the prefix, `_`,
+/// 12 hex digits of `(milliseconds × 4096 + counter)` and 14 random base62 characters.
+/// Ids made by one process sort in creation order; the random tail keeps ids from
+/// different processes apart.
 ///
 /// ```
-/// let first = toolgate_core::id::ascending("tool");
-/// let second = toolgate_core::id::ascending("tool");
+/// let first = toolgate_core::ascending_id("tool");
+/// let second = toolgate_core::ascending_id("tool");
 /// assert!(first.starts_with("tool_") && first < second);
 /// ```
-pub fn ascending(prefix: &str) -> String {
+pub fn ascending_id(prefix: &str) -> String {
     let now = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|elapsed| elapsed.as_millis() as u64)

@@ -41,7 +41,7 @@ mod bound;
 mod content;
 mod context;
 mod future;
-pub mod id;
+mod id;
 mod location;
 mod permissions;
 mod resource;
@@ -52,10 +52,11 @@ pub use bound::{BoundError, Bounded, OutputBound};
 pub use content::{Content, ModelResult, ToolOutput};
 pub use context::Context;
 pub use future::BoxFuture;
+pub use id::ascending_id;
 pub use location::{ExternalDirectory, Location, PathError, PathKind, ResolvedPath};
-pub use permissions::{DECLINED_MESSAGE, PermissionRequest, Permissions, Refusal, ResourceKind, RuleRef};
+pub use permissions::{PermissionRequest, Permissions, Refusal, ResourceKind, RuleRef};
 pub use resource::{Hole, HoleClass, Resource, Segment};
-pub use tool::{Defect, ModelDefinition, Outcome, SchemaToolBuilder, Tool, ToolBuilder, ToolFailure, Validator};
+pub use tool::{Defect, ModelDefinition, Outcome, SchemaToolBuilder, Tool, ToolBuilder, ToolFailure};
 
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]

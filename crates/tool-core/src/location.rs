@@ -18,6 +18,7 @@ pub enum PathKind {
 
 /// Why a path was refused (spec §5.1).
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum PathError {
     /// A relative path that climbs out of the location (`../x`).
     #[error("Path escapes the working directory: {path}. Use a path inside {root}, or an absolute path.")]
@@ -55,6 +56,7 @@ pub enum PathError {
 /// The approval boundary of a path outside the location: asking for
 /// `external_directory` on `<directory>/*`.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ExternalDirectory {
     /// The directory that holds the path (or the path, for a directory).
     pub directory: PathBuf,
@@ -66,6 +68,7 @@ pub struct ExternalDirectory {
 
 /// A path resolved against a [`Location`].
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ResolvedPath {
     /// The canonical absolute path (symlinks resolved as far as the path exists).
     pub path: PathBuf,
@@ -74,13 +77,6 @@ pub struct ResolvedPath {
     pub resource: String,
     /// Set when the path is outside the location.
     pub external: Option<ExternalDirectory>,
-}
-
-impl ResolvedPath {
-    /// True when the path lies outside the location.
-    pub fn is_external(&self) -> bool {
-        self.external.is_some()
-    }
 }
 
 /// The directory a call runs in.
@@ -126,7 +122,7 @@ impl Location {
     }
 
     /// True when `path` (already canonical) lies inside the root.
-    pub fn contains(&self, path: &Path) -> bool {
+    fn contains(&self, path: &Path) -> bool {
         path.starts_with(&self.root)
     }
 

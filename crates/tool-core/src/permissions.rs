@@ -6,13 +6,14 @@ use serde_json::{Map, Value};
 use crate::{BoxFuture, Context, Resource};
 
 /// The message of a user's plain rejection (spec §4.6).
-pub const DECLINED_MESSAGE: &str = "The user rejected permission to use this specific tool call.";
+const DECLINED_MESSAGE: &str = "The user rejected permission to use this specific tool call.";
 
 /// What a tool asks permission for: one action on one or more resources.
 ///
 /// `save` lists the patterns that an "always" answer stores; `metadata` is shown to
 /// whoever answers (a diff, a command line) and never affects the decision.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct PermissionRequest {
     /// The action, e.g. `read`, `edit`, `bash`, `external_directory`.
     pub action: String,
@@ -206,14 +207,6 @@ impl Refusal {
     /// True when the agent loop should stop: a person declined, with no feedback.
     pub fn stops_loop(&self) -> bool {
         matches!(self, Refusal::Declined { .. })
-    }
-
-    /// The blocking rules as JSON (empty for the other kinds).
-    pub fn rules_json(&self) -> Value {
-        match self {
-            Refusal::Blocked { rules, .. } => serde_json::to_value(rules).unwrap_or(Value::Null),
-            _ => Value::Array(Vec::new()),
-        }
     }
 }
 

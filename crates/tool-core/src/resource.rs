@@ -97,16 +97,6 @@ impl Resource {
         self.segments.push(Segment::Hole(Hole { display, class }));
     }
 
-    /// Appends every segment of `other`.
-    pub fn append(&mut self, other: &Resource) {
-        for segment in &other.segments {
-            match segment {
-                Segment::Text { text } => self.push_text(text),
-                Segment::Hole(hole) => self.push_hole(hole.display.clone(), hole.class),
-            }
-        }
-    }
-
     /// The segments, in order; adjacent texts are always merged.
     pub fn segments(&self) -> &[Segment] {
         &self.segments

@@ -77,6 +77,7 @@ impl From<Refusal> for ToolFailure {
 /// Settle never turns this into a model-facing error, so a caller can tell a bug from a
 /// tool's refusal and decide (log, abort the turn) for itself.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum Defect {
     /// The executor panicked with this message.
     #[error("tool executor panicked: {0}")]
@@ -91,6 +92,7 @@ pub type Outcome = Result<ToolOutput, ToolFailure>;
 /// The schemas are built once per tool, on the first definition asked for, and shared by
 /// every definition of it, so materializing a catalog each turn copies pointers, not JSON.
 #[derive(Clone, Debug, PartialEq, Serialize)]
+#[non_exhaustive]
 pub struct ModelDefinition {
     /// The registered name.
     pub name: String,
@@ -302,7 +304,7 @@ impl Tool {
 /// Checks a JSON value against a schema known only at run time; `Err` carries the reason
 /// the model is shown after `Invalid tool input: ` (or, for outputs, after the encode
 /// failure prefix).
-pub type Validator = Arc<dyn Fn(&Value) -> Result<(), String> + Send + Sync>;
+type Validator = Arc<dyn Fn(&Value) -> Result<(), String> + Send + Sync>;
 
 type SchemaExecute = Box<dyn Fn(Value, Context) -> BoxFuture<'static, Result<ToolOutput, ToolFailure>> + Send + Sync>;
 

@@ -48,7 +48,7 @@ fn internal_paths_resolve_relative_to_the_root() {
     let resolved = location.resolve("src/main.rs\n\n", PathKind::File).unwrap();
     assert_eq!(resolved.resource, "src/main.rs");
     assert_eq!(resolved.path, tree.root.join("src/main.rs"));
-    assert!(!resolved.is_external());
+    assert!(resolved.external.is_none());
     assert_eq!(location.resolve("", PathKind::Directory).unwrap().resource, ".");
     assert_eq!(
         location.resolve("./src/../file.txt", PathKind::File).unwrap().resource,

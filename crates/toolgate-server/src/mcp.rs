@@ -183,7 +183,7 @@ impl Drop for Mcp {
 
 impl Mcp {
     fn new(parts: Parts, peer: ClientHandle, clients: Clients) -> Mcp {
-        let session = toolgate_core::id::ascending("ses");
+        let session = toolgate_core::ascending_id("ses");
         clients.insert(&session, peer.clone());
         let listed = Arc::new(std::sync::atomic::AtomicU64::new(0));
         let mut tasks = Vec::new();

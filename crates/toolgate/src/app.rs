@@ -142,7 +142,7 @@ pub(crate) fn server_parts(
         // with passing them to its own client.
         gateway.set_elicitor(Arc::new(crate::gateway::QuestionElicitor {
             questions: questions.clone(),
-            fallback_session: toolgate_core::id::ascending("ses"),
+            fallback_session: toolgate_core::ascending_id("ses"),
         }));
     }
     let parts = toolgate_server::Parts {

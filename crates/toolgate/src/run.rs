@@ -124,7 +124,7 @@ pub(crate) fn call(project: &Project, args: CallArgs<'_>) -> Result<(), Failure>
     let session = args
         .session
         .map(str::to_string)
-        .unwrap_or_else(|| toolgate_core::id::ascending("ses"));
+        .unwrap_or_else(|| toolgate_core::ascending_id("ses"));
     let runtime = runtime()?;
     let (catalog, settled) = runtime.block_on(async {
         gate.prepare(Some(args.tool)).await;
