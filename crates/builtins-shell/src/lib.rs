@@ -28,10 +28,6 @@ mod arity;
 mod exec;
 mod expand;
 mod models;
-// The parser's types stay `pub` inside the module (it is being rewritten for speed on
-// another branch; visibility follows once that lands): none of it is reachable from
-// outside the crate.
-#[allow(unreachable_pub)]
 mod syntax;
 
 use std::collections::HashSet;

@@ -17,11 +17,11 @@
 //! `$(( ))` over constants, `<( )`/`>( )`; array assignments without subscripts.
 
 /// Nesting deeper than this stops the parse.
-pub const MAX_DEPTH: usize = 64;
+pub(crate) const MAX_DEPTH: usize = 64;
 
 /// Why the parser stopped.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Stop(pub String);
+pub(crate) struct Stop(pub String);
 
 type Parsed<T> = Result<T, Stop>;
 
@@ -31,41 +31,41 @@ fn stop<T>(reason: impl Into<String>) -> Parsed<T> {
 
 /// A list of and-or lists, each run in the foreground or the background.
 #[derive(Clone, Debug, Default)]
-pub struct List {
+pub(crate) struct List {
     /// The items in order.
-    pub items: Vec<Item>,
+    pub(crate) items: Vec<Item>,
 }
 
 /// One and-or list and how it is terminated.
 #[derive(Clone, Debug)]
-pub struct Item {
+pub(crate) struct Item {
     /// The and-or list.
-    pub and_or: AndOr,
+    pub(crate) and_or: AndOr,
     /// True when it ends with `&`.
-    pub background: bool,
+    pub(crate) background: bool,
 }
 
 /// Pipelines joined by `&&` and `||`.
 #[derive(Clone, Debug)]
-pub struct AndOr {
+pub(crate) struct AndOr {
     /// The first pipeline.
-    pub first: Pipeline,
+    pub(crate) first: Pipeline,
     /// The others, with the operator before each (`true` for `&&`).
-    pub rest: Vec<(bool, Pipeline)>,
+    pub(crate) rest: Vec<(bool, Pipeline)>,
 }
 
 /// Commands joined by `|`.
 #[derive(Clone, Debug)]
-pub struct Pipeline {
+pub(crate) struct Pipeline {
     /// `!` before it (an odd number of times).
-    pub negated: bool,
+    pub(crate) negated: bool,
     /// The commands; empty for a bare `time`.
-    pub commands: Vec<Command>,
+    pub(crate) commands: Vec<Command>,
 }
 
 /// One command of a pipeline.
 #[derive(Clone, Debug)]
-pub enum Command {
+pub(crate) enum Command {
     /// Assignments, words and redirections.
     Simple(Simple),
     /// A compound command and the redirections after it.
@@ -83,20 +83,20 @@ pub enum Command {
 
 /// A simple command.
 #[derive(Clone, Debug, Default)]
-pub struct Simple {
+pub(crate) struct Simple {
     /// `NAME=value` before the command name.
-    pub assigns: Vec<Assign>,
+    pub(crate) assigns: Vec<Assign>,
     /// The words, the first being the command name.
-    pub words: Vec<Word>,
+    pub(crate) words: Vec<Word>,
     /// The redirections, in order.
-    pub redirects: Vec<Redirect>,
+    pub(crate) redirects: Vec<Redirect>,
     /// The source text of the whole command.
-    pub raw: String,
+    pub(crate) raw: String,
 }
 
 /// A compound command.
 #[derive(Clone, Debug)]
-pub enum Compound {
+pub(crate) enum Compound {
     /// `{ list; }`
     Brace(List),
     /// `( list )`
@@ -139,16 +139,16 @@ pub enum Compound {
 
 /// An assignment `NAME=value`, `NAME+=value` or `NAME=(words)`.
 #[derive(Clone, Debug)]
-pub struct Assign {
+pub(crate) struct Assign {
     /// The variable.
-    pub name: String,
+    pub(crate) name: String,
     /// The value.
-    pub value: AssignValue,
+    pub(crate) value: AssignValue,
 }
 
 /// The value of an assignment.
 #[derive(Clone, Debug)]
-pub enum AssignValue {
+pub(crate) enum AssignValue {
     /// A word (expanded without splitting or globbing).
     Scalar(Word),
     /// `( words )`
@@ -157,20 +157,16 @@ pub enum AssignValue {
 
 /// A redirection.
 #[derive(Clone, Debug)]
-pub struct Redirect {
-    /// The file descriptor written before the operator (parsed and shown in `Debug`;
-    /// the analysis treats every descriptor alike).
-    #[allow(dead_code)]
-    pub fd: Option<u32>,
+pub(crate) struct Redirect {
     /// The operator.
-    pub op: RedirOp,
+    pub(crate) op: RedirOp,
     /// Its target.
-    pub target: Target,
+    pub(crate) target: Target,
 }
 
 /// Redirection operators.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RedirOp {
+pub(crate) enum RedirOp {
     /// `<`
     In,
     /// `>`
@@ -195,7 +191,7 @@ pub enum RedirOp {
 
 /// What a redirection refers to.
 #[derive(Clone, Debug)]
-pub enum Target {
+pub(crate) enum Target {
     /// A word (file name, fd number, here-string).
     Word(Word),
     /// A here-document: the body as a word (one literal when its delimiter was quoted).
@@ -205,14 +201,14 @@ pub enum Target {
 /// A word: its parts in order. (Its source text is only looked at while parsing, so the
 /// tree does not keep a copy of it per word.)
 #[derive(Clone, Debug, Default)]
-pub struct Word {
+pub(crate) struct Word {
     /// The parts.
-    pub parts: Vec<Part>,
+    pub(crate) parts: Vec<Part>,
 }
 
 /// A piece of a word.
 #[derive(Clone, Debug)]
-pub enum Part {
+pub(crate) enum Part {
     /// Literal text; `quoted` when it came from quotes or an escape (no globbing, braces or
     /// tilde).
     Lit {
@@ -263,7 +259,7 @@ pub enum Part {
 
 impl Word {
     /// The text when the word is one unquoted literal (a reserved word, a name).
-    pub fn plain(&self) -> Option<&str> {
+    pub(crate) fn plain(&self) -> Option<&str> {
         match self.parts.as_slice() {
             [Part::Lit { text, quoted: false }] => Some(text),
             _ => None,
@@ -271,7 +267,7 @@ impl Word {
     }
 
     /// The value when the word is literal text only (quotes removed), else `None`.
-    pub fn literal(&self) -> Option<String> {
+    pub(crate) fn literal(&self) -> Option<String> {
         let mut out = String::new();
         for part in &self.parts {
             match part {
@@ -291,7 +287,7 @@ struct PendingDoc {
 }
 
 /// Parses `source` into a list.
-pub fn parse(source: &str) -> Result<List, Stop> {
+pub(crate) fn parse(source: &str) -> Result<List, Stop> {
     let mut list = List::default();
     parse_each(source, &mut |chunk| list.items.extend(chunk.items))?;
     Ok(list)
@@ -302,7 +298,7 @@ pub fn parse(source: &str) -> Result<List, Stop> {
 /// as a tree: the caller walks a piece and drops it. When the source does not parse, the
 /// error comes after the pieces before it were handed over; the caller must then discard
 /// what it learnt from them.
-pub fn parse_each(source: &str, each: &mut dyn FnMut(List)) -> Result<(), Stop> {
+pub(crate) fn parse_each(source: &str, each: &mut dyn FnMut(List)) -> Result<(), Stop> {
     if source.contains('\0') {
         return stop("a NUL byte");
     }
@@ -1157,9 +1153,9 @@ impl Parser {
         let op = if self.eat("<<<") {
             RedirOp::HereString
         } else if self.eat("<<-") {
-            return self.heredoc(fd, true);
+            return self.heredoc(true);
         } else if self.eat("<<") {
-            return self.heredoc(fd, false);
+            return self.heredoc(false);
         } else if self.eat("<>") {
             RedirOp::ReadWrite
         } else if self.eat("<&") {
@@ -1206,13 +1202,12 @@ impl Parser {
             other => other,
         };
         Ok(Redirect {
-            fd,
             op,
             target: Target::Word(word),
         })
     }
 
-    fn heredoc(&mut self, fd: Option<u32>, strip_tabs: bool) -> Parsed<Redirect> {
+    fn heredoc(&mut self, strip_tabs: bool) -> Parsed<Redirect> {
         self.skip_blanks();
         if Self::is_delimiter(self.peek()) {
             return Err(self.unexpected());
@@ -1241,7 +1236,6 @@ impl Parser {
             slot,
         });
         Ok(Redirect {
-            fd,
             op: RedirOp::HereDoc,
             target: Target::HereDoc(Word {
                 parts: vec![Part::Lit {
@@ -2026,7 +2020,7 @@ impl Parser {
 }
 
 /// True for a name bash accepts as a variable.
-pub fn is_identifier(name: &str) -> bool {
+pub(crate) fn is_identifier(name: &str) -> bool {
     let bytes = name.as_bytes();
     !bytes.is_empty() && is_name_start(bytes[0]) && bytes.iter().all(|b| is_name_char(*b))
 }
