@@ -40,20 +40,29 @@ fn main() {
         let told = Arc::clone(&lag_notices);
         tokio::spawn(async move {
             let mut body = stream.bytes_stream();
-            let mut carry = String::new();
+            // Whole lines only: an event name split across two chunks is counted once, when
+            // its line is complete.
+            let mut pending: Vec<u8> = Vec::new();
+            let mut lagged_event = false;
             while let Some(Ok(chunk)) = body.next().await {
-                carry.push_str(&String::from_utf8_lossy(&chunk));
-                let settled = carry.matches("event: tool.settled").count() as u64;
-                counted.fetch_add(settled, Ordering::Relaxed);
-                // The server tells a subscriber that fell behind how many events it missed.
-                let lagged = carry.matches("event: events.lagged").count() as u64;
-                told.fetch_add(lagged, Ordering::Relaxed);
-                // Keep a tail in case an event name straddles two chunks.
-                let keep = carry.len().saturating_sub(32);
-                let cut = (keep..=carry.len())
-                    .find(|&i| carry.is_char_boundary(i))
-                    .unwrap_or(carry.len());
-                carry.drain(..cut);
+                pending.extend_from_slice(&chunk);
+                let Some(last) = pending.iter().rposition(|&b| b == b'\n') else {
+                    continue;
+                };
+                for line in pending[..last].split(|&b| b == b'\n') {
+                    if line == b"event: tool.settled" {
+                        counted.fetch_add(1, Ordering::Relaxed);
+                    } else if line == b"event: events.lagged" {
+                        lagged_event = true;
+                    } else if lagged_event && line.starts_with(b"data: ") {
+                        // The server tells a subscriber that fell behind how many events it
+                        // missed, and whether the stream itself or one of its sources lagged.
+                        lagged_event = false;
+                        eprintln!("events.lagged {}", String::from_utf8_lossy(&line[6..]));
+                        told.fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+                pending.drain(..=last);
             }
         });
         let errors = Arc::new(AtomicU64::new(0));
@@ -93,7 +102,20 @@ fn main() {
             all.extend(task.await.unwrap());
         }
         let elapsed = start.elapsed().as_secs_f64();
-        tokio::time::sleep(Duration::from_millis(500)).await;
+        // A subscriber that fell behind is still reading its backlog: wait until every
+        // call's event arrived, or until the count stops moving (what is missing then is
+        // lost, not late).
+        let calls = all.len() as u64;
+        let mut seen = events.load(Ordering::Relaxed);
+        let mut still_since = Instant::now();
+        while seen < calls && still_since.elapsed() < Duration::from_secs(2) {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            let now = events.load(Ordering::Relaxed);
+            if now != seen {
+                seen = now;
+                still_since = Instant::now();
+            }
+        }
         all.sort();
         let p99 = all[all.len() * 99 / 100];
         (

@@ -404,7 +404,7 @@ static FIGURES: &[Figure] = &[
             key: "http_lost_events",
         },
         target: Target::AtMost(0.0),
-        how: "whole process: calls completed minus `tool.settled` events seen by one SSE subscriber",
+        how: "whole process: calls completed minus `tool.settled` events seen by one SSE subscriber once its backlog drained (its count stopped moving for 2 s)",
     },
     Figure {
         issue: 15,

@@ -30,6 +30,7 @@ use toolgate_gate::{Call, GateEvent, SettleError};
 use toolgate_permission::{Reply, ReplyError};
 
 use crate::Parts;
+use crate::hub::{Hub, Next as HubNext};
 use crate::listen::{Bucket, Connection, Limits};
 
 /// The fewest characters a token given in `$TOOLGATE_SERVER_TOKEN` may have.
@@ -41,7 +42,7 @@ pub(crate) struct Server {
     token: String,
     hosts: HostRule,
     /// Every event as `(type, JSON)`, for `/event`.
-    events: broadcast::Sender<(String, String)>,
+    events: Arc<Hub>,
     /// Set on shutdown: event streams end so the server can stop.
     closing: tokio::sync::watch::Sender<bool>,
     /// Failed authentications since start, slowed to a few a second over all
@@ -556,22 +557,22 @@ async fn remove_approval(State(server): State<Shared>, Path(id): Path<String>) -
 async fn event_stream(
     State(server): State<Shared>,
 ) -> Sse<impl futures_util::Stream<Item = Result<SseEvent, std::convert::Infallible>>> {
-    let receiver = server.events.subscribe();
+    let subscriber = server.events.subscribe();
     let closing = server.closing.subscribe();
-    let stream = futures_util::stream::unfold((receiver, closing), |(mut receiver, mut closing)| async move {
+    let stream = futures_util::stream::unfold((subscriber, closing), |(mut subscriber, mut closing)| async move {
         let next = tokio::select! {
-            next = receiver.recv() => next,
+            next = subscriber.next() => next,
             _ = closing.wait_for(|closed| *closed) => return None,
         };
         let event = match next {
-            Ok((kind, data)) => SseEvent::default().event(kind).data(data),
-            // A slow client misses events rather than stalling everyone; it is told so.
-            Err(broadcast::error::RecvError::Lagged(missed)) => SseEvent::default()
+            HubNext::Event(entry) => SseEvent::default().event(&entry.kind).data(&entry.data),
+            // A client too slow for the event buffer misses the oldest events rather
+            // than stalling everyone or holding unbounded memory; it is told so.
+            HubNext::Lagged(missed) => SseEvent::default()
                 .event("events.lagged")
                 .data(json!({"missed": missed}).to_string()),
-            Err(broadcast::error::RecvError::Closed) => return None,
         };
-        Some((Ok(event), (receiver, closing)))
+        Some((Ok(event), (subscriber, closing)))
     });
     Sse::new(stream).keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
 }
@@ -649,7 +650,7 @@ impl Options {
 /// client's own lag takes: a gap is never silent.
 async fn forward<E: Clone>(
     mut from: broadcast::Receiver<E>,
-    to: broadcast::Sender<(String, String)>,
+    to: Arc<Hub>,
     source: &'static str,
     shape: impl Fn(&E) -> Option<(&'static str, Value)>,
 ) {
@@ -657,12 +658,12 @@ async fn forward<E: Clone>(
         match from.recv().await {
             Ok(event) => {
                 if let Some((kind, value)) = shape(&event) {
-                    let _ = to.send((kind.to_string(), value.to_string()));
+                    to.publish(kind, value.to_string());
                 }
             }
             Err(broadcast::error::RecvError::Lagged(missed)) => {
                 let data = json!({"missed": missed, "source": source}).to_string();
-                let _ = to.send(("events.lagged".to_string(), data));
+                to.publish("events.lagged", data);
             }
             Err(broadcast::error::RecvError::Closed) => break,
         }
@@ -672,7 +673,7 @@ async fn forward<E: Clone>(
 /// The router over `parts` (the HTTP API and `/mcp`), guarded by `options`, and the
 /// shared server state (for shutdown).
 pub(crate) fn router(parts: Parts, options: &Options) -> (Router, Arc<Server>) {
-    let (events, _) = broadcast::channel(4096);
+    let events = Hub::new(options.limits.event_buffer);
     let (closing, _) = tokio::sync::watch::channel(false);
     let (mcp, end_mcp) = crate::mcp::streamable_http(parts.clone());
     let server = Arc::new(Server {
@@ -769,23 +770,33 @@ mod tests {
     #[tokio::test(flavor = "current_thread")]
     async fn a_forwarder_that_falls_behind_tells_every_client_how_much_was_lost() {
         let (source, receiver) = broadcast::channel::<u32>(16);
-        let (to, mut client) = broadcast::channel(64);
+        let to = Hub::new(1 << 20);
+        let mut client = to.subscribe();
         // 20 events before the forwarder runs: the first 4 are gone when it starts.
         for n in 0..20 {
             source.send(n).unwrap();
         }
         drop(source);
-        forward(receiver, to, "calls", |n| Some(("tool.settled", json!({"n": n})))).await;
-        let (kind, data) = client.recv().await.unwrap();
-        assert_eq!(kind, "events.lagged");
+        forward(receiver, Arc::clone(&to), "calls", |n| {
+            Some(("tool.settled", json!({"n": n})))
+        })
+        .await;
+        let HubNext::Event(lagged) = client.next().await else {
+            panic!("the client lagged itself");
+        };
+        assert_eq!(lagged.kind, "events.lagged");
         assert_eq!(
-            serde_json::from_str::<Value>(&data).unwrap(),
+            serde_json::from_str::<Value>(&lagged.data).unwrap(),
             json!({"missed": 4, "source": "calls"})
         );
         let mut seen = Vec::new();
-        while let Ok((kind, data)) = client.try_recv() {
-            assert_eq!(kind, "tool.settled");
-            seen.push(serde_json::from_str::<Value>(&data).unwrap()["n"].as_u64().unwrap());
+        while let Some(HubNext::Event(entry)) = client.try_next() {
+            assert_eq!(entry.kind, "tool.settled");
+            seen.push(
+                serde_json::from_str::<Value>(&entry.data).unwrap()["n"]
+                    .as_u64()
+                    .unwrap(),
+            );
         }
         assert_eq!(seen, (4..20).collect::<Vec<u64>>(), "the rest arrive, in order");
     }

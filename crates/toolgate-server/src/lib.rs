@@ -29,6 +29,7 @@
 //! ```
 
 mod http;
+mod hub;
 mod listen;
 mod mcp;
 mod wire;

@@ -43,6 +43,11 @@ pub struct Limits {
     /// The most connections open at once; `None` derives it from the file limit
     /// (see [`connection_cap`]).
     pub max_connections: Option<usize>,
+    /// How far, in bytes of events, an `/event` client may fall behind before the oldest
+    /// events it has not read are dropped and it is told with `events.lagged` (default
+    /// 32 MiB: about two seconds of the busiest load measured; the events are kept once
+    /// for all clients, so this is also the most they hold).
+    pub event_buffer: usize,
 }
 
 impl Default for Limits {
@@ -52,6 +57,7 @@ impl Default for Limits {
             idle: Duration::from_secs(60),
             body_pause: Duration::from_secs(10),
             max_connections: None,
+            event_buffer: 32 << 20,
         }
     }
 }
@@ -78,6 +84,13 @@ impl Limits {
     /// The same limits with another connection cap (`None`: from the file limit).
     pub fn max_connections(mut self, cap: Option<usize>) -> Limits {
         self.max_connections = cap;
+        self
+    }
+
+    /// The same limits with another event buffer (bytes an `/event` client may fall
+    /// behind).
+    pub fn event_buffer(mut self, bytes: usize) -> Limits {
+        self.event_buffer = bytes;
         self
     }
 }
