@@ -304,7 +304,7 @@ mod tests {
             last = entry.data.clone();
         }
         assert_eq!(missed + kept, 100, "missed {missed}, kept {kept}");
-        assert!(kept >= 1 && kept <= 10, "kept {kept}");
+        assert!((1..=10).contains(&kept), "kept {kept}");
         assert_eq!(last, format!("{:0>100}", 99));
         let (_, bytes) = hub.kept();
         assert!(bytes <= size * 10, "{bytes} bytes kept");
