@@ -126,11 +126,6 @@ pub struct Catalog {
 }
 
 impl Catalog {
-    /// The agent whose rules made this catalog.
-    pub fn agent(&self) -> &str {
-        &self.agent
-    }
-
     /// The offered names, in registry order (no schema is built).
     pub fn names(&self) -> &[String] {
         self.turn.names()
@@ -428,15 +423,7 @@ impl Gate {
             .await;
         let settled = match doom {
             Ok(()) => catalog.turn.settle(&call.tool, call.input, context.clone()).await,
-            Err(refusal) => {
-                let failure = ToolFailure::from(refusal);
-                Ok(Settlement {
-                    result: ModelResult::Error(failure.message().to_string()),
-                    output: None,
-                    output_paths: Vec::new(),
-                    refusal: failure.refusal().cloned(),
-                })
-            }
+            Err(refusal) => Ok(Settlement::failed(&ToolFailure::from(refusal))),
         };
         in_flight.finished = true;
         match &settled {

@@ -340,7 +340,6 @@ async fn each_agent_keeps_its_own_catalog() {
     for _ in 0..2 {
         assert!(gate.catalog("build").offers("echo"));
         assert!(!gate.catalog("plan").offers("echo"), "plan was given build's catalog");
-        assert_eq!(gate.catalog("plan").agent(), "plan");
     }
     let refused = gate
         .call(&gate.catalog("plan"), Call::new("s", "echo", json!({"text": "x"})))

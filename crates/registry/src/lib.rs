@@ -46,7 +46,7 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use indexmap::IndexMap;
 use serde_json::Value;
 use toolgate_core::{
-    BoundError, Context, Defect, ModelDefinition, ModelResult, OutputBound, Refusal, Tool, ToolOutput,
+    BoundError, Context, Defect, ModelDefinition, ModelResult, OutputBound, Refusal, Tool, ToolFailure, ToolOutput,
 };
 
 /// Every registration gets a fresh identity, even for the same tool value, so that a
@@ -59,6 +59,7 @@ fn next_id() -> u64 {
 
 /// Why a registration was refused. Nothing is registered when this is returned.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum RegistrationError {
     /// The name does not match `^[A-Za-z][A-Za-z0-9_-]{0,63}$`.
     #[error("Invalid tool name: {name}")]
@@ -75,7 +76,7 @@ pub enum RegistrationError {
 }
 
 /// Checks a tool name against `^[A-Za-z][A-Za-z0-9_-]{0,63}$` (spec §1.6).
-pub fn valid_name(name: &str) -> bool {
+fn valid_name(name: &str) -> bool {
     let bytes = name.as_bytes();
     matches!(bytes.first(), Some(b) if b.is_ascii_alphabetic())
         && bytes.len() <= 64
@@ -155,13 +156,6 @@ pub struct Registration {
     layer: Arc<Layer>,
     token: u64,
     names: Vec<String>,
-}
-
-impl Registration {
-    /// The names this registration holds.
-    pub fn names(&self) -> &[String] {
-        &self.names
-    }
 }
 
 impl std::fmt::Debug for Registration {
@@ -285,6 +279,7 @@ impl ToolRegistry {
 
 /// What settling a call produced for the model.
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct Settlement {
     /// What the model sees.
     pub result: ModelResult,
@@ -297,6 +292,19 @@ pub struct Settlement {
 }
 
 impl Settlement {
+    /// The settlement of a call that failed with `failure`: the model sees its message,
+    /// and a permission refusal behind it is kept. For a caller that refuses a call
+    /// before it reaches the registry (a doom-loop check) and reports it as the tool's
+    /// answer.
+    pub fn failed(failure: &ToolFailure) -> Self {
+        Settlement {
+            result: ModelResult::Error(failure.message().to_string()),
+            output: None,
+            output_paths: Vec::new(),
+            refusal: failure.refusal().cloned(),
+        }
+    }
+
     /// True when a person declined a permission during the call: stop the agent loop.
     pub fn is_declined(&self) -> bool {
         self.refusal.as_ref().is_some_and(Refusal::stops_loop)
@@ -307,6 +315,7 @@ impl Settlement {
 /// [`SettleError::Stale`]; tell the model with the error's text), or it ran and something
 /// that is not the tool's answer went wrong ([`SettleError::Defect`], [`SettleError::Bound`]).
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum SettleError {
     /// The name was not offered in this turn's catalog.
     #[error("Unknown tool: {name}")]
@@ -326,14 +335,6 @@ pub enum SettleError {
     /// The output could not be bounded (a failed spill, oversized media).
     #[error(transparent)]
     Bound(#[from] BoundError),
-}
-
-impl SettleError {
-    /// True when the call never ran because of the catalog ([`SettleError::Unknown`],
-    /// [`SettleError::Stale`]): the model should be told and may call again.
-    pub fn is_catalog_miss(&self) -> bool {
-        matches!(self, SettleError::Unknown { .. } | SettleError::Stale { .. })
-    }
 }
 
 /// One turn's catalog and the registrations it captured.
@@ -381,12 +382,7 @@ impl Materialized {
         }
         let tool = tool.clone();
         match tool.settle(input, ctx.clone()).await? {
-            Err(failure) => Ok(Settlement {
-                result: ModelResult::Error(failure.message().to_string()),
-                output: None,
-                output_paths: Vec::new(),
-                refusal: failure.refusal().cloned(),
-            }),
+            Err(failure) => Ok(Settlement::failed(&failure)),
             Ok(output) => {
                 let bounded = self.registry.bound.bound(&ctx, output).await?;
                 Ok(Settlement {

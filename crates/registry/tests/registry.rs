@@ -62,7 +62,6 @@ async fn settle(turn: &toolgate_registry::Materialized, name: &str) -> Settlemen
 /// The typed refusal of a call the catalog cannot take, as the text a model is shown.
 async fn miss(turn: &toolgate_registry::Materialized, name: &str) -> String {
     let error = turn.settle(name, json!({}), Context::default()).await.unwrap_err();
-    assert!(error.is_catalog_miss(), "{error:?}");
     match &error {
         SettleError::Unknown { name: called } | SettleError::Stale { name: called } => assert_eq!(called, name),
         other => panic!("not a catalog miss: {other:?}"),
