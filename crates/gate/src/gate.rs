@@ -272,11 +272,7 @@ impl Drop for InFlight<'_> {
 }
 
 fn caller(context: &Context) -> Caller<'_> {
-    Caller {
-        session: &context.session_id,
-        agent: &context.agent,
-        call: &context.tool_call_id,
-    }
+    Caller::new(&context.session_id, &context.agent, &context.tool_call_id)
 }
 
 impl Gate {

@@ -62,6 +62,7 @@ fn now_ms() -> i64 {
 
 /// Who a decision was for.
 #[derive(Clone, Debug, Default)]
+#[non_exhaustive]
 pub struct Caller<'a> {
     /// The session.
     pub session: &'a str,
@@ -69,6 +70,13 @@ pub struct Caller<'a> {
     pub agent: &'a str,
     /// The tool call id.
     pub call: &'a str,
+}
+
+impl<'a> Caller<'a> {
+    /// The caller of tool call `call` by `agent` in `session`.
+    pub fn new(session: &'a str, agent: &'a str, call: &'a str) -> Self {
+        Caller { session, agent, call }
+    }
 }
 
 /// A refused authentication, as [`AuditLog::auth_failed`] records it.

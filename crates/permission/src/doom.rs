@@ -79,11 +79,6 @@ impl DoomLoop {
         }
     }
 
-    /// The number of identical calls in a row that make a loop.
-    pub fn threshold(&self) -> usize {
-        self.threshold
-    }
-
     /// Records a call of `tool` with `input` in `message` of `session`; true when it
     /// makes `threshold` identical calls in a row there.
     pub fn observe(&self, session: &str, message: &str, tool: &str, input: &Value) -> bool {

@@ -117,7 +117,7 @@ impl Rule {
     }
 
     /// The rule as tool-core reports it in a refusal.
-    pub fn to_ref(&self) -> toolgate_core::RuleRef {
+    pub(crate) fn to_ref(&self) -> toolgate_core::RuleRef {
         toolgate_core::RuleRef {
             action: self.action.clone(),
             resource: self.resource.clone(),
@@ -399,13 +399,6 @@ impl Ruleset {
         self.inner.rules.is_empty()
     }
 
-    /// This set followed by `more` (merge is concatenation).
-    pub fn merged(&self, more: &[Rule]) -> Ruleset {
-        let mut rules = self.inner.rules.clone();
-        rules.extend_from_slice(more);
-        Ruleset::new(rules)
-    }
-
     /// The index of the last rule matching `action` and `resource`.
     pub fn last_match(&self, action: &str, resource: &str) -> Option<usize> {
         let input = normalise(resource);
@@ -488,7 +481,10 @@ impl Ruleset {
         chosen.unwrap_or_else(|| self.decision(self.last_match_with(action, &relative_input, None)))
     }
 
-    /// The reference of [`Ruleset::evaluate_path`]: every rule tried from the end.
+    /// The reference implementation of [`Ruleset::evaluate_path`]: every rule tried from
+    /// the end, no index. Public for differential tests and benchmarks that compare the
+    /// indexed evaluation against it; a caller deciding permissions uses
+    /// [`Ruleset::evaluate_path`].
     pub fn evaluate_path_naive(&self, action: &str, relative: &str, absolutes: &[String]) -> Decision<'_> {
         if absolutes.is_empty() {
             return self.evaluate_naive(action, relative);
@@ -515,22 +511,16 @@ impl Ruleset {
         chosen.unwrap_or_else(|| self.evaluate_naive(action, relative))
     }
 
-    /// The reference: scan from the end, one pattern at a time.
+    /// The reference implementation of [`Ruleset::evaluate`]: scan from the end, one
+    /// pattern at a time, no index. Public for differential tests and benchmarks that
+    /// compare the indexed evaluation against it; a caller deciding permissions uses
+    /// [`Ruleset::evaluate`].
     pub fn evaluate_naive(&self, action: &str, resource: &str) -> Decision<'_> {
         let compiled = &*self.inner;
         let found = (0..compiled.rules.len())
             .rev()
             .find(|&index| compiled.actions[index].matches(action) && compiled.resources[index].matches(resource));
         self.decision(found)
-    }
-
-    /// Several resources: any deny → deny, else any ask → ask, else allow (none → allow).
-    pub fn evaluate_all<S: AsRef<str>>(&self, action: &str, resources: &[S]) -> Effect {
-        combine(
-            resources
-                .iter()
-                .map(|resource| self.evaluate(action, resource.as_ref()).effect),
-        )
     }
 
     /// The rules whose action pattern matches `action`, in order (what a refusal reports).

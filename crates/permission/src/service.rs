@@ -103,6 +103,7 @@ struct Decided {
 /// What the service publishes. Its wire form (event names, field spellings) belongs to
 /// the servers.
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub enum Event {
     /// A request is waiting for a reply.
     Asked(Box<Request>),

@@ -127,7 +127,7 @@ impl SqliteStore {
 
     /// SQLite's `data_version`: changes whenever another connection commits, so a cache
     /// can tell when to reload.
-    pub fn data_version(&self) -> Result<i64, StoreError> {
+    fn data_version(&self) -> Result<i64, StoreError> {
         self.with(|c| c.query_row("PRAGMA data_version", [], |row| row.get(0)))
     }
 }

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use proptest::prelude::*;
 use serde_json::json;
-use toolgate_permission::{Effect, Origin, Rule, Ruleset};
+use toolgate_permission::{Effect, Origin, Rule, Ruleset, combine};
 use toolgate_permission::{expand_home, rules_from_config};
 
 fn rules(list: &[(&str, &str, &str)]) -> Vec<Rule> {
@@ -124,7 +124,7 @@ fn e01_to_e23_last_match_wins() {
         "E22"
     );
     // E23: two rule sets evaluate as their concatenation.
-    let merged = Ruleset::new(rules(&[("bash", "*", "allow")])).merged(&rules(&[("bash", "rm", "deny")]));
+    let merged = Ruleset::new([rules(&[("bash", "*", "allow")]), rules(&[("bash", "rm", "deny")])].concat());
     assert_eq!(merged.evaluate("bash", "rm").effect, Deny, "E23");
 }
 
@@ -244,13 +244,13 @@ fn v2_list_form_and_single_effect() {
 
 #[test]
 fn m01_to_m03_merge_is_concatenation() {
-    let merged = Ruleset::new(rules(&[("bash", "*", "allow")])).merged(&rules(&[("bash", "*", "deny")]));
+    let merged = Ruleset::new([rules(&[("bash", "*", "allow")]), rules(&[("bash", "*", "deny")])].concat());
     assert_eq!(merged.rules().len(), 2, "M1");
     assert_eq!(merged.rules()[1].effect, Deny, "M1");
-    let m2 = Ruleset::new(rules(&[("*", "*", "ask")])).merged(&rules(&[("bash", "*", "allow")]));
+    let m2 = Ruleset::new([rules(&[("*", "*", "ask")]), rules(&[("bash", "*", "allow")])].concat());
     assert_eq!(m2.evaluate("bash", "ls").effect, Allow, "M2");
     assert_eq!(m2.evaluate("edit", "foo.ts").effect, Ask, "M2");
-    let m3 = Ruleset::new(rules(&[("bash", "*", "allow")])).merged(&rules(&[("bash", "*", "ask")]));
+    let m3 = Ruleset::new([rules(&[("bash", "*", "allow")]), rules(&[("bash", "*", "ask")])].concat());
     assert_eq!(m3.evaluate("bash", "ls").effect, Ask, "M3");
 }
 
@@ -323,10 +323,11 @@ fn several_resources_combine_deny_then_ask() {
         ("bash", "rm *", "deny"),
         ("bash", "curl *", "ask"),
     ]));
-    assert_eq!(set.evaluate_all("bash", &["ls", "rm -rf /", "curl x"]), Deny);
-    assert_eq!(set.evaluate_all("bash", &["ls", "curl x"]), Ask);
-    assert_eq!(set.evaluate_all("bash", &["ls"]), Allow);
-    assert_eq!(set.evaluate_all::<&str>("bash", &[]), Allow);
+    let all = |resources: &[&str]| combine(resources.iter().map(|resource| set.evaluate("bash", resource).effect));
+    assert_eq!(all(&["ls", "rm -rf /", "curl x"]), Deny);
+    assert_eq!(all(&["ls", "curl x"]), Ask);
+    assert_eq!(all(&["ls"]), Allow);
+    assert_eq!(all(&[]), Allow);
 }
 
 fn rule_strategy() -> impl Strategy<Value = Rule> {

@@ -888,26 +888,13 @@ fn the_audit_log_rotates_at_10_mib() {
     let path = dir.path().join("audit.jsonl");
     std::fs::write(&path, "x".repeat(ROTATE_BYTES as usize)).unwrap();
     let audit = toolgate_permission::AuditLog::new(&path);
-    audit.settled(
-        &toolgate_permission::Caller {
-            session: "s",
-            agent: "build",
-            call: "c",
-        },
-        "bash",
-        None,
-        &[],
-    );
+    audit.settled(&toolgate_permission::Caller::new("s", "build", "c"), "bash", None, &[]);
     assert!(dir.path().join("audit.jsonl.1").exists());
     assert_eq!(std::fs::read_to_string(&path).unwrap().lines().count(), 1);
 }
 
 fn audit_caller() -> toolgate_permission::Caller<'static> {
-    toolgate_permission::Caller {
-        session: "s",
-        agent: "build",
-        call: "c",
-    }
+    toolgate_permission::Caller::new("s", "build", "c")
 }
 
 fn lines_of(path: &std::path::Path) -> Vec<String> {

@@ -200,7 +200,7 @@ proptest! {
         let second = Ruleset::new(rules[split..].to_vec());
         let holed = evaluate_holed(&[&first, &second], action, &resource).effect;
         let concrete = substitute(&resource, &values);
-        let all = first.merged(second.rules());
+        let all = Ruleset::new([first.rules(), second.rules()].concat());
         let exact = all.evaluate(action, &concrete).effect;
         prop_assert_eq!(stricter(exact, holed), holed, "{:?} as {:?}: exact {} holed {}", resource, concrete, exact, holed);
     }
