@@ -11,7 +11,8 @@
 //! the builtins depend on it alone:
 //! - [`Permissions`]: what a tool calls to ask before it acts;
 //! - [`OutputBound`]: what the registry calls on every successful output;
-//! - [`Location`]: the directory a call runs in and the one resolution of a model's path.
+//! - [`Location`]: the directory a call runs in and the one resolution of a model's path;
+//! - [`ascending_id`]: the ids (`per_…`, `tool_…`) the crates stamp on what they record.
 //!
 //! ```
 //! use toolgate_core::{Context, ModelResult, Tool, ToolFailure};

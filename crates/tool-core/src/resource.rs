@@ -124,11 +124,6 @@ impl Resource {
         }
     }
 
-    /// True when the resource is one hole of any value: nothing is known about it.
-    pub fn is_unknown(&self) -> bool {
-        matches!(self.segments.as_slice(), [Segment::Hole(hole)] if hole.class == HoleClass::Any)
-    }
-
     /// How the resource is shown: the known text with each hole's display in its place.
     pub fn display(&self) -> String {
         let mut out = String::new();
@@ -173,12 +168,11 @@ mod tests {
         resource.push_hole("$A", HoleClass::Any);
         resource.push_hole("$B", HoleClass::Any);
         assert_eq!(resource.segments().len(), 1);
-        assert!(resource.is_unknown());
+        assert_eq!(resource, Resource::unknown("$A$B"));
         assert_eq!(resource.display(), "$A$B");
         resource.push_hole("*", HoleClass::Name);
         resource.push_hole("*", HoleClass::Name);
         assert_eq!(resource.segments().len(), 3);
-        assert!(!resource.is_unknown());
     }
 
     #[test]
