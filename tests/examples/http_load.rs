@@ -22,7 +22,7 @@ fn main() {
         .enable_all()
         .build()
         .unwrap();
-    let (calls, errors, events, p99, elapsed, lagged) = runtime.block_on(async move {
+    let (calls, errors, events, quantiles, elapsed, lagged) = runtime.block_on(async move {
         let client = reqwest::Client::builder()
             .no_proxy()
             .pool_max_idle_per_host(CLIENTS)
@@ -117,19 +117,25 @@ fn main() {
             }
         }
         all.sort();
-        let p99 = all[all.len() * 99 / 100];
+        // p50, p99, p99.9 and the slowest call: the shape of the tail, not only its p99.
+        let at = |per_mille: usize| all[(all.len() * per_mille / 1000).min(all.len() - 1)];
+        let quantiles = [at(500), at(990), at(999), at(1000)];
         (
             all.len() as u64,
             errors.load(Ordering::Relaxed),
             events.load(Ordering::Relaxed),
-            p99,
+            quantiles,
             elapsed,
             lag_notices.load(Ordering::Relaxed),
         )
     });
     drop(server);
     println!("figure http_calls_per_second {:.0}", calls as f64 / elapsed);
-    println!("figure http_p99_ms {:.2}", p99.as_secs_f64() * 1000.0);
+    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+    println!("figure http_p50_ms {:.2}", ms(quantiles[0]));
+    println!("figure http_p99_ms {:.2}", ms(quantiles[1]));
+    println!("figure http_p999_ms {:.2}", ms(quantiles[2]));
+    println!("figure http_max_ms {:.2}", ms(quantiles[3]));
     println!("figure http_errors {errors}");
     println!("figure http_lost_events {}", calls.saturating_sub(events));
     // Where lost events went: a subscriber too slow to keep up is told (`events.lagged`).
