@@ -79,8 +79,10 @@ impl<'a> Caller<'a> {
     }
 }
 
-/// A refused authentication, as [`AuditLog::auth_failed`] records it.
+/// A refused authentication, as [`AuditLog::auth_failed`] records it: [`AuthFailure::new`],
+/// then [`AuthFailure::counts`] (more fields may come, hence `#[non_exhaustive]`).
 #[derive(Clone, Debug, Default)]
+#[non_exhaustive]
 pub struct AuthFailure<'a> {
     /// The client's address.
     pub peer: &'a str,
@@ -97,6 +99,28 @@ pub struct AuthFailure<'a> {
     /// Failures since the last recorded one that were not recorded (the log takes a
     /// few per second, so a flood cannot rotate real decisions away).
     pub suppressed: u64,
+}
+
+impl<'a> AuthFailure<'a> {
+    /// A refusal of `method path` from `peer`, for `reason`; every count zero.
+    pub fn new(peer: &'a str, method: &'a str, path: &'a str, reason: &'a str) -> AuthFailure<'a> {
+        AuthFailure {
+            peer,
+            method,
+            path,
+            reason,
+            ..AuthFailure::default()
+        }
+    }
+
+    /// The same refusal with its counts: failures on its connection, since the server
+    /// started, and not recorded since the last recorded one.
+    pub fn counts(mut self, connection: u64, total: u64, suppressed: u64) -> AuthFailure<'a> {
+        self.connection_failures = connection;
+        self.total_failures = total;
+        self.suppressed = suppressed;
+        self
+    }
 }
 
 /// The append-only audit log: one JSON line per permission decision and per settled

@@ -926,15 +926,9 @@ fn every_audit_entry_kind_keeps_its_keys_in_order() {
         &[PathBuf::from("/d/tool-output/t_1")],
     );
     audit.cancelled(&audit_caller(), "bash");
-    audit.auth_failed(&toolgate_permission::AuthFailure {
-        peer: "127.0.0.1:9",
-        method: "GET",
-        path: "/tool",
-        reason: "wrong token",
-        connection_failures: 2,
-        total_failures: 3,
-        suppressed: 4,
-    });
+    audit.auth_failed(
+        &toolgate_permission::AuthFailure::new("127.0.0.1:9", "GET", "/tool", "wrong token").counts(2, 3, 4),
+    );
     let lines = lines_of(&path);
     assert_eq!(lines.len(), 5, "{lines:?}");
     let keys = |line: &str| -> Vec<String> {

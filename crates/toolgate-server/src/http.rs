@@ -308,15 +308,13 @@ impl Server {
         let (parts, _body) = request.into_parts();
         if let (Some(suppressed), Some(audit)) = (recorded, self.service().audit()) {
             let path: String = parts.uri.path().chars().take(200).collect();
-            audit.auth_failed(&toolgate_permission::AuthFailure {
-                peer: &peer,
-                method: parts.method.as_str(),
-                path: &path,
-                reason,
-                connection_failures: on_connection,
-                total_failures: total,
-                suppressed,
-            });
+            audit.auth_failed(
+                &toolgate_permission::AuthFailure::new(&peer, parts.method.as_str(), &path, reason).counts(
+                    on_connection,
+                    total,
+                    suppressed,
+                ),
+            );
         }
         if !wait.is_zero() {
             tokio::time::sleep(wait).await;
