@@ -938,12 +938,27 @@ fn log_tail(log: &PathBuf, from: u64) -> String {
     tail.chars().take(500).collect()
 }
 
-/// Installs the ring crypto provider for rustls once (reqwest is built without one).
-fn tls_provider() {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| {
-        let _ = rustls::crypto::ring::default_provider().install_default();
-    });
+/// TLS for one client: the ring provider and the platform's certificate verifier, set on
+/// the client itself. A library must not install a process-wide default provider: that is
+/// the embedding program's choice, and a second install fails.
+fn tls() -> Result<rustls::ClientConfig, String> {
+    use rustls_platform_verifier::BuilderVerifierExt;
+    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+    Ok(rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|error| format!("TLS: {error}"))?
+        .with_platform_verifier()
+        .map_err(|error| format!("TLS: {error}"))?
+        .with_no_client_auth())
+}
+
+/// The HTTP client of one remote server, with its own TLS configuration.
+fn http_client(startup: Duration) -> Result<reqwest::Client, String> {
+    reqwest::Client::builder()
+        .tls_backend_preconfigured(tls()?)
+        .connect_timeout(startup)
+        .build()
+        .map_err(|e| format!("HTTP client: {e}"))
 }
 
 type Started = (RunningService<RoleClient, Handler>, &'static str);
@@ -960,17 +975,13 @@ async fn connect_remote(
     if !(url.starts_with("http://") || url.starts_with("https://")) {
         return Err(format!("{url:?} is not an http:// or https:// URL"));
     }
-    tls_provider();
     let mut map = HeaderMap::new();
     for (key, value) in headers {
         let name = HeaderName::from_bytes(key.as_bytes()).map_err(|e| format!("header {key:?}: {e}"))?;
         let value = HeaderValue::from_str(value).map_err(|e| format!("header {key:?}: {e}"))?;
         map.insert(name, value);
     }
-    let client = reqwest::Client::builder()
-        .connect_timeout(startup)
-        .build()
-        .map_err(|e| format!("HTTP client: {e}"))?;
+    let client = http_client(startup)?;
     let config = rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(url)
         .custom_headers(map.iter().map(|(k, v)| (k.clone(), v.clone())).collect());
     let transport = rmcp::transport::StreamableHttpClientTransport::with_client(client.clone(), config);
@@ -1052,5 +1063,25 @@ impl ClientHandler for Handler {
         if let Some(inner) = self.inner.upgrade() {
             tokio::spawn(inner.relist(self.index, self.generation));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use super::*;
+
+    #[test]
+    fn a_remote_servers_client_brings_its_own_tls_and_installs_nothing_process_wide() {
+        // The embedding program owns the process-wide rustls provider; the gateway must
+        // work without one and must not install one behind the program's back.
+        assert!(rustls::crypto::CryptoProvider::get_default().is_none());
+        let client = http_client(Duration::from_secs(1));
+        assert!(client.is_ok(), "{:?}", client.err());
+        assert!(
+            rustls::crypto::CryptoProvider::get_default().is_none(),
+            "the gateway installed a process-wide TLS provider"
+        );
     }
 }
