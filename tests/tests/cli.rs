@@ -797,3 +797,54 @@ fn a_plain_read_opens_no_database_and_is_audited_once() {
     assert_eq!(code, 3);
     assert!(sandbox.data_dir().join("toolgate.db").exists());
 }
+
+/// Runs `toolgate ARGS` with descriptor 7 open on `secret` and not close-on-exec, as a
+/// careless parent (an agent harness) would leave it: (exit code, stdout, stderr).
+fn with_inherited_fd_7(sandbox: &Sandbox, secret: &std::path::Path, args: &[&str]) -> (i32, String, String) {
+    let output = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(r#"exec 7<"$SECRET"; exec "$@""#)
+        .arg("bash")
+        .arg(e2e::toolgate_binary())
+        .args(args)
+        .current_dir(sandbox.project())
+        .env("SECRET", secret)
+        .env("TOOLGATE_DATA_DIR", sandbox.data_dir())
+        .env("TOOLGATE_CONFIG_DIR", sandbox.config_dir())
+        .env_remove("TOOLGATE_PERMISSION")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    (
+        output.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn a_descriptor_the_parent_left_open_never_reaches_a_command() {
+    let sandbox = Sandbox::new();
+    sandbox.write("project/toolgate.json", r#"{"permission": {"bash": "allow"}}"#);
+    let secret = sandbox.root.path().join("secret");
+    std::fs::write(&secret, "the harness's secret\n").unwrap();
+    // Precondition: the wrapper really hands descriptor 7 on through exec.
+    let direct = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(r#"exec 7<"$SECRET"; exec bash -c 'cat <&7'"#)
+        .env("SECRET", &secret)
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&direct.stdout), "the harness's secret\n");
+
+    let input = json!({"command": "cat <&7; echo \"cat: $?\""}).to_string();
+    let (code, out, err) = with_inherited_fd_7(&sandbox, &secret, &["call", "bash", &input, "--json"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let output = json_of(&out)["result"]["value"].as_str().unwrap().to_string();
+    assert!(
+        !output.contains("secret"),
+        "the command read the parent's descriptor: {output}"
+    );
+    assert!(output.contains("Bad file descriptor"), "{output}");
+    assert!(output.contains("cat: 1"), "{output}");
+}

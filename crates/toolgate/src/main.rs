@@ -269,6 +269,11 @@ fn main() -> ExitCode {
     if args.nth(1).is_some_and(|arg| arg == toolgate_sandbox::TRAMPOLINE) {
         return ExitCode::from(toolgate_sandbox::trampoline_main(args.collect()));
     }
+    // Descriptors the parent left open (a harness's control socket, a file the sandbox
+    // hides) must not reach the commands a model writes, nor MCP servers: every one above
+    // stderr is closed on exec. Ours are opened close-on-exec by the standard library.
+    // Done while the process has one thread, so no descriptor is being created meanwhile.
+    close_fds::set_fds_cloexec(3, &[]);
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(error) => {
