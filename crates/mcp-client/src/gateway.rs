@@ -941,6 +941,7 @@ fn log_tail(log: &PathBuf, from: u64) -> String {
 /// TLS for one client: the ring provider and the platform's certificate verifier, set on
 /// the client itself. A library must not install a process-wide default provider: that is
 /// the embedding program's choice, and a second install fails.
+/// (builtins-net builds the same; library crates share only the core, which has no TLS.)
 fn tls() -> Result<rustls::ClientConfig, String> {
     use rustls_platform_verifier::BuilderVerifierExt;
     let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());

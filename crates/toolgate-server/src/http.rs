@@ -654,11 +654,13 @@ async fn forward<E: Clone>(
 ) {
     loop {
         match from.recv().await {
-            Ok(event) => {
+            // Shaping serializes what the model saw: not worth doing for nobody.
+            Ok(event) if to.is_listened() => {
                 if let Some((kind, value)) = shape(&event) {
                     to.publish(kind, value.to_string());
                 }
             }
+            Ok(_) => {}
             Err(broadcast::error::RecvError::Lagged(missed)) => {
                 let data = json!({"missed": missed, "source": source}).to_string();
                 to.publish("events.lagged", data);
@@ -764,6 +766,33 @@ pub async fn serve(parts: Parts, listener: tokio::net::TcpListener, options: Opt
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_forwarder_with_no_client_listening_shapes_nothing_and_one_that_comes_sees_the_rest() {
+        let (source, receiver) = broadcast::channel::<u32>(16);
+        let to = Hub::new(1 << 20);
+        let shaped = std::sync::atomic::AtomicUsize::new(0);
+        let forwarder = forward(receiver, Arc::clone(&to), "calls", |n| {
+            shaped.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            Some(("tool.settled", json!({"n": n})))
+        });
+        tokio::pin!(forwarder);
+        source.send(1).unwrap();
+        source.send(2).unwrap();
+        // Run the forwarder until it has taken both events and waits for more.
+        assert!(futures_util::poll!(forwarder.as_mut()).is_pending());
+        assert_eq!(shaped.load(std::sync::atomic::Ordering::Relaxed), 0);
+        let mut client = to.subscribe();
+        source.send(3).unwrap();
+        drop(source);
+        forwarder.await;
+        assert_eq!(shaped.load(std::sync::atomic::Ordering::Relaxed), 1);
+        let HubNext::Event(entry) = client.next().await else {
+            panic!("the client lagged");
+        };
+        assert_eq!(entry.data, r#"{"n":3}"#);
+        assert!(client.try_next().is_none());
+    }
 
     #[tokio::test(flavor = "current_thread")]
     async fn a_forwarder_that_falls_behind_tells_every_client_how_much_was_lost() {

@@ -12,6 +12,7 @@
 //! nobody listens.
 
 use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use tokio::sync::Notify;
@@ -55,6 +56,9 @@ pub(crate) struct Hub {
     state: Mutex<State>,
     wake: Notify,
     max_bytes: usize,
+    /// How many subscribers there are, readable without the lock: a publisher with
+    /// nobody to tell skips building the event at all.
+    subscribers: AtomicUsize,
 }
 
 #[derive(Debug)]
@@ -98,6 +102,7 @@ impl Hub {
             }),
             wake: Notify::new(),
             max_bytes,
+            subscribers: AtomicUsize::new(0),
         })
     }
 
@@ -114,6 +119,7 @@ impl Hub {
         state.next_subscriber += 1;
         let next = state.end();
         state.cursors.insert(id, next);
+        self.subscribers.store(state.cursors.len(), Ordering::Relaxed);
         Subscriber {
             hub: Arc::clone(self),
             id,
@@ -121,17 +127,23 @@ impl Hub {
         }
     }
 
+    /// Whether anyone would read what is published now (a hint: a subscriber may come or
+    /// go at any moment; one that comes later reads only what is published after it).
+    pub(crate) fn is_listened(&self) -> bool {
+        self.subscribers.load(Ordering::Relaxed) > 0
+    }
+
     /// Adds an event for every subscriber.
     pub(crate) fn publish(&self, kind: &str, data: String) {
-        let entry = Arc::new(Entry {
-            kind: kind.to_string(),
-            data,
-        });
         {
             let mut state = self.lock();
             if state.cursors.is_empty() {
                 return;
             }
+            let entry = Arc::new(Entry {
+                kind: kind.to_string(),
+                data,
+            });
             state.bytes += entry.size();
             state.entries.push_back(entry);
             if state.bytes > state.release_at.min(self.max_bytes) || state.entries.len() > MAX_EVENTS {
@@ -216,6 +228,7 @@ impl Drop for Subscriber {
     fn drop(&mut self) {
         let mut state = self.hub.lock();
         state.cursors.remove(&self.id);
+        self.hub.subscribers.store(state.cursors.len(), Ordering::Relaxed);
         if state.cursors.is_empty() {
             let end = state.end();
             state.entries.clear();
