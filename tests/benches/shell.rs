@@ -44,15 +44,15 @@ fn analysis(c: &mut Criterion) {
     let script = script();
     let mut group = c.benchmark_group("shell");
     group.bench_function("analyze_200_commands", |b| {
-        b.iter(|| std::hint::black_box(toolgate_builtins_shell::analyze(std::hint::black_box(&script))))
+        b.iter(|| std::hint::black_box(toolgate_shell_analysis::analyze(std::hint::black_box(&script))))
     });
     for (id, bytes) in [("analyze_512kib", 512 * 1024), ("analyze_1mib", 1024 * 1024)] {
         let line = many_commands(bytes);
         // The figure is about analysing the line, not refusing it as too long.
-        let analysis = toolgate_builtins_shell::analyze(&line);
+        let analysis = toolgate_shell_analysis::analyze(&line);
         assert!(analysis.opaque.is_none(), "{id}: {:?}", analysis.opaque);
         group.bench_function(id, |b| {
-            b.iter(|| std::hint::black_box(toolgate_builtins_shell::analyze(std::hint::black_box(&line))))
+            b.iter(|| std::hint::black_box(toolgate_shell_analysis::analyze(std::hint::black_box(&line))))
         });
     }
     group.finish();

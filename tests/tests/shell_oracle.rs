@@ -1,6 +1,6 @@
 //! The oracle of issue #12 in CI: generated lines, every table case and every recorded
 //! failure, each run in real bash inside the sandbox and checked for soundness against
-//! `toolgate_builtins_shell::plan` (see `e2e::shell_oracle`), plus tests of the oracle
+//! `toolgate_shell_analysis::plan` (see `e2e::shell_oracle`), plus tests of the oracle
 //! itself: it must see what a blind analysis misses, confine what it runs, and survive
 //! lines that hang or leave processes behind.
 //!

@@ -19,6 +19,7 @@ const CRATES: &[&str] = &[
     "toolgate_permission",
     "toolgate_builtins_fs",
     "toolgate_builtins_net",
+    "toolgate_shell_analysis",
     "toolgate_builtins_shell",
     "toolgate_builtins_session",
     "toolgate_server",

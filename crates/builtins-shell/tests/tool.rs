@@ -6,12 +6,13 @@
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
-use toolgate_builtins_shell::{bash_tool_with_shell, plan};
+use toolgate_builtins_shell::bash_tool_with_shell;
 use toolgate_core::{
     BoundError, Bounded, BoxFuture, Context, Location, ModelResult, OutputBound, PermissionRequest, Permissions,
     Refusal, ToolOutput,
 };
 use toolgate_registry::{ApplicationTools, ToolRegistry};
+use toolgate_shell_analysis::plan;
 
 /// Records every request; refuses the ones `deny` picks.
 struct Recording {

@@ -114,7 +114,7 @@ fn requests(setup: &Setup, action: &str, resources: &[String]) -> Result<Request
     let location = toolgate_core::Location::new(&setup.dir).map_err(Failure::runtime)?;
     let mut merged: Vec<PermissionRequest> = Vec::new();
     for command in resources {
-        let plan = toolgate_builtins_shell::plan(&location, command, None, None).map_err(Failure::runtime)?;
+        let plan = toolgate_shell_analysis::plan(&location, command, None, None).map_err(Failure::runtime)?;
         if let Some(reason) = &plan.analysis.opaque {
             opaque_lines.push(format!("{command}: {reason}"));
         }

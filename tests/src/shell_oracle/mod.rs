@@ -145,7 +145,7 @@ impl std::error::Error for OracleError {}
 /// What the analysis under test asks for a line in a project.
 pub type Analysis = dyn Fn(&Location, &str) -> Vec<PermissionRequest> + Sync;
 
-/// The analysis of toolgate: `toolgate_builtins_shell::plan` (what the bash tool asserts).
+/// The analysis of toolgate: `toolgate_shell_analysis::plan` (what the bash tool asserts).
 pub fn toolgate_analysis(location: &Location, line: &str) -> Vec<PermissionRequest> {
     // The shell runs with `HOME` next to the project (see `run_case`): the analysis must
     // know, or `~` would mean this process's home.
@@ -153,8 +153,8 @@ pub fn toolgate_analysis(location: &Location, line: &str) -> Vec<PermissionReque
         .root()
         .parent()
         .map(|dir| dir.join("home").display().to_string());
-    let shell_env = toolgate_builtins_shell::ShellEnv::inherited().with_home(home);
-    match toolgate_builtins_shell::plan_with(location, line, None, None, &shell_env) {
+    let shell_env = toolgate_shell_analysis::ShellEnv::inherited().with_home(home);
+    match toolgate_shell_analysis::plan_with(location, line, None, None, &shell_env) {
         Ok(plan) => plan.requests,
         // The workdir is the project itself; a failure would refuse the call.
         Err(_) => vec![

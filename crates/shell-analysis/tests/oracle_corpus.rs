@@ -41,8 +41,8 @@ fn every_recorded_oracle_failure_is_fixed() {
         // The shell ran with `HOME` next to the project, and the events name the line's
         // directory `/sandbox`: the analysis and the events must speak of the same place.
         let shell_env =
-            toolgate_builtins_shell::ShellEnv::inherited().with_home(Some(root.join("home").display().to_string()));
-        let plan = toolgate_builtins_shell::plan_with(&location, &record.line, None, None, &shell_env).unwrap();
+            toolgate_shell_analysis::ShellEnv::inherited().with_home(Some(root.join("home").display().to_string()));
+        let plan = toolgate_shell_analysis::plan_with(&location, &record.line, None, None, &shell_env).unwrap();
         let events: Vec<soundness::Event> = record
             .events
             .iter()

@@ -164,7 +164,7 @@ impl Env {
 /// Analyses a command line run in this process's working directory.
 ///
 /// ```
-/// let analysis = toolgate_builtins_shell::analyze("git status; FOO=1 rm -rf build > log.txt");
+/// let analysis = toolgate_shell_analysis::analyze("git status; FOO=1 rm -rf build > log.txt");
 /// let resources: Vec<String> = analysis.parts.iter().map(|p| p.display()).collect();
 /// assert_eq!(resources, ["git status", "rm -rf build", "FOO=1 rm -rf build > log.txt"]);
 /// assert_eq!(analysis.parts[1].save.as_deref(), Some("rm *"));

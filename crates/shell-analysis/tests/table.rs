@@ -7,9 +7,9 @@
 
 use std::path::Path;
 
-use toolgate_builtins_shell::{Analysis, Plan, plan, plan_with};
 use toolgate_core::{Location, PermissionRequest, ResourceKind};
 use toolgate_permission::{Effect, Origin, Ruleset, combine, decide_resource, rules_from_config};
+use toolgate_shell_analysis::{Analysis, Plan, plan, plan_with};
 
 use Effect::{Allow, Ask, Deny};
 
@@ -711,7 +711,7 @@ fn home_and_dynamic_paths_reach_external_directory() {
 #[test]
 fn the_analysis_matches_its_environment() {
     let p = project();
-    let env = toolgate_builtins_shell::ShellEnv::default()
+    let env = toolgate_shell_analysis::ShellEnv::default()
         .with_home(Some("/home/someone".into()))
         .with_path(Some("/usr/bin:/bin".into()));
     let plan = plan_with(&p.location, "cat ~/notes", None, None, &env).unwrap();

@@ -58,7 +58,7 @@ fn benign_lines_stay_allowed() {
     let location = Location::new(&project).unwrap();
     let mut wrong = Vec::new();
     for (line, expected) in BENIGN {
-        let plan = toolgate_builtins_shell::plan(&location, line, None, None).unwrap();
+        let plan = toolgate_shell_analysis::plan(&location, line, None, None).unwrap();
         let got = soundness::analysis_effect(&rules, None, &plan.requests);
         if got == *expected {
             continue;

@@ -1,9 +1,9 @@
 //! Prints the analysis of each argument, run in the current directory (a development aid):
-//! `cargo run -p toolgate-builtins-shell --example analyze -- 'git status; rm x'`.
+//! `cargo run -p toolgate-shell-analysis --example analyze -- 'git status; rm x'`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 fn main() {
     for arg in std::env::args().skip(1) {
-        let analysis = toolgate_builtins_shell::analyze(&arg);
+        let analysis = toolgate_shell_analysis::analyze(&arg);
         println!("{arg:?}");
         if let Some(reason) = &analysis.opaque {
             println!("  opaque: {reason}");
