@@ -273,7 +273,7 @@ pub(crate) struct Ctx<'a> {
 impl Ctx<'_> {
     /// `$PWD` when it is known.
     fn pwd(&self) -> Option<String> {
-        self.pwd.map(|(workdir, dir)| crate::analyze::absolute(workdir, dir))
+        self.pwd.map(|(workdir, dir)| crate::path::absolute(workdir, dir))
     }
 }
 

@@ -34,16 +34,20 @@
 //! assert_eq!(plan.bash_request().unwrap().resources, ["git status", "echo hi", "echo hi > out.txt"]);
 //! ```
 
-mod analyze;
+mod analysis;
+mod arg;
 mod arity;
 mod expand;
-mod models;
+mod path;
 mod plan;
+mod programs;
 mod syntax;
+mod walk;
 
-pub use analyze::{Analysis, Part, PathRef, Piece, analyze};
+pub use analysis::{Analysis, Part, PathRef, Piece};
 pub use expand::PathHole;
 pub use plan::{Plan, PlanError, ShellEnv, plan, plan_with};
+pub use walk::analyze;
 
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]

@@ -7,8 +7,9 @@ use std::path::{Path, PathBuf};
 
 use toolgate_core::{HoleClass, Location, PathError, PathKind, PermissionRequest, Resource};
 
-use crate::analyze::{Analysis, Env, PathRef, Piece, analyze_in};
+use crate::analysis::{Analysis, Env, PathRef, Piece};
 use crate::expand::PathHole;
+use crate::walk::analyze_in;
 
 /// What running a command line would assert, in order.
 #[derive(Clone, Debug)]

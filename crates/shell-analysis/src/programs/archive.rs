@@ -1,0 +1,275 @@
+//! Archivers: `tar` and the others, their members and where they extract to.
+
+use super::getopt::{Spec, getopt, head};
+use super::table::NONE;
+use super::{Ctx, Role, Verdict, push_role};
+use crate::arg::{Access, Arg};
+use crate::expand::{Field, PathHole, Seg};
+
+pub(super) fn tar(ctx: &Ctx<'_>, verdict: &mut Verdict) {
+    // Old style: the first argument's letters are options, their values follow in order.
+    let mut args: Vec<Arg> = ctx.args.to_vec();
+    if let Some(first) = args.first().and_then(Arg::literal)
+        && !first.starts_with('-')
+        && !first.is_empty()
+        && first.chars().all(|c| c.is_ascii_alphabetic())
+    {
+        let mut rebuilt = Vec::new();
+        let mut values: Vec<Arg> = args[1..].to_vec();
+        let mut taken = 0;
+        for c in first.chars() {
+            rebuilt.push(Arg::text(format!("-{c}")));
+            if "fbCgHIKLNTVX".contains(c) && taken < values.len() {
+                rebuilt.push(values[taken].clone());
+                taken += 1;
+            }
+        }
+        rebuilt.extend(values.drain(taken..));
+        args = rebuilt;
+    }
+    let spec = Spec {
+        flags: "AcdrtuxzjJaSpPvwkmOWhilBGMnoRsUZ",
+        values: "fbCgHIKLNTVX",
+        long: &[
+            "create",
+            "extract",
+            "get",
+            "list",
+            "append",
+            "update",
+            "diff",
+            "compare",
+            "delete",
+            "catenate",
+            "concatenate",
+            "gzip",
+            "gunzip",
+            "bzip2",
+            "xz",
+            "lzma",
+            "zstd",
+            "auto-compress",
+            "verbose",
+            "preserve-permissions",
+            "same-permissions",
+            "absolute-names",
+            "keep-old-files",
+            "overwrite",
+            "no-same-owner",
+            "same-owner",
+            "numeric-owner",
+            "dereference",
+            "one-file-system",
+            "sparse",
+            "remove-files",
+            "show-transformed-names",
+            "totals",
+            "wildcards",
+            "no-wildcards",
+            "anchored",
+            "no-recursion",
+            "recursion",
+            "null",
+            "ignore-failed-read",
+            "help",
+            "version",
+            "strip-trailing-slashes",
+            "skip-old-files",
+            "keep-newer-files",
+            "unlink-first",
+            "recursive-unlink",
+            "touch",
+            "no-overwrite-dir",
+        ],
+        long_values: &[
+            "file",
+            "directory",
+            "exclude",
+            "exclude-from",
+            "files-from",
+            "transform",
+            "xform",
+            "strip-components",
+            "blocking-factor",
+            "format",
+            "owner",
+            "group",
+            "mode",
+            "mtime",
+            "newer",
+            "newer-mtime",
+            "after-date",
+            "label",
+            "to-command",
+            "use-compress-program",
+            "checkpoint-action",
+            "info-script",
+            "new-volume-script",
+            "rsh-command",
+            "rmt-command",
+            "index-file",
+            "listed-incremental",
+            "tape-length",
+            "exclude-tag",
+            "suffix",
+            "backup",
+        ],
+        long_optional: &["checkpoint", "backup", "warning"],
+        ..NONE
+    };
+    let parsed = getopt(&spec, &args);
+    let opaque = [
+        "-I",
+        "--to-command",
+        "--use-compress-program",
+        "--checkpoint-action",
+        "-F",
+        "--info-script",
+        "--new-volume-script",
+        "--rsh-command",
+        "--rmt-command",
+    ];
+    for opt in &parsed.opts {
+        if opaque.contains(&&*opt.name) {
+            verdict.opaque(format!("`tar {}` runs a program", opt.name));
+        }
+    }
+    if !parsed.unknown.is_empty() {
+        verdict.opaque(format!(
+            "`tar` with options the analysis does not know ({})",
+            parsed.unknown.join(" ")
+        ));
+    }
+    let dir = parsed
+        .values(&["-C", "--directory"])
+        .last()
+        .map(|arg| arg.field.clone());
+    let archives: Vec<Arg> = parsed.values(&["-f", "--file"]).cloned().collect();
+    let create = parsed.has(&[
+        "-c",
+        "--create",
+        "-r",
+        "--append",
+        "-u",
+        "--update",
+        "-A",
+        "--catenate",
+        "--concatenate",
+    ]);
+    let extract = parsed.has(&["-x", "--extract", "--get"]);
+    let delete = parsed.has(&["--delete"]);
+    for archive in &archives {
+        if create || delete {
+            push_role(verdict, archive, Role::Write, false);
+        }
+        push_role(verdict, archive, Role::Read, false);
+    }
+    for value in parsed.values(&["-T", "--files-from", "-X", "--exclude-from"]) {
+        push_role(verdict, value, Role::Read, false);
+    }
+    for value in parsed.values(&["--index-file", "-g", "--listed-incremental"]) {
+        push_role(verdict, value, Role::Write, false);
+    }
+    let operands: Vec<Arg> = parsed.operands.iter().filter_map(|i| args.get(*i).cloned()).collect();
+    if create {
+        for operand in &operands {
+            verdict.effect_under(operand, Access::Read, true, dir.as_ref());
+        }
+    }
+    if extract {
+        let absolute = parsed.has(&["-P", "--absolute-names"]);
+        let target = if absolute {
+            Arg::unknown("(archive members)")
+        } else {
+            Arg {
+                field: Field {
+                    segs: vec![Seg::Hole {
+                        display: "(archive members)".into(),
+                        class: PathHole::Below,
+                        value: None,
+                    }],
+                },
+                vanish: false,
+                split: false,
+            }
+        };
+        verdict.effect_under(&target, Access::Write, true, dir.as_ref());
+        if parsed.has(&["--remove-files"]) {
+            verdict.opaque("`tar --remove-files`");
+        }
+    }
+    if create && parsed.has(&["--remove-files"]) {
+        for operand in &operands {
+            verdict.effect_under(operand, Access::Write, true, dir.as_ref());
+        }
+    }
+}
+
+pub(super) fn archive(ctx: &Ctx<'_>, verdict: &mut Verdict) {
+    let operands: Vec<&Arg> = ctx
+        .args
+        .iter()
+        .filter(|arg| !head(arg).starts_with('-') || arg.maybe_option())
+        .collect();
+    let below = |display: &str| Arg {
+        field: Field {
+            segs: vec![Seg::Hole {
+                display: display.into(),
+                class: PathHole::Below,
+                value: None,
+            }],
+        },
+        vanish: false,
+        split: false,
+    };
+    match ctx.name {
+        "unzip" | "7z" => {
+            for operand in &operands {
+                push_role(verdict, operand, Role::Read, false);
+            }
+            let dir = ctx
+                .args
+                .windows(2)
+                .find(|pair| head(&pair[0]) == "-d")
+                .map(|pair| pair[1].field.clone());
+            verdict.effect_under(&below("(archive members)"), Access::Write, true, dir.as_ref());
+        }
+        "zip" => {
+            for (i, operand) in operands.iter().enumerate() {
+                push_role(verdict, operand, if i == 0 { Role::Write } else { Role::Read }, true);
+            }
+        }
+        "patch" => {
+            verdict.effect(&below("(patched files)"), Access::Write, true);
+            for (i, operand) in operands.iter().enumerate() {
+                push_role(verdict, operand, if i == 0 { Role::Write } else { Role::Read }, false);
+            }
+            for pair in ctx.args.windows(2) {
+                match head(&pair[0]).as_str() {
+                    "-i" | "--input" => push_role(verdict, &pair[1], Role::Read, false),
+                    "-o" | "--output" => push_role(verdict, &pair[1], Role::Write, false),
+                    _ => {}
+                }
+            }
+        }
+        _ => {
+            // Compressors replace each file by its compressed (or plain) version.
+            for operand in &operands {
+                push_role(verdict, operand, Role::Read, false);
+                push_role(verdict, operand, Role::Write, false);
+                let mut sibling = (*operand).clone();
+                sibling.field.segs.push(Seg::Hole {
+                    display: "(.suffix)".into(),
+                    class: PathHole::Name,
+                    value: None,
+                });
+                push_role(verdict, &sibling, Role::Write, false);
+                if let Some(text) = operand.literal()
+                    && let Some(stem) = text.rsplit_once('.').map(|(stem, _)| stem.to_string())
+                {
+                    push_role(verdict, &Arg::text(stem), Role::Write, false);
+                }
+            }
+        }
+    }
+}
