@@ -689,6 +689,42 @@ fn the_shell_environment_follows_shell_env_and_never_carries_toolgate_secrets() 
     assert!(String::from_utf8_lossy(&output.stderr).contains("shell_env.set.TOOLGATE_SERVER_TOKEN"));
 }
 
+/// The analysis plans with the environment the command really gets: with `HOME` moved by
+/// `shell_env.set`, `~` in a line is the moved home, in `check` and in the call alike.
+#[test]
+fn the_analysis_plans_with_the_home_shell_env_gives_the_command() {
+    let probe = Project::new(json!({}));
+    let moved = probe.root().join("moved-home");
+    std::fs::create_dir(&moved).unwrap();
+    let config = json!({
+        "shell_env": {"set": {"HOME": moved.display().to_string()}},
+        "permission": {"external_directory": {"*": "ask", format!("{}/*", moved.display()): "deny"}},
+    });
+    probe.write("project/toolgate.json", &config.to_string());
+    let output = probe
+        .command(&["check", "--json", "bash", "echo x > ~/f"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&output.stdout);
+    let moved_file = moved.join("f").display().to_string();
+    assert!(
+        text.contains(&moved_file),
+        "check did not plan with the moved home:\n{text}"
+    );
+    assert!(
+        !text.contains(&probe.root().join("home/f").display().to_string()),
+        "{text}"
+    );
+    // The call is refused by the moved home's rule, and nothing is written in either home.
+    let settled = probe.bash("echo x > ~/f", &[]);
+    assert!(
+        settled.text().contains("Permission denied") || settled.text().contains("denied"),
+        "{}",
+        settled.text()
+    );
+    assert!(!moved.join("f").exists() && !probe.exists("home/f"));
+}
+
 #[test]
 fn without_kernel_support_it_warns_once_and_runs_or_refuses_when_required() {
     let p = Project::new(json!({"sandbox": {"mode": "workspace-write"}}));

@@ -2,7 +2,9 @@
 //! result whatever the command does (hangs, floods, escapes the group, ignores TERM).
 
 use std::collections::VecDeque;
-use std::ffi::{OsStr, OsString};
+use std::ffi::OsString;
+
+use crate::env::is_toolgate_secret;
 use std::os::fd::OwnedFd;
 use std::path::Path;
 use std::process::Stdio;
@@ -112,41 +114,20 @@ impl Drop for GroupGuard {
     }
 }
 
-/// The shell to run commands with: `$SHELL` when it is bash or zsh, else bash where the
-/// system has it, else `/bin/sh`.
-///
-/// The permission analysis reads a line as bash does; running it with another shell (dash
-/// where `$SHELL` is unset, as under CI and service managers) would run something else.
+/// Bash, wherever the system has it: toolgate runs every line with bash (never `$SHELL`,
+/// which may be zsh or fish), since bash is the shell the analysis reads. Without one,
+/// `/bin/bash` (the call then fails, saying bash is missing).
 pub(crate) fn default_shell() -> std::path::PathBuf {
-    shell_from(std::env::var_os("SHELL"), |path| path.is_file())
+    bash_from(|path| path.is_file())
 }
 
-/// [`default_shell`] with its environment as arguments, so it can be tried without one.
-fn shell_from(shell: Option<std::ffi::OsString>, exists: impl Fn(&std::path::Path) -> bool) -> std::path::PathBuf {
-    match shell.map(std::path::PathBuf::from) {
-        Some(shell)
-            if shell.is_absolute()
-                && exists(&shell)
-                && matches!(shell.file_name().and_then(|n| n.to_str()), Some("bash" | "zsh")) =>
-        {
-            shell
-        }
-        _ => ["/bin/bash", "/usr/bin/bash", "/usr/local/bin/bash"]
-            .into_iter()
-            .map(std::path::PathBuf::from)
-            .find(|bash| exists(bash))
-            .unwrap_or_else(|| std::path::PathBuf::from("/bin/sh")),
-    }
-}
-
-/// True for the variables that are toolgate's own and never reach a command: any
-/// `TOOLGATE_*` (the server token among them) and the websearch API keys.
-pub fn is_toolgate_secret(name: &OsStr) -> bool {
-    let name = name.as_encoded_bytes();
-    name.len() >= 9 && name[..9].eq_ignore_ascii_case(b"TOOLGATE_")
-        || [&b"EXA_API_KEY"[..], b"PARALLEL_API_KEY"]
-            .iter()
-            .any(|key| name.eq_ignore_ascii_case(key))
+/// [`default_shell`] with the file system as an argument, so it can be tried without one.
+fn bash_from(exists: impl Fn(&std::path::Path) -> bool) -> std::path::PathBuf {
+    ["/bin/bash", "/usr/bin/bash", "/usr/local/bin/bash"]
+        .into_iter()
+        .map(std::path::PathBuf::from)
+        .find(|bash| exists(bash))
+        .unwrap_or_else(|| std::path::PathBuf::from("/bin/bash"))
 }
 
 /// How to start one command line.
@@ -314,6 +295,7 @@ async fn drain(pipe: &mut tokio::net::unix::pipe::Receiver, buffer: &mut [u8], c
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::ffi::OsStr;
 
     #[test]
     fn capture_keeps_head_and_tail_and_counts_the_rest() {
@@ -359,39 +341,18 @@ mod tests {
 mod shell_tests {
     use std::path::{Path, PathBuf};
 
-    use super::shell_from;
+    use super::bash_from;
 
     #[test]
-    fn bash_is_preferred_when_shell_is_unset_or_not_a_bash() {
+    fn bash_is_always_the_shell() {
         let has = |known: &'static [&'static str]| move |path: &Path| known.iter().any(|k| Path::new(k) == path);
-        // Unset (CI, service managers): bash where the system has it, not dash.
+        assert_eq!(bash_from(has(&["/bin/sh", "/bin/bash"])), PathBuf::from("/bin/bash"));
         assert_eq!(
-            shell_from(None, has(&["/bin/sh", "/bin/bash"])),
-            PathBuf::from("/bin/bash")
-        );
-        assert_eq!(
-            shell_from(None, has(&["/bin/sh", "/usr/bin/bash"])),
+            bash_from(has(&["/bin/sh", "/usr/bin/bash"])),
             PathBuf::from("/usr/bin/bash")
         );
-        assert_eq!(shell_from(None, has(&["/bin/sh"])), PathBuf::from("/bin/sh"));
-        // A shell that is not bash or zsh is not used.
-        assert_eq!(
-            shell_from(Some("/usr/bin/fish".into()), has(&["/usr/bin/fish", "/bin/bash"])),
-            PathBuf::from("/bin/bash")
-        );
-        // A relative or missing $SHELL is not used either.
-        assert_eq!(
-            shell_from(Some("bash".into()), has(&["/bin/bash"])),
-            PathBuf::from("/bin/bash")
-        );
-        assert_eq!(
-            shell_from(Some("/opt/bash".into()), has(&["/usr/bin/bash"])),
-            PathBuf::from("/usr/bin/bash")
-        );
-        assert_eq!(
-            shell_from(Some("/usr/bin/zsh".into()), has(&["/usr/bin/zsh", "/bin/bash"])),
-            PathBuf::from("/usr/bin/zsh")
-        );
+        // Neither dash nor zsh stands in: without bash the call fails and says so.
+        assert_eq!(bash_from(has(&["/bin/sh", "/bin/zsh"])), PathBuf::from("/bin/bash"));
     }
 }
 

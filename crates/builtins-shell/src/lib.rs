@@ -38,6 +38,7 @@
 //! assert!(refused.is_err());
 //! ```
 
+mod env;
 mod exec;
 
 use std::ffi::OsString;
@@ -48,9 +49,9 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use toolgate_core::{Content, Context, Location, Permissions, Tool, ToolFailure};
-use toolgate_shell_analysis::plan;
+use toolgate_shell_analysis::{ShellEnv, plan_with};
 
-pub use exec::is_toolgate_secret;
+pub use env::{DEFAULT_EXCLUDE, EnvPolicyError, Inherit, ShellEnvPolicy, is_toolgate_secret};
 
 /// Default timeout in milliseconds.
 pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
@@ -112,11 +113,12 @@ pub struct Launch {
 #[derive(Clone)]
 #[non_exhaustive]
 pub struct BashOptions {
-    /// The shell (default: `$SHELL` when it is bash or zsh, else bash where the system
-    /// has it, else `/bin/sh`: the analysis reads a line as bash does).
+    /// The shell: bash (found in `/bin`, `/usr/bin`, `/usr/local/bin`), whatever `$SHELL`
+    /// says, since bash is what the analysis reads.
     pub shell: PathBuf,
     /// The whole environment of each command; `None` passes toolgate's own on. Toolgate's
-    /// secrets are left out either way.
+    /// secrets are left out either way. The analysis plans with this same environment
+    /// ([`ShellEnvPolicy::analysis_env`]).
     pub env: Option<Arc<[(OsString, OsString)]>>,
     /// Starts commands through a sandbox.
     pub launcher: Option<Arc<dyn Launcher>>,
@@ -156,6 +158,11 @@ impl BashOptions {
     pub fn with_env(mut self, env: impl Into<Arc<[(OsString, OsString)]>>) -> Self {
         self.env = Some(env.into());
         self
+    }
+
+    /// Gives each command the environment `policy` makes of toolgate's own.
+    pub fn with_env_policy(self, policy: &ShellEnvPolicy) -> Self {
+        self.with_env(policy.environment(std::env::vars_os()))
     }
 
     /// Starts every command line through `launcher` (a sandbox).
@@ -259,19 +266,37 @@ async fn execute(
         return Err(ToolFailure::new("The command is empty."));
     }
     // The analysis reads the filesystem (patterns) and may take a while on a huge line:
-    // keep it off the async workers.
+    // keep it off the async workers. It plans with the environment the command will get.
     let planned = {
         let location = location.clone();
         let command = input.command.clone();
         let workdir = input.workdir.clone();
         let description = input.description.clone();
-        tokio::task::spawn_blocking(move || plan(&location, &command, workdir.as_deref(), description.as_deref()))
-            .await
-            .map_err(|error| ToolFailure::new(format!("The command could not be analysed: {error}")))?
+        let shell_env = match &options.env {
+            Some(env) => ShellEnvPolicy::analysis_env(env),
+            None => ShellEnv::inherited(),
+        };
+        tokio::task::spawn_blocking(move || {
+            plan_with(
+                &location,
+                &command,
+                workdir.as_deref(),
+                description.as_deref(),
+                &shell_env,
+            )
+        })
+        .await
+        .map_err(|error| ToolFailure::new(format!("The command could not be analysed: {error}")))?
     };
     let plan = planned.map_err(|error| ToolFailure::new(error.to_string()))?;
     for request in plan.requests {
         permissions.assert(&ctx, request).await?;
+    }
+    if !options.shell.is_file() {
+        return Err(ToolFailure::new(format!(
+            "bash is not installed ({} not found): toolgate runs every command with bash, the shell its analysis reads",
+            options.shell.display()
+        )));
     }
     if !plan.workdir.is_dir() {
         return Err(ToolFailure::new(format!(

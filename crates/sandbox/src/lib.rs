@@ -40,11 +40,15 @@ mod explain;
 #[cfg(target_os = "linux")]
 mod linux;
 mod policy;
+mod project;
 
 use std::ffi::OsString;
 use std::path::Path;
 
 pub use policy::{DEVICES, Mode, ParseError, Policy};
+pub use project::git_code_paths;
+#[cfg(target_os = "linux")]
+pub use project::mask_file;
 
 /// The first argument that puts the binary into its sandbox trampoline mode.
 pub const TRAMPOLINE: &str = "__sandbox-exec";

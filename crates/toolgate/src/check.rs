@@ -112,9 +112,13 @@ fn requests(setup: &Setup, action: &str, resources: &[String]) -> Result<Request
         return Ok((vec![request], notes, opaque_lines));
     }
     let location = toolgate_core::Location::new(&setup.dir).map_err(Failure::runtime)?;
+    // The environment the bash tool would give the command, so `~` is the same home.
+    let shell_env =
+        toolgate_builtins_shell::ShellEnvPolicy::analysis_env(&crate::sandbox::shell_environment(&setup.config));
     let mut merged: Vec<PermissionRequest> = Vec::new();
     for command in resources {
-        let plan = toolgate_shell_analysis::plan(&location, command, None, None).map_err(Failure::runtime)?;
+        let plan =
+            toolgate_shell_analysis::plan_with(&location, command, None, None, &shell_env).map_err(Failure::runtime)?;
         if let Some(reason) = &plan.analysis.opaque {
             opaque_lines.push(format!("{command}: {reason}"));
         }
