@@ -27,8 +27,9 @@ fn allowed(package: &str) -> &'static [&'static str] {
             "toolgate-permission",
             "toolgate-output-store",
         ],
-        // The bash tool plans every line with the analysis crate.
-        "toolgate-builtins-shell" => &["toolgate-core", "toolgate-shell-analysis"],
+        // The bash tool plans every line with the analysis crate and supervises what it
+        // starts through the sandbox crate's exec guard.
+        "toolgate-builtins-shell" => &["toolgate-core", "toolgate-shell-analysis", "toolgate-sandbox"],
         "toolgate-server" => &[
             "toolgate-core",
             "toolgate-gate",
