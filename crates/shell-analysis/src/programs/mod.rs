@@ -32,6 +32,9 @@ mod table;
 pub(crate) use packages::home_writes;
 mod text;
 
+#[cfg(test)]
+mod tests;
+
 /// A path effect of a command.
 #[derive(Clone, Debug)]
 pub(crate) struct Effect {
