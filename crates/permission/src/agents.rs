@@ -60,8 +60,14 @@ pub struct AgentSettings {
     /// The directory of plan files (the binary passes its `<data>/plans`): the `plan`
     /// agent may reach it and edit `*.md` files there. `None`: no such allowance.
     pub plans_dir: Option<PathBuf>,
-    /// The home directory for `~` expansion.
+    /// The home directory for `~` expansion, and where the package managers' caches
+    /// ([`PACKAGE_CACHES`]) are: `external_directory` allows `<home>/<cache>/*` for each
+    /// by default.
     pub home: Option<PathBuf>,
+    /// The temporary directory commands write scratch files to (the binary passes
+    /// [`std::env::temp_dir`], what the shell gets as `$TMPDIR` or `/tmp`):
+    /// `external_directory` allows `<temp_dir>/*` by default. `None`: no such allowance.
+    pub temp_dir: Option<PathBuf>,
     /// The user's `permission` value.
     pub permission: Option<Value>,
     /// The user's legacy `tools` value.
@@ -173,6 +179,12 @@ impl AgentSettings {
         self
     }
 
+    /// Sets [`AgentSettings::temp_dir`], the temporary directory commands write to.
+    pub fn with_temp_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.temp_dir = Some(dir.into());
+        self
+    }
+
     /// Sets [`AgentSettings::output_dir`], where spilled tool output is kept.
     pub fn with_output_dir(mut self, dir: impl Into<PathBuf>) -> Self {
         self.output_dir = Some(dir.into());
@@ -221,6 +233,75 @@ fn glob_in(dir: &Path, tail: &str) -> String {
     )
 }
 
+/// The package managers' and build tools' own directories in the home, where they keep
+/// their caches, logs and installed tools and write on almost every run (`npm` logs to
+/// `~/.npm/_logs`, `cargo` locks `~/.cargo/registry`). `external_directory` allows each
+/// (`<home>/<dir>/*`) by default, like the spill directory, so `npm test` or `cargo
+/// build` do not ask for them; a user rule that matches one (`"~/.cargo/*": "deny"`, or a
+/// catch-all `"*": "ask"`) comes later and wins. The bash analysis asks for exactly these
+/// directories when one of these programs runs (README "The bash tool").
+pub const PACKAGE_CACHES: &[&str] = &[
+    ".npm",
+    ".cargo",
+    ".rustup",
+    ".cache/pip",
+    ".cache/uv",
+    ".local/share/uv",
+    ".cache/pypoetry",
+    ".cache/yarn",
+    ".yarn",
+    ".cache/pnpm",
+    ".local/share/pnpm",
+    ".bun",
+    "go",
+    ".cache/go-build",
+];
+
+/// A directory as given and, when it resolves elsewhere (a symlinked home), canonical: the
+/// analysis asks for canonical paths, a rule written by a person names the given one.
+fn spellings(dir: &Path) -> Vec<PathBuf> {
+    let mut spellings = vec![dir.to_path_buf()];
+    if let Ok(canonical) = std::fs::canonicalize(dir)
+        && canonical != dir
+    {
+        spellings.push(canonical);
+    }
+    spellings
+}
+
+/// The `external_directory` allowances of the home's package caches and the temporary
+/// directory (see [`PACKAGE_CACHES`], [`AgentSettings::temp_dir`]). The file-system root
+/// is never allowed this way.
+fn work_dirs(home: Option<&Path>, temp_dir: Option<&Path>) -> Vec<String> {
+    let mut globs = Vec::new();
+    let mut push = |dir: &Path| {
+        if dir.parent().is_some() {
+            let glob = glob_in(dir, "*");
+            if !globs.contains(&glob) {
+                globs.push(glob);
+            }
+        }
+    };
+    if let Some(home) = home {
+        for cache in PACKAGE_CACHES {
+            let dir = home.join(cache);
+            for home in spellings(home) {
+                push(&home.join(cache));
+            }
+            // The cache itself may be a symlink to another disk.
+            for spelling in spellings(&dir) {
+                push(&spelling);
+            }
+        }
+    }
+    if let Some(temp_dir) = temp_dir {
+        for spelling in spellings(temp_dir) {
+            push(&spelling);
+        }
+    }
+    globs
+}
+
 /// The directories `external_directory` allows by default: the spill files and each
 /// skill directory, as given and (when it resolves elsewhere) canonical, since the file
 /// tools ask for the canonical path.
@@ -249,8 +330,9 @@ fn whitelisted(output_dir: Option<&Path>, skill_dirs: &[PathBuf]) -> Vec<String>
 }
 
 /// The defaults every agent starts with (V1's table: `doom_loop: ask`, and
-/// `external_directory` asking except for the spill files and the skill directories).
-pub(crate) fn defaults(output_dir: Option<&Path>, skill_dirs: &[PathBuf]) -> Vec<Rule> {
+/// `external_directory` asking except for the spill files, the skill directories, the
+/// package managers' caches and the temporary directory).
+pub(crate) fn defaults(settings: &AgentSettings) -> Vec<Rule> {
     use Effect::*;
     let o = Origin::Defaults;
     let mut rules = vec![
@@ -258,7 +340,13 @@ pub(crate) fn defaults(output_dir: Option<&Path>, skill_dirs: &[PathBuf]) -> Vec
         rule("doom_loop", "*", Ask, o),
         rule("external_directory", "*", Ask, o),
     ];
-    for glob in whitelisted(output_dir, skill_dirs) {
+    let mut globs = whitelisted(settings.output_dir.as_deref(), &settings.skill_dirs);
+    for glob in work_dirs(settings.home.as_deref(), settings.temp_dir.as_deref()) {
+        if !globs.contains(&glob) {
+            globs.push(glob);
+        }
+    }
+    for glob in globs {
         rules.push(rule("external_directory", &glob, Allow, o));
     }
     rules.extend([
@@ -467,7 +555,7 @@ impl Agents {
                     }
                 }
             }
-            let mut rules = defaults(output_dir, skill_dirs);
+            let mut rules = defaults(settings);
             let (mut mode, hidden, mut description) = match builtin(&name, output_dir, plans_dir, skill_dirs) {
                 Some((mode, hidden, description, own)) => {
                     rules.extend(own);

@@ -452,3 +452,75 @@ fn a_skill_directory_at_the_root_allows_nothing_outside() {
     );
     assert_eq!(rules.evaluate("external_directory", "/etc/*").effect, Effect::Ask);
 }
+
+#[test]
+fn package_caches_and_the_temp_dir_are_allowed_by_default_and_deniable() {
+    let home = tempfile::tempdir().unwrap();
+    let home = std::fs::canonicalize(home.path()).unwrap();
+    let temp = tempfile::tempdir().unwrap();
+    let temp = std::fs::canonicalize(temp.path()).unwrap();
+    let outside = |dir: &str| format!("{}/{dir}/*", home.display());
+    let base = AgentSettings::default().with_home(&home).with_temp_dir(&temp);
+    let agents = Agents::build(&base).unwrap();
+    let rules = &agents.get("build").unwrap().rules;
+    for cache in toolgate_permission::PACKAGE_CACHES {
+        assert_eq!(
+            rules.evaluate("external_directory", &outside(cache)).effect,
+            Effect::Allow,
+            "{cache}"
+        );
+    }
+    let scratch = format!("{}/build.log/*", temp.display());
+    assert_eq!(rules.evaluate("external_directory", &scratch).effect, Effect::Allow);
+    // Not the rest of the home.
+    assert_eq!(
+        rules.evaluate("external_directory", &outside(".ssh")).effect,
+        Effect::Ask
+    );
+    assert_eq!(
+        rules
+            .evaluate("external_directory", &format!("{}/*", home.display()))
+            .effect,
+        Effect::Ask
+    );
+    // A user rule on the cache, or a catch-all, comes later and wins.
+    for (config, cargo, npm) in [
+        (
+            json!({"external_directory": {"~/.cargo/*": "deny"}}),
+            Effect::Deny,
+            Effect::Allow,
+        ),
+        (
+            json!({"external_directory": {"~/.cargo/*": "ask"}}),
+            Effect::Ask,
+            Effect::Allow,
+        ),
+        (json!({"external_directory": {"*": "ask"}}), Effect::Ask, Effect::Ask),
+        (
+            json!({"external_directory": {"~/*": "deny"}}),
+            Effect::Deny,
+            Effect::Deny,
+        ),
+    ] {
+        let agents = Agents::build(&base.clone().with_permission(config.clone())).unwrap();
+        let rules = &agents.get("build").unwrap().rules;
+        assert_eq!(
+            rules.evaluate("external_directory", &outside(".cargo")).effect,
+            cargo,
+            "{config}"
+        );
+        assert_eq!(
+            rules.evaluate("external_directory", &outside(".npm")).effect,
+            npm,
+            "{config}"
+        );
+    }
+    // Without a home or a temp dir, nothing of the kind is allowed.
+    let agents = Agents::build(&AgentSettings::default()).unwrap();
+    let rules = &agents.get("build").unwrap().rules;
+    assert_eq!(
+        rules.evaluate("external_directory", &outside(".cargo")).effect,
+        Effect::Ask
+    );
+    assert_eq!(rules.evaluate("external_directory", &scratch).effect, Effect::Ask);
+}

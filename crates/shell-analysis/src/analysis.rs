@@ -55,6 +55,10 @@ pub struct PathRef {
     pub base: Option<String>,
     /// True when everything below the path is touched too (`rm -r`, `grep -r`).
     pub tree: bool,
+    /// True for a directory the command creates when it is missing and then works in (a
+    /// package manager's cache): its `external_directory` boundary is itself, whether it
+    /// exists yet or not.
+    pub created: bool,
 }
 
 impl PathRef {

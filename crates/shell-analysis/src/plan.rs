@@ -162,6 +162,12 @@ fn resolve_path(location: &Location, workdir: &Path, path: &PathRef, kind: PathK
                 None
             }
             Target::Outside(resource, boundary) => {
+                // A directory the command creates is its own boundary before it exists too.
+                let boundary = if path.created {
+                    format!("{}/*", resource.trim_end_matches('/'))
+                } else {
+                    boundary
+                };
                 if path.tree {
                     resources.push(with_pieces(
                         &format!("{}/", resource.trim_end_matches('/')),

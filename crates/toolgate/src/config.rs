@@ -180,7 +180,9 @@ impl Config {
         // Where `OutputStore::new(&dirs.data)` spills cut output, and the plan files.
         let mut settings = AgentSettings::default()
             .with_output_dir(dirs.data.join("tool-output"))
-            .with_plans_dir(dirs.data.join("plans"));
+            .with_plans_dir(dirs.data.join("plans"))
+            // Where commands write scratch files (the shell's `$TMPDIR`, else `/tmp`).
+            .with_temp_dir(std::env::temp_dir());
         settings.home = dirs.home.clone();
         settings.default_agent = self
             .merged

@@ -300,13 +300,15 @@ impl Tracer {
             "unlink" | "rmdir" | "mkdir" | "truncate" | "chmod" | "chown" | "lchown" => {
                 if let Some(path) = string(0) {
                     let named = self.absolute(call.pid, path);
-                    file_event(Access::Write, &named, None, false, scene, &via(path), events);
+                    let cache = call.name == "mkdir" && is_package_cache(&named, scene);
+                    file_event(Access::Write, &named, None, cache, scene, &via(path), events);
                 }
             }
             "unlinkat" | "mkdirat" | "fchmodat" | "fchownat" | "utimensat" | "mknodat" => {
                 if let Some(path) = string(1) {
                     let named = self.at_path(call.pid, args.first(), path);
-                    file_event(Access::Write, &named, None, false, scene, &via(path), events);
+                    let cache = call.name == "mkdirat" && is_package_cache(&named, scene);
+                    file_event(Access::Write, &named, None, cache, scene, &via(path), events);
                 }
             }
             "rename" | "link" => {
@@ -517,6 +519,19 @@ fn file_event(
             via: via.to_string(),
         });
     }
+}
+
+/// Whether `path` is a package manager's cache in the line's home
+/// (`toolgate_permission::PACKAGE_CACHES`): creating one is working in it, the way the
+/// analysis asks for it (README "The bash tool"), not in the home, since the program names
+/// the new entry and touches nothing else of the home.
+fn is_package_cache(path: &Path, scene: &Scene<'_>) -> bool {
+    let home = scene.line_dir.join("home");
+    path.strip_prefix(&home).is_ok_and(|rest| {
+        toolgate_permission::PACKAGE_CACHES
+            .iter()
+            .any(|cache| rest == Path::new(cache))
+    })
 }
 
 fn dedup(items: &mut Vec<String>) {

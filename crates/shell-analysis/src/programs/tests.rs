@@ -9,7 +9,7 @@ use super::table::{EXAMPLES, MODELS};
 use crate::analysis::{Analysis, Env, PathRef};
 
 /// The environment every example is read in: an empty working directory, a home that does
-/// not exist (a package manager's cache directory is then the home itself), no `PATH`.
+/// not exist (a package manager's cache is asked for as itself all the same), no `PATH`.
 fn env(dir: &std::path::Path) -> Env {
     Env {
         workdir: dir.to_path_buf(),
@@ -94,4 +94,14 @@ fn print_examples() {
     for (line, _) in EXAMPLES {
         println!("    ({line:?}, {:?}),", analyze(line));
     }
+}
+
+/// The caches the analysis asks `external_directory` for are the ones the default rules
+/// allow, and every allowed one is some program's.
+#[test]
+fn the_home_caches_are_the_ones_the_defaults_allow() {
+    use super::table::HOME_WRITES;
+    let asked: BTreeSet<&str> = HOME_WRITES.iter().flat_map(|(_, dirs)| dirs.iter().copied()).collect();
+    let allowed: BTreeSet<&str> = toolgate_permission::PACKAGE_CACHES.iter().copied().collect();
+    assert_eq!(asked, allowed);
 }

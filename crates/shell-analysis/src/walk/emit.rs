@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use toolgate_core::{HoleClass, Resource};
 
 use super::{Outcome, State, Walker};
-use crate::analysis::Part;
+use crate::analysis::{Part, PathRef, Piece};
 use crate::arg::{Access, Arg, Cmd};
 use crate::expand::{Field, Seg};
 use crate::path::is_system_dir;
@@ -26,49 +26,59 @@ impl Walker<'_> {
 
     /// Package managers and build tools write their caches and logs under the home
     /// directory on almost every run (`npm run build` logs to `~/.npm/_logs`): outside the
-    /// project, so `external_directory` is asked for that directory (`~/.npm/*`; the whole
-    /// home only while `~/.npm` does not exist yet, since creating it writes there). It is
-    /// reported as a directory the command works in, not as `edit` of the names inside:
-    /// those are the tool's own (hashes, dated logs), and a file-name rule such as
-    /// `*.env: deny` says nothing about them. Without a known home the directory may be
-    /// anywhere: asked, never saved.
-    pub(super) fn home_writes(&mut self, name: &str, args: &[Arg], verdict: &mut Verdict) {
+    /// project, so `external_directory` is asked for that directory (`~/.npm/*`, which the
+    /// default rules allow, `toolgate_permission::PACKAGE_CACHES`). It is reported as a
+    /// directory the command works in, not as `edit` of the names inside: those are the
+    /// tool's own (hashes, dated logs), and a file-name rule such as `*.env: deny` says
+    /// nothing about them. Without a known home the directory may be anywhere: asked,
+    /// never saved.
+    ///
+    /// A cache that does not exist yet is asked for as itself too, not as the nearest
+    /// directory that exists (which is the home on a fresh machine): creating it writes
+    /// the home, but only to add the entry of that one name, which the program chooses and
+    /// the line cannot; nothing else of the home is read or changed, and everything after
+    /// happens inside the new directory. So the question is the one the person would be
+    /// asked once it exists, and every rule that could speak about the creation decides
+    /// it the same way: a rule for the home (`~/*`) also matches `~/.npm/*`, one for the
+    /// cache matches it exactly. Asking for the home instead would make the question
+    /// about every file there, which no one should allow, and "always" could not silence it.
+    ///
+    /// Returns the directories of a known home, to be reported after the command's own
+    /// paths.
+    pub(super) fn home_writes(&mut self, name: &str, args: &[Arg], verdict: &mut Verdict) -> Vec<PathRef> {
+        let mut known = Vec::new();
         let base = name.rsplit('/').next().unwrap_or(name);
         if name.contains('/') && !is_system_dir(name) {
-            return;
+            return known;
         }
         for dir in programs::home_writes(base, args) {
             if self.home_done.contains(dir) {
                 continue;
             }
             self.home_done.push(*dir);
-            let arg = match self.env.home.clone() {
+            match &self.env.home {
                 Some(home) => {
-                    // A missing directory is created in the nearest one that exists: that
-                    // one is written to (`mkdir ~/.npm` writes `~`).
-                    let home = PathBuf::from(home);
-                    let mut target = home.join(dir);
-                    while !self.fs.exists(&target)
-                        && target != home
-                        && let Some(parent) = target.parent()
-                    {
-                        target = parent.to_path_buf();
-                    }
-                    Arg::text(target.to_string_lossy())
+                    let path = PathBuf::from(home).join(dir).to_string_lossy().into_owned();
+                    known.push(PathRef {
+                        pieces: vec![Piece::Text(path)],
+                        base: Some(String::new()),
+                        tree: false,
+                        created: true,
+                    });
                 }
-                None => Arg {
-                    field: Field::unknown(format!("$HOME/{dir}")),
-                    vanish: false,
-                    split: true,
-                },
-            };
-            verdict.effects.push(programs::Effect {
-                arg,
-                access: Access::Dir,
-                tree: false,
-                under: None,
-            });
+                None => verdict.effects.push(programs::Effect {
+                    arg: Arg {
+                        field: Field::unknown(format!("$HOME/{dir}")),
+                        vanish: false,
+                        split: true,
+                    },
+                    access: Access::Dir,
+                    tree: false,
+                    under: None,
+                }),
+            }
         }
+        known
     }
 
     pub(super) fn apply(&mut self, cmd: Cmd, state: State, verdict: Verdict) -> Outcome {

@@ -317,6 +317,7 @@ impl Out {
                     pieces: pieces(field),
                     base: base.map(str::to_string),
                     tree,
+                    created: false,
                 },
             );
         }
@@ -892,8 +893,12 @@ impl Walker<'_> {
         }
         // The name is borrowed from `cmd` until the verdict is made; then `cmd` moves on.
         let mut verdict = Self::verdict(&name, &cmd.args);
-        self.home_writes(&name, &cmd.args, &mut verdict);
-        self.apply(cmd, state, verdict)
+        let homes = self.home_writes(&name, &cmd.args, &mut verdict);
+        let outcome = self.apply(cmd, state, verdict);
+        for path in homes {
+            self.out.path(2, path);
+        }
+        outcome
     }
 
     fn call(&mut self, name: &str, func: &Func, cmd: Cmd, state: State) -> Outcome {

@@ -87,6 +87,7 @@ impl Walker<'_> {
                     }],
                     base: None,
                     tree,
+                    created: false,
                 },
             );
             return;
@@ -110,6 +111,7 @@ impl Walker<'_> {
                     }],
                     base: None,
                     tree,
+                    created: false,
                 },
             );
             return;
@@ -126,6 +128,7 @@ impl Walker<'_> {
                             pieces: vec![Piece::Text(matched)],
                             base: Some(base_dir.to_string()),
                             tree,
+                            created: false,
                         },
                     );
                 }
