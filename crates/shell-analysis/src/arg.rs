@@ -64,8 +64,9 @@ pub(crate) struct Cmd<'t> {
     /// The source text, for the top-level command of a simple command (borrowed from the
     /// tree being walked).
     pub(crate) raw: Option<&'t str>,
-    /// Names assigned in its environment (`NAME=value cmd`, `env NAME=value cmd`).
-    pub(crate) env: Vec<String>,
+    /// Variables set in its environment by a wrapper (`env NAME=value cmd`), with their
+    /// values when known.
+    pub(crate) env: Vec<(String, Option<String>)>,
     /// Runs in this directory (relative to the current one) instead (`env -C`).
     pub(crate) chdir: Option<Field>,
     /// Bypass functions (`command x`, `exec x`, wrappers that exec).

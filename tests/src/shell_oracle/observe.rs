@@ -683,12 +683,20 @@ fn exec_event(executable: &Path, argv: &[String], env: &[String], scene: &Scene<
         }
         text
     };
-    let mut forms = vec![join(&program, args)];
+    // A program in the line's own directories (the project, the home next to it) is not
+    // the program of that name on `PATH`: it is named by its path only, as exec-time
+    // enforcement names it (a rule on `test.sh` is not about `./scripts/test.sh`).
+    let writable = path_text.starts_with(&*scene.line_dir.to_string_lossy());
+    let mut forms = Vec::new();
+    if !writable {
+        forms.push(join(&program, args));
+    }
     if let Some(first) = argv.first() {
         forms.push(join(first, args));
-        forms.push(join(basename(first), args));
+        if !writable {
+            forms.push(join(basename(first), args));
+        }
     }
-    let writable = path_text.starts_with(&*scene.line_dir.to_string_lossy());
     if writable {
         forms.push(join(&display(executable, scene), args));
     }

@@ -51,7 +51,8 @@ pub(crate) struct Effect {
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Nested {
     pub(crate) args: Vec<Arg>,
-    pub(crate) env: Vec<String>,
+    /// Variables it sets for the command (`env NAME=value`), with their values when known.
+    pub(crate) env: Vec<(String, Option<String>)>,
     pub(crate) chdir: Option<Field>,
     /// More arguments come from input at run time (`xargs`).
     pub(crate) appended: bool,

@@ -3,10 +3,10 @@
 
 use super::getopt::{getopt, head};
 use super::table::{
-    DENO_INLINE, DOAS_SHELL, ENV_SPLIT, FLOCK_COMMAND, INTERPRETER_DEFAULT_INLINE, INTERPRETERS, MAKE, MAKE_DIRECTORY,
-    MAKE_EVAL, MAKE_FILE, MAKE_STRIPPED, MAKE_STRIPPED_VALUES, OPAQUE_REASON_DEFAULT, OPAQUE_REASONS, PROCESS_OPTIONS,
-    SHELL_FLAGS, SHELL_LONG_FLAGS, SHELL_RC, SHELL_SET_OPTIONS, SUDO_ELSEWHERE, SUDO_SHELL, WRAPPER_CHDIR,
-    WRAPPER_DEFAULT, WRAPPER_OUTPUT, WRAPPERS, WRAPPERS_UNMODELLED,
+    DENO_INLINE, DOAS_SHELL, ENV_SPLIT, FLOCK_COMMAND, INTERPRETER_DEFAULT_INLINE, INTERPRETER_INFO, INTERPRETERS,
+    MAKE, MAKE_DIRECTORY, MAKE_EVAL, MAKE_FILE, MAKE_STRIPPED, MAKE_STRIPPED_VALUES, OPAQUE_REASON_DEFAULT,
+    OPAQUE_REASONS, PROCESS_OPTIONS, SHELL_FLAGS, SHELL_LONG_FLAGS, SHELL_RC, SHELL_SET_OPTIONS, SUDO_ELSEWHERE,
+    SUDO_SHELL, WRAPPER_CHDIR, WRAPPER_DEFAULT, WRAPPER_OUTPUT, WRAPPERS, WRAPPERS_UNMODELLED,
 };
 use super::text::strip_forms;
 use super::{Ctx, Nested, Role, Verdict, push_role};
@@ -75,7 +75,10 @@ pub(super) fn wrapper(ctx: &Ctx<'_>, verdict: &mut Verdict) {
                         verdict.opaque(format!("`{}` sets an environment variable named `{name}`", ctx.name));
                         return;
                     }
-                    env.push(name.to_string());
+                    let value = arg
+                        .literal()
+                        .and_then(|text| text.split_once('=').map(|(_, value)| value.to_string()));
+                    env.push((name.to_string(), value));
                     start += 1;
                 }
                 _ => break,
@@ -201,6 +204,13 @@ pub(super) fn interpreter(ctx: &Ctx<'_>, verdict: &mut Verdict) {
         }
         if text.starts_with("--") && inline.iter().any(|flag| text.starts_with(&format!("{flag}="))) {
             verdict.opaque(format!("`{}` runs code given inline", ctx.name));
+            return;
+        }
+        if INTERPRETER_INFO
+            .iter()
+            .any(|(names, info)| names.contains(&ctx.name) && info.contains(&&*text))
+        {
+            // It prints its version or help and exits before reading any code.
             return;
         }
         if ctx.name.starts_with("python") || ctx.name.starts_with("pypy") {

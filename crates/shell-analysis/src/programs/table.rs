@@ -254,8 +254,11 @@ pub(super) const SED_STREAMS: &[&str] = &["/dev/stdout", "/dev/stderr", "/dev/st
 pub(super) const AWK_PROGRAM_FILES: &[&str] = &["-f", "--file", "-E", "--exec", "-i", "--include", "-l", "--load"];
 /// `awk` options whose value is program text.
 pub(super) const AWK_SOURCE: &[&str] = &["-e", "--source"];
-/// Words of an awk program that run commands, write files or read the environment.
-pub(super) const AWK_RISKY_WORDS: &[&str] = &["system", "getline", "close", "fflush", "ENVIRON", "PROCINFO", "@load", "@include"];
+/// Names in an awk program that run commands, read other files (`getline < f`, a changed
+/// `ARGV`), or read the environment.
+pub(super) const AWK_RISKY_WORDS: &[&str] = &["system", "getline", "close", "fflush", "ENVIRON", "PROCINFO", "ARGV", "ARGC"];
+/// The files an awk `print > "…"` may name that are the streams, not files.
+pub(super) const AWK_STREAMS: &[&str] = &["/dev/stdout", "/dev/stderr"];
 /// `jq` options whose value is the filter's file.
 pub(super) const JQ_FILTER_FILE: &[&str] = &["-f", "--from-file"];
 /// `jq` options with a name and a value.
@@ -584,6 +587,16 @@ pub(super) const INTERPRETERS: &[(&[&str], &[&str], &[&str])] = &[
     (&["pwsh", "powershell"], &["-c", "-Command", "-command", "-EncodedCommand", "-e"], &[]),
     (&["elixir", "erl", "escript"], &["-e", "-eval"], &[]),
 ];
+/// Interpreters' options that print something about the interpreter and exit, by name:
+/// given before any code or script, nothing runs (`python3 --version`, `node -v`).
+pub(super) const INTERPRETER_INFO: &[(&[&str], &[&str])] = &[
+    (&["python", "python2", "python3", "pypy", "pypy3"], &["--version", "-V", "-VV", "--help", "-h", "-?", "--help-env",
+        "--help-xoptions", "--help-all"]),
+    (&["node", "nodejs"], &["--version", "-v", "--help", "-h", "--v8-options"]),
+    (&["perl"], &["--version", "-v", "-V", "--help", "-h"]),
+    (&["ruby"], &["--version", "--help", "-h"]),
+    (&["php"], &["--version", "-v", "--help", "-h"]),
+];
 /// The inline-code options of an interpreter [`INTERPRETERS`] does not name.
 pub(super) const INTERPRETER_DEFAULT_INLINE: &[&str] = &["-e", "-c"];
 /// Subcommands of `deno` and `bun` that run code given inline or typed.
@@ -673,6 +686,13 @@ pub(crate) const EXAMPLES: &[(&str, &str)] = &[
     ("awk 'BEGIN{system(\"rm x\")}'", "opaque"),
     ("awk -f prog.awk data.txt", "opaque"),
     ("awk -F: '{print}' n=1 data.txt", "run awk -F: {print} n=1 data.txt; read data.txt"),
+    ("awk 'NR>1 && $3 >= 2 {print $1 > \"/dev/stderr\"}' data.txt", "run awk NR>1 && $3 >= 2 {print $1 > \"/dev/stderr\"} data.txt; read data.txt"),
+    ("awk '{print $1 > \"out\"}' data.txt", "opaque; read data.txt"),
+    ("awk '{printf(\"%s\", $1) >> $2}' data.txt", "opaque; read data.txt"),
+    ("awk '{print (NR > 1)}' data.txt", "run awk {print (NR > 1)} data.txt; read data.txt"),
+    ("awk '{print | \"sort\"}' data.txt", "opaque; read data.txt"),
+    ("awk 'BEGIN{ARGV[1]=\"x\"} 1' data.txt", "opaque; read data.txt"),
+    ("awk '@load \"x\"' data.txt", "opaque; read data.txt"),
     ("diff -r a b", "read a (tree); read b (tree)"),
     ("diff -o out.txt a b", "read a; read b; write out.txt"),
     ("ls -la sub", "path sub"),
@@ -755,7 +775,7 @@ pub(crate) const EXAMPLES: &[(&str, &str)] = &[
     ("doas -s", "opaque"),
     ("doas -C x ls", "opaque"),
     ("nice -n 5 make", "run make"),
-    ("nohup ./server", "run ./server; run server"),
+    ("nohup ./server", "run ./server"),
     ("timeout -s KILL 5 rm x", "run rm x; write x"),
     ("stdbuf -oL cat x", "run cat x; read x; write L"),
     ("ionice -c 3 rm x", "run rm x; write x"),
@@ -790,6 +810,13 @@ pub(crate) const EXAMPLES: &[(&str, &str)] = &[
     ("python -W ignore x.py", "read x.py"),
     ("python", "opaque"),
     ("python3.12 -c 1", "opaque"),
+    ("python3 --version", "nothing"),
+    ("python -V", "nothing"),
+    ("python3 --version -c 'import os'", "run python3 --version -c import os"),
+    ("python3 -c 'import os' --version", "opaque"),
+    ("node --version", "nothing"),
+    ("node -v", "nothing"),
+    ("perl -v", "nothing"),
     ("node -e 1", "opaque"),
     ("node --eval=1", "opaque"),
     ("node -r dotenv app.js", "read app.js"),

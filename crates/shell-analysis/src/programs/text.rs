@@ -5,9 +5,9 @@ use std::borrow::Cow;
 
 use super::getopt::head;
 use super::table::{
-    AWK_PROGRAM_FILES, AWK_RISKY_WORDS, AWK_SOURCE, GREP_PATTERN_OPTIONS, GREP_RECURSIVE, JQ_FILTER_FILE, JQ_LAYOUT,
-    JQ_NAMED_FILES, JQ_NAMED_VALUES, JQ_POSITIONAL, RG_PATTERN_OPTIONS, SED_EXPRESSION, SED_IN_PLACE, SED_SANDBOX,
-    SED_SCRIPT_FILE, SED_SCRIPT_OPTIONS, SED_STREAMS,
+    AWK_PROGRAM_FILES, AWK_RISKY_WORDS, AWK_SOURCE, AWK_STREAMS, GREP_PATTERN_OPTIONS, GREP_RECURSIVE, JQ_FILTER_FILE,
+    JQ_LAYOUT, JQ_NAMED_FILES, JQ_NAMED_VALUES, JQ_POSITIONAL, RG_PATTERN_OPTIONS, SED_EXPRESSION, SED_IN_PLACE,
+    SED_SANDBOX, SED_SCRIPT_FILE, SED_SCRIPT_OPTIONS, SED_STREAMS,
 };
 use super::{Ctx, Role, Verdict, push_role};
 use crate::arg::{Access, Arg};
@@ -417,54 +417,125 @@ pub(super) fn awk(ctx: &Ctx<'_>, verdict: &mut Verdict) {
     }
 }
 
-/// Conservative: any `system`, `|`, `>`, `getline`, `close`, `fflush`, `printf`/`print`
-/// followed by redirection, or an `ENVIRON`/`PROCINFO` use counts.
+/// Whether an awk program may run commands, write files or read files other than its
+/// input: a risky name ([`AWK_RISKY_WORDS`]), a gawk `@` directive or indirect call, a pipe
+/// (`print | "cmd"`, `"cmd" | getline`), or an output redirection of `print`/`printf`
+/// (`>`/`>>` at the statement's own level, to anything but the standard streams). A `>`
+/// anywhere else compares (`NR>1`, `if (x > y)`, `print (a > b)`). Strings, regular
+/// expressions and comments are skipped.
 pub(super) fn awk_may_run_or_write(program: &str) -> bool {
-    let mut in_string = false;
-    let mut in_regex = false;
-    let mut escaped = false;
-    let mut outside = String::new();
-    let mut previous_significant = ' ';
-    for c in program.chars() {
-        if escaped {
-            escaped = false;
-            continue;
-        }
-        if c == '\\' && (in_string || in_regex) {
-            escaped = true;
-            continue;
-        }
-        if in_string {
-            if c == '"' {
-                in_string = false;
+    let chars: Vec<char> = program.chars().collect();
+    let mut i = 0;
+    // Parentheses and brackets open, and where the `print` being read started.
+    let mut depth = 0usize;
+    let mut print_at: Option<usize> = None;
+    // Whether the last token ends an operand (then `/` divides instead of starting a regex).
+    let mut after_operand = false;
+    while let Some(&c) = chars.get(i) {
+        match c {
+            '#' => {
+                while chars.get(i).is_some_and(|c| *c != '\n') {
+                    i += 1;
+                }
+                continue;
             }
-            continue;
-        }
-        if in_regex {
-            if c == '/' {
-                in_regex = false;
+            '"' => {
+                i = skip_quoted(&chars, i, '"');
+                after_operand = true;
+                continue;
             }
-            continue;
+            '/' if !after_operand => {
+                i = skip_quoted(&chars, i, '/');
+                after_operand = true;
+                continue;
+            }
+            '@' => return true,
+            '(' | '[' => depth += 1,
+            ')' | ']' => depth = depth.saturating_sub(1),
+            ';' | '}' | '{' => print_at = None,
+            '\n' if print_at.is_some() && !continues(&chars, i) => print_at = None,
+            '|' => {
+                if chars.get(i + 1) == Some(&'|') {
+                    i += 2;
+                    after_operand = false;
+                    continue;
+                }
+                return true;
+            }
+            '>' if print_at == Some(depth) => {
+                let mut j = i + 1;
+                if chars.get(j) == Some(&'>') {
+                    j += 1;
+                }
+                while chars.get(j).is_some_and(|c| *c == ' ' || *c == '\t') {
+                    j += 1;
+                }
+                let end = skip_quoted(&chars, j, '"');
+                let target: String = chars
+                    .get(j + 1..end.saturating_sub(1))
+                    .unwrap_or_default()
+                    .iter()
+                    .collect();
+                if chars.get(j) != Some(&'"') || !AWK_STREAMS.contains(&target.as_str()) {
+                    return true;
+                }
+                i = end;
+                after_operand = true;
+                continue;
+            }
+            c if c.is_ascii_alphabetic() || c == '_' => {
+                let start = i;
+                while chars.get(i).is_some_and(|c| c.is_ascii_alphanumeric() || *c == '_') {
+                    i += 1;
+                }
+                let word: String = chars[start..i].iter().collect();
+                if AWK_RISKY_WORDS.contains(&word.as_str()) {
+                    return true;
+                }
+                if word == "print" || word == "printf" {
+                    print_at = Some(depth);
+                    after_operand = false;
+                } else {
+                    // A keyword before a regex (`if`, `in`) is rare; `getline` is risky.
+                    after_operand = !matches!(word.as_str(), "return" | "in" | "case");
+                }
+                continue;
+            }
+            _ => {}
         }
-        if c == '"' {
-            in_string = true;
-            continue;
-        }
-        if c == '/'
-            && matches!(
-                previous_significant,
-                ' ' | '(' | ',' | '{' | ';' | '!' | '~' | '&' | '|' | '\n'
-            )
-        {
-            in_regex = true;
-            continue;
-        }
-        outside.push(c);
         if !c.is_whitespace() {
-            previous_significant = c;
+            after_operand = c.is_ascii_digit() || matches!(c, ')' | ']' | '$' | '.');
+        }
+        i += 1;
+    }
+    false
+}
+
+/// The index just past the string or regular expression opened by `close` at `start`
+/// (its backslash escapes skipped), or the end of the program.
+fn skip_quoted(chars: &[char], start: usize, close: char) -> usize {
+    let mut i = start + 1;
+    while let Some(&c) = chars.get(i) {
+        if c == '\\' {
+            i += 2;
+            continue;
+        }
+        i += 1;
+        if c == close {
+            break;
         }
     }
-    outside.contains('|') || outside.contains('>') || AWK_RISKY_WORDS.iter().any(|word| outside.contains(word))
+    i.min(chars.len())
+}
+
+/// Whether the statement goes on after the newline at `at` (the last token before it is
+/// a `,`, `&&`, `||` or a `\` continuation).
+fn continues(chars: &[char], at: usize) -> bool {
+    chars[..at]
+        .iter()
+        .rev()
+        .find(|c| **c != ' ' && **c != '\t')
+        .is_some_and(|c| matches!(c, ',' | '&' | '|' | '\\'))
 }
 
 #[cfg(test)]
@@ -500,5 +571,18 @@ mod tests {
         assert!(awk_may_run_or_write("BEGIN{system(\"rm x\")}"));
         assert!(awk_may_run_or_write("{print > \"out\"}"));
         assert!(awk_may_run_or_write("{ \"date\" | getline d }"));
+        assert!(!awk_may_run_or_write("NR>=30 && NR<=60"));
+        assert!(!awk_may_run_or_write("NR>1 {sum += $3} END {print sum}"));
+        assert!(!awk_may_run_or_write("{ if ($2 > 10) print $1; x = $3 / 2 }"));
+        assert!(!awk_may_run_or_write("$1 ~ /a>b|c/ { print \"x > y\" } # print > f"));
+        assert!(awk_may_run_or_write("{ print $1 > $2 }"));
+        assert!(awk_may_run_or_write("{ print $1 >> \"log\"; }"));
+        assert!(awk_may_run_or_write("{ print $1,\n $2 > \"f\" }"));
+        assert!(awk_may_run_or_write("{ printf(\"%s\", $1) > \"f\" }"));
+        assert!(!awk_may_run_or_write("{ print (NR > 1) }"));
+        assert!(!awk_may_run_or_write("{ print $1 > \"/dev/stderr\" }"));
+        assert!(awk_may_run_or_write("{ print $1 |& \"cmd\" }"));
+        assert!(awk_may_run_or_write("BEGIN { f = \"system\"; @f(\"id\") }"));
+        assert!(awk_may_run_or_write("BEGIN { getline line < \"secret\" }"));
     }
 }

@@ -63,6 +63,9 @@ pub(crate) struct Simple {
     pub(crate) redirects: Vec<Redirect>,
     /// The source text of the whole command.
     pub(crate) raw: String,
+    /// Where in `raw` the first word starts (after the `NAME=value` prefix), when it can
+    /// be told.
+    pub(crate) words_at: usize,
 }
 
 /// A compound command.

@@ -667,6 +667,7 @@ impl Parser {
                     return Err(self.unexpected());
                 }
                 declaration = is_declaration(&word);
+                simple.words_at = word_start.saturating_sub(start);
             }
             simple.words.push(word);
         }

@@ -47,6 +47,15 @@ pub(super) const DANGEROUS_NAMES: &[&str] = &[
     "PYTHONUSERBASE",
     "NODE_OPTIONS",
     "NODE_PATH",
+    "NODE_REPL_EXTERNAL_MODULE",
+    "NODE_EXTRA_CA_CERTS",
+    "NODE_ICU_DATA",
+    "NODE_REDIRECT_WARNINGS",
+    "NODE_REPL_HISTORY",
+    "NODE_V8_COVERAGE",
+    "NODE_COMPILE_CACHE",
+    "NODE_PRESERVE_SYMLINKS",
+    "NODE_PRESERVE_SYMLINKS_MAIN",
     "PERL5OPT",
     "PERL5LIB",
     "PERLLIB",
@@ -74,6 +83,7 @@ pub(super) const DANGEROUS_NAMES: &[&str] = &[
     "RUSTC",
     "RUSTDOC",
     "RUSTFLAGS",
+    "RUSTDOCFLAGS",
     "CC",
     "CXX",
     "LD",
@@ -109,6 +119,9 @@ pub(super) const DANGEROUS_NAMES: &[&str] = &[
     "DOCKER_CONFIG",
     "COMPOSER_HOME",
     "BUNDLE_GEMFILE",
+    // `$"…"` is translated through the message catalog these name.
+    "TEXTDOMAIN",
+    "TEXTDOMAINDIR",
 ];
 
 /// Prefixes of such names (`GIT_*` alone has dozens that run programs or write files).
@@ -130,7 +143,6 @@ pub(super) const DANGEROUS_PREFIXES: &[&str] = &[
     "PYTHON",
     "RUBY",
     "PERL",
-    "NODE_",
     "MALLOC_",
     "BASH_FUNC_",
     "SSH_",
@@ -140,8 +152,95 @@ pub(super) const DANGEROUS_PREFIXES: &[&str] = &[
     "HG",
 ];
 
+/// Names under those prefixes that only change output, timing or metadata: they run and
+/// read nothing else.
+pub(super) const HARMLESS_NAMES: &[&str] = &[
+    "PYTHONUNBUFFERED",
+    "PYTHONDONTWRITEBYTECODE",
+    "PYTHONHASHSEED",
+    "PYTHONIOENCODING",
+    "PYTHONUTF8",
+    "PYTHONFAULTHANDLER",
+    "PYTHONDEVMODE",
+    "PYTHONNOUSERSITE",
+    "CARGO_TERM_COLOR",
+    "CARGO_TERM_VERBOSE",
+    "CARGO_TERM_QUIET",
+    "CARGO_TERM_PROGRESS_WHEN",
+    "CARGO_INCREMENTAL",
+    "CARGO_BUILD_JOBS",
+    "CARGO_NET_OFFLINE",
+    "GIT_AUTHOR_NAME",
+    "GIT_AUTHOR_EMAIL",
+    "GIT_AUTHOR_DATE",
+    "GIT_COMMITTER_NAME",
+    "GIT_COMMITTER_EMAIL",
+    "GIT_COMMITTER_DATE",
+    "GIT_TERMINAL_PROMPT",
+];
+
+/// Whether assigning to `name` (anywhere in a line, or in a command's environment) may
+/// change what later commands run or read.
 pub(crate) fn dangerous_name(name: &str) -> bool {
-    DANGEROUS_NAMES.contains(&name) || DANGEROUS_PREFIXES.iter().any(|prefix| name.starts_with(prefix))
+    DANGEROUS_NAMES.contains(&name)
+        || (DANGEROUS_PREFIXES.iter().any(|prefix| name.starts_with(prefix)) && !HARMLESS_NAMES.contains(&name))
+}
+
+/// [`dangerous_name`] for an assignment whose value is known when it is: `RUSTFLAGS` and
+/// `RUSTDOCFLAGS` made only of lint levels and `--cfg` settings (`-D warnings`) cannot
+/// make the compiler run or write anything (a `-C linker=…` can).
+pub(crate) fn dangerous_assignment(name: &str, value: Option<&str>) -> bool {
+    if !dangerous_name(name) {
+        return false;
+    }
+    match (name, value) {
+        ("RUSTFLAGS" | "RUSTDOCFLAGS", Some(value)) => !lint_flags_only(value),
+        _ => true,
+    }
+}
+
+/// Whether rustc flags are lint levels (`-D x`, `-Wx`, `--allow=x`, `--cap-lints x`) and
+/// `--cfg` settings only.
+fn lint_flags_only(value: &str) -> bool {
+    const WITH_VALUE: &[&str] = &[
+        "-D",
+        "-W",
+        "-A",
+        "-F",
+        "--deny",
+        "--warn",
+        "--allow",
+        "--forbid",
+        "--force-warn",
+        "--cap-lints",
+        "--cfg",
+    ];
+    let plain = |word: &str| {
+        !word.is_empty()
+            && word
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | ':' | '=' | '"' | '.'))
+    };
+    let mut words = value.split_ascii_whitespace();
+    while let Some(word) = words.next() {
+        if WITH_VALUE.contains(&word) {
+            match words.next() {
+                Some(value) if plain(value) && !value.starts_with('-') => continue,
+                _ => return false,
+            }
+        }
+        let attached = WITH_VALUE.iter().any(|flag| {
+            word.strip_prefix(flag).is_some_and(|rest| {
+                let rest = rest.strip_prefix('=').unwrap_or(rest);
+                // `-Dwarnings`, `--deny=warnings`; not `-Dx` of a longer option.
+                (flag.len() == 2 || word.as_bytes().get(flag.len()) == Some(&b'=')) && plain(rest)
+            })
+        });
+        if !attached {
+            return false;
+        }
+    }
+    true
 }
 
 /// bash's builtins and reserved words: a function with one of these names changes what
@@ -523,7 +622,15 @@ impl Walker<'_> {
                 self.refuse(format!("`{name} {text}` (a subscript or an odd name)"));
                 break;
             }
-            if dangerous_name(var) && (text.contains('=') || name != "export") {
+            let value = arg
+                .literal()
+                .and_then(|text| text.split_once('=').map(|(_, value)| value.to_string()));
+            let dangerous = if text.contains('=') {
+                dangerous_assignment(var, value.as_deref())
+            } else {
+                dangerous_name(var) && name != "export"
+            };
+            if dangerous {
                 self.refuse(format!(
                     "`{name}` assigns {var}, which changes what later commands run or read"
                 ));

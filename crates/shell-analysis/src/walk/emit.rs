@@ -9,7 +9,7 @@ use super::{Outcome, State, Walker};
 use crate::analysis::{Part, PathRef, Piece};
 use crate::arg::{Access, Arg, Cmd};
 use crate::expand::{Field, Seg};
-use crate::path::is_system_dir;
+use crate::path::{absolute, is_system_dir, join};
 use crate::programs::{self, Verdict};
 
 impl Walker<'_> {
@@ -89,7 +89,8 @@ impl Walker<'_> {
         if let Some(reason) = &verdict.opaque {
             self.opaque_part(&cmd, reason);
         } else {
-            self.emit(&cmd, verdict.code.clone());
+            let bare = self.bare_name_may_apply(&cmd, &state);
+            self.emit_named(&cmd, verdict.code.clone(), bare);
             for form in &verdict.forms {
                 let args: Vec<Arg> = form.iter().filter_map(|i| cmd.args.get(*i).cloned()).collect();
                 let alt = Cmd {
@@ -99,7 +100,7 @@ impl Walker<'_> {
                     chdir: cmd.chdir.clone(),
                     external: cmd.external,
                 };
-                self.emit(&alt, verdict.code.clone());
+                self.emit_named(&alt, verdict.code.clone(), bare);
             }
         }
         let under = cmd.chdir.clone();
@@ -238,21 +239,85 @@ impl Walker<'_> {
         }
     }
 
+    /// Whether a command named by a path may also be the program its bare name finds, so
+    /// that a rule written for the name (`rm *: deny` for `/bin/rm`) must apply to it too:
+    /// a path into a directory of `PATH` or a system directory, outside the working
+    /// directory, or anywhere the analysis cannot place (an unknown directory, one that does
+    /// not exist yet, a `PATH` with a relative entry). A program of the project
+    /// (`./scripts/test.sh`, `tools/run`) is not the `test.sh` or `run` of `PATH`:
+    /// exec-time enforcement names it by its path too, so a rule must allow it by its path
+    /// (`./scripts/*`) and no rule on the bare name (`test.sh *`) is needed.
+    pub(super) fn bare_name_may_apply(&mut self, cmd: &Cmd, state: &State) -> bool {
+        let Some(name) = cmd.args.first().and_then(Arg::literal) else {
+            return true;
+        };
+        let Some((dir, _)) = name.rsplit_once('/') else {
+            return true;
+        };
+        let path_dirs: Vec<&str> = self.env.path.as_deref().unwrap_or("").split(':').collect();
+        if path_dirs.iter().any(|entry| !entry.starts_with('/')) && self.env.path.is_some() {
+            return true;
+        }
+        let Ok(workdir) = std::fs::canonicalize(&self.env.workdir) else {
+            return true;
+        };
+        let candidates: Vec<Option<String>> = if name.starts_with('/') {
+            vec![Some(if dir.is_empty() {
+                "/".to_string()
+            } else {
+                dir.to_string()
+            })]
+        } else {
+            state
+                .cwd
+                .bases()
+                .into_iter()
+                .map(|base| base.map(|base| absolute(&self.env.workdir, &join(&base, dir))))
+                .collect()
+        };
+        for candidate in candidates {
+            let Some(candidate) = candidate else { return true };
+            let Ok(real) = std::fs::canonicalize(&candidate) else {
+                return true;
+            };
+            let in_path = path_dirs
+                .iter()
+                .any(|entry| std::fs::canonicalize(entry).is_ok_and(|entry| entry == real));
+            if in_path || is_system_dir(&format!("{}/x", real.display())) || !real.starts_with(&workdir) {
+                return true;
+            }
+        }
+        false
+    }
+
     /// Emits the parts of a command: its words (every way its vanishing words may go), its
     /// source text, its name without a path. A part already emitted (same display) is not
     /// built again: the first one stands.
     pub(super) fn emit(&mut self, cmd: &Cmd, code: Option<String>) {
+        self.emit_named(cmd, code, true);
+    }
+
+    /// [`Self::emit`], with the bare-name part only when `bare` (see
+    /// [`Self::bare_name_may_apply`]).
+    pub(super) fn emit_named(&mut self, cmd: &Cmd, code: Option<String>, bare: bool) {
         let vanishing = Self::vanishing(&cmd.args);
         // Built where the last command's display was (a repeated command, the common case,
         // then allocates nothing here).
         let mut display = std::mem::take(&mut self.display);
         display.clear();
         Self::push_words_display(&cmd.args, &[], &mut display);
-        self.emit_parts(cmd, code, &vanishing, &display);
+        self.emit_parts(cmd, code, &vanishing, &display, bare);
         self.display = display;
     }
 
-    pub(super) fn emit_parts(&mut self, cmd: &Cmd, code: Option<String>, vanishing: &[usize], display: &str) {
+    pub(super) fn emit_parts(
+        &mut self,
+        cmd: &Cmd,
+        code: Option<String>,
+        vanishing: &[usize],
+        display: &str,
+        bare: bool,
+    ) {
         // The words as they are first, then each way the vanishing ones may go (no list is
         // built when none may).
         let none_absent: Vec<usize> = Vec::new();
@@ -273,6 +338,7 @@ impl Walker<'_> {
         let plain = cmd
             .args
             .first()
+            .filter(|_| bare)
             // Only a name with a `/` has a plain form: no copy of the others.
             .filter(|arg| {
                 arg.field

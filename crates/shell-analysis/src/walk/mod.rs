@@ -33,7 +33,7 @@ mod builtins;
 mod emit;
 mod paths;
 
-use builtins::{BUILTINS, dangerous_name};
+use builtins::{BUILTINS, dangerous_assignment, dangerous_name};
 use paths::{hole_patterns, pieces, push_pieces_display};
 
 /// Input larger than this is not analysed (the whole line is opaque).
@@ -44,7 +44,7 @@ pub(crate) const MAX_INPUT: usize = 1024 * 1024;
 /// ```
 /// let analysis = toolgate_shell_analysis::analyze("git status; FOO=1 rm -rf build > log.txt");
 /// let resources: Vec<String> = analysis.parts.iter().map(|p| p.display()).collect();
-/// assert_eq!(resources, ["git status", "rm -rf build", "FOO=1 rm -rf build > log.txt"]);
+/// assert_eq!(resources, ["git status", "rm -rf build", "rm -rf build > log.txt"]);
 /// assert_eq!(analysis.parts[1].save.as_deref(), Some("rm *"));
 /// assert_eq!(analysis.writes[0].display(), "log.txt");
 /// ```
@@ -812,10 +812,18 @@ impl Walker<'_> {
             }
             return Outcome::same(state);
         }
+        // The command's text as a rule written on text sees it, without the assignments in
+        // front: none of them is one that changes what runs (`assignment` made the line
+        // opaque for those), so `RUST_BACKTRACE=1 cargo test` is `cargo test` to a rule.
+        let raw = if simple.assigns.is_empty() {
+            Some(simple.raw.as_str())
+        } else {
+            simple.raw.get(simple.words_at..)
+        };
         let cmd = Cmd {
             args,
-            raw: Some(simple.raw.as_str()),
-            env: simple.assigns.iter().map(|assign| assign.name.clone()).collect(),
+            raw,
+            env: Vec::new(),
             chdir: None,
             external: false,
         };
@@ -823,7 +831,11 @@ impl Walker<'_> {
     }
 
     fn assignment(&mut self, assign: &Assign, state: &State) {
-        if dangerous_name(&assign.name) {
+        let value = match &assign.value {
+            AssignValue::Scalar(word) => word.literal(),
+            AssignValue::Array(_) => None,
+        };
+        if dangerous_assignment(&assign.name, value.as_deref()) {
             self.refuse(format!(
                 "assigns {}, which changes what later commands run or read",
                 assign.name
@@ -852,8 +864,8 @@ impl Walker<'_> {
         if !self.spend(cmd.args.len()) {
             return Outcome::same(state);
         }
-        for name in &cmd.env {
-            if dangerous_name(name) {
+        for (name, value) in &cmd.env {
+            if dangerous_assignment(name, value.as_deref()) {
                 self.refuse(format!(
                     "runs a command with {name} set, which changes what it runs or reads"
                 ));

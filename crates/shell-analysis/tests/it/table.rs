@@ -599,9 +599,12 @@ fn words_not_text() {
         parts(&p, "/bin/rm x"),
         [saved("/bin/rm x", "/bin/rm *"), saved("rm x", "rm *")]
     );
+    // Assignments in front that change nothing of what runs are not part of the text
+    // either: `ls *` allows the line.
+    assert_eq!(parts(&p, "FOO=1 BAR=2 ls -la"), [saved("ls -la", "ls *")]);
     assert_eq!(
-        parts(&p, "FOO=1 BAR=2 ls -la"),
-        [saved("ls -la", "ls *"), saved("FOO=1 BAR=2 ls -la", "ls *")]
+        parts(&p, "FOO=1 ls -la > out"),
+        [saved("ls -la", "ls *"), saved("ls -la > out", "ls *")]
     );
     // Global options are matched with and without them.
     assert_eq!(
@@ -623,6 +626,54 @@ fn words_not_text() {
         parts(&p, "docker --context prod ps")[1],
         saved("docker ps", "docker ps *")
     );
+}
+
+/// Variables that change what a program runs or reads make the part opaque, in front of
+/// a command, through `env` or `export`; the others are not part of what a rule sees.
+#[test]
+fn only_variables_that_change_what_runs_are_dangerous() {
+    let p = project();
+    for (line, command) in [
+        ("RUST_BACKTRACE=1 cargo test -p core", "cargo test -p core"),
+        ("CI=true npm test", "npm test"),
+        ("NODE_ENV=test npm test", "npm test"),
+        ("export NODE_ENV=test; npm test", "npm test"),
+        ("env RUST_LOG=debug cargo run", "cargo run"),
+        ("RUSTDOCFLAGS='-D warnings' cargo doc", "cargo doc"),
+        (
+            "RUSTFLAGS='-Dwarnings --cfg tokio_unstable -A dead_code' cargo build",
+            "cargo build",
+        ),
+        ("PYTHONUNBUFFERED=1 pytest -x", "pytest -x"),
+        ("GIT_AUTHOR_NAME=me git commit -m x", "git commit -m x"),
+    ] {
+        let analysis = p.analysis(line);
+        assert!(analysis.opaque.is_none(), "{line}: {:?}", analysis.opaque);
+        assert!(
+            analysis.parts.iter().any(|part| part.display() == command),
+            "{line}: {:?}",
+            analysis.parts
+        );
+        // No spelling keeps the assignment in front.
+        let prefix = line.split(' ').next().unwrap_or_default();
+        assert!(
+            !prefix.contains('=') || analysis.parts.iter().all(|part| !part.display().starts_with(prefix)),
+            "{line}: {:?}",
+            analysis.parts
+        );
+    }
+    for line in [
+        "NODE_OPTIONS=--require=./x.js node app.js",
+        "export NODE_PATH=./evil; node app.js",
+        "RUSTFLAGS='-C linker=./x' cargo build",
+        "RUSTDOCFLAGS=\"$FLAGS\" cargo doc",
+        "env RUSTFLAGS=-Clink-arg=-fuse-ld=./x cargo build",
+        "CARGO_TARGET_DIR=/tmp/t cargo build",
+        "TEXTDOMAINDIR=. bash -c 'echo $\"hi\"'",
+        "PYTHONPATH=. python3 x.py",
+    ] {
+        assert!(p.analysis(line).opaque.is_some(), "{line}");
+    }
 }
 
 #[test]
