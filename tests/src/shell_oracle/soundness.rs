@@ -107,9 +107,12 @@ pub struct Event {
 /// Builtins that only change the shell's own state or do nothing a rule is about, which
 /// the analysis therefore does not ask for: OpenCode does not ask for `cd` (spec §7.3),
 /// declarations and `unset` are not commands (§9.10 S3); `true`, `:`, `test`, `read`,
-/// `set`, `wait`, loop control and the like run nothing and touch no file (the analysis
-/// models what they could do to later commands: `set -f`, `read` into `PATH`, `test -v`
-/// make the line opaque instead). `command -v`/`-V` only looks a name up.
+/// `set`, `shopt`, `wait`, loop control and the like run nothing and touch no file (the
+/// analysis models what they could do to later commands: `set -k`, `shopt -s extglob`,
+/// `read` into `PATH`, `test -v`, `alias x=…`, `hash -p` make the line opaque instead);
+/// `trap` only keeps its code, which the analysis walks as the commands it is; completion
+/// and key bindings are only used by an interactive shell (`bind -x`, `enable -f` are
+/// opaque parts). `command -v`/`-V` only looks a name up.
 pub const STATE_BUILTINS: &[&str] = &[
     "cd",
     "pushd",
@@ -148,6 +151,15 @@ pub const STATE_BUILTINS: &[&str] = &[
     "history",
     "suspend",
     "logout",
+    "shopt",
+    "trap",
+    "alias",
+    "unalias",
+    "hash",
+    "enable",
+    "bind",
+    "complete",
+    "compopt",
 ];
 
 /// `command -v name` and `command -V name`: a lookup that runs nothing.

@@ -65,6 +65,9 @@ pub(crate) struct Verdict {
     pub(crate) nested: Vec<Nested>,
     /// Shell code a child shell runs (`sh -c '…'`).
     pub(crate) scripts: Vec<String>,
+    /// Script files a child shell runs (`bash script.sh`): their path is read, and the
+    /// walker reads their commands when it can trust the file.
+    pub(crate) script_files: Vec<Arg>,
     /// The command runs code of another language given inline: never saved.
     pub(crate) code: Option<String>,
     /// The command runs shell code the analysis cannot see: an opaque part.

@@ -175,6 +175,16 @@ pub(super) fn shell(ctx: &Ctx<'_>, verdict: &mut Verdict) {
         return;
     }
     match args.get(index) {
+        // A script file, like `./script.sh` or `python3 script.py`: the project's code. Its
+        // path is read; the walker reads its commands too when it can.
+        Some(file)
+            if file
+                .literal()
+                .is_some_and(|text| !text.starts_with("/dev/") && !text.starts_with("/proc/")) =>
+        {
+            push_role(verdict, file, Role::Read, false);
+            verdict.script_files.push(file.clone());
+        }
         Some(_) => verdict.opaque(format!("`{}` runs a script file the analysis cannot see", ctx.name)),
         None => verdict.opaque(format!("`{}` runs commands from its input", ctx.name)),
     }

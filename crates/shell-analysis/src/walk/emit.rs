@@ -157,6 +157,14 @@ impl Walker<'_> {
             }
             let _ = self.script(&script, state.clone(), true);
         }
+        for file in verdict.script_files {
+            if let Some(path) = file.literal()
+                && let Some(text) = self.script_text(&path, &state)
+            {
+                // Read before this command counted as a program that ran.
+                let _ = self.script(&text, state.clone(), true);
+            }
+        }
         Outcome::same(state)
     }
 

@@ -31,9 +31,10 @@ use crate::syntax::{
 
 mod builtins;
 mod emit;
+mod options;
 mod paths;
 
-use builtins::{BUILTINS, dangerous_assignment, dangerous_name};
+use builtins::{BUILTIN_NAMES, BUILTINS, dangerous_assignment, dangerous_name};
 use paths::{hole_patterns, pieces, push_pieces_display};
 
 /// Input larger than this is not analysed (the whole line is opaque).
@@ -104,6 +105,10 @@ fn analyze_now(command: &str, env: &Env) -> Analysis {
         parsed_bytes: 0,
         display: String::new(),
         home_done: Vec::new(),
+        traps: Vec::new(),
+        all_funcs: HashMap::new(),
+        cwds_seen: None,
+        programs_ran: false,
     };
     let state = State {
         cwd: Cwd::Known(Rc::new(vec![String::new()])),
@@ -121,6 +126,7 @@ fn analyze_now(command: &str, env: &Env) -> Analysis {
     if let Err(Stop(reason)) = parsed {
         return opaque_line(command, reason);
     }
+    walker.run_traps();
     if let Some(reason) = walker.out.opaque.take() {
         return opaque_line(command, reason);
     }
@@ -193,6 +199,14 @@ struct Func {
     bodies: Vec<Rc<Command>>,
     /// The function may not be defined when called (defined in one branch only).
     maybe_missing: bool,
+}
+
+/// A function call walked in one state, and the directory it left.
+struct Walked {
+    funcs: Rc<HashMap<String, Func>>,
+    bindings: Rc<HashMap<String, Field>>,
+    programs_ran: bool,
+    after: Cwd,
 }
 
 #[derive(Clone)]
@@ -409,7 +423,11 @@ struct Walker<'a> {
     out: Out,
     budget: usize,
     calls: Vec<String>,
-    memo: HashMap<(String, Cwd), Cwd>,
+    /// Calls of a function already walked: by name and directory, each with the state it
+    /// was walked in (the functions and variables, kept alive so that their identity is
+    /// theirs, and whether a program had run) and the directory it left. A call in the
+    /// same state leaves the same parts; any other is walked again.
+    memo: HashMap<(String, Cwd), Vec<Walked>>,
     redirect_only: bool,
     /// How many `eval`/`sh -c` scripts are being walked inside each other.
     scripts: usize,
@@ -424,6 +442,15 @@ struct Walker<'a> {
     /// The home directories `home_writes` reported already: the same absolute directory
     /// asks the same question, so a line of many `npm` runs reports it once.
     home_done: Vec<&'static str>,
+    /// The code `trap` set, walked when the line is over (`run_traps`).
+    traps: Vec<String>,
+    /// Every body each function name had anywhere in the line: what a trap may call.
+    all_funcs: HashMap<String, Func>,
+    /// Every working directory a command of the line ran in: where a trap may run.
+    cwds_seen: Option<Cwd>,
+    /// Whether a program (not a builtin) ran already: from then on a script file may have
+    /// been written by it.
+    programs_ran: bool,
 }
 
 impl Walker<'_> {
@@ -444,6 +471,33 @@ impl Walker<'_> {
         }
         self.budget -= cost;
         true
+    }
+
+    /// Walks the code `trap` set, once each, after the line: a trap may run at any time
+    /// (a signal, `EXIT`, `ERR`, `DEBUG` before every command), so it runs in every
+    /// directory the line was in, with every body each function ever had and no variable
+    /// known.
+    fn run_traps(&mut self) {
+        let mut done = 0;
+        while done < self.traps.len() && !self.stopped() {
+            let code = self.traps[done].clone();
+            done += 1;
+            let funcs: HashMap<String, Func> = self
+                .all_funcs
+                .iter()
+                .map(|(name, func)| {
+                    let mut func = func.clone();
+                    func.maybe_missing = true;
+                    (name.clone(), func)
+                })
+                .collect();
+            let state = State {
+                cwd: self.cwds_seen.clone().unwrap_or(Cwd::Unknown),
+                funcs: Rc::new(funcs),
+                bindings: Rc::new(HashMap::new()),
+            };
+            let _ = self.script(&code, state, false);
+        }
     }
 
     // --- lists ----------------------------------------------------------------------------
@@ -522,6 +576,10 @@ impl Walker<'_> {
         if !self.spend(1) {
             return Outcome::same(state);
         }
+        self.cwds_seen = Some(match &self.cwds_seen {
+            Some(seen) => seen.union(&state.cwd),
+            None => state.cwd.clone(),
+        });
         match command {
             Command::Simple(simple) => self.simple(simple, state),
             Command::Compound(compound, redirects) => {
@@ -529,11 +587,19 @@ impl Walker<'_> {
                 self.compound(compound, state)
             }
             Command::Function { name, body } => {
+                let body = Rc::new((**body).clone());
+                let every = self.all_funcs.entry(name.clone()).or_insert_with(|| Func {
+                    bodies: Vec::new(),
+                    maybe_missing: true,
+                });
+                if !every.bodies.iter().any(|known| Rc::ptr_eq(known, &body)) {
+                    every.bodies.push(Rc::clone(&body));
+                }
                 let mut funcs = (*state.funcs).clone();
                 funcs.insert(
                     name.clone(),
                     Func {
-                        bodies: vec![Rc::new((**body).clone())],
+                        bodies: vec![body],
                         maybe_missing: false,
                     },
                 );
@@ -898,7 +964,7 @@ impl Walker<'_> {
             let name = name.into_owned();
             return self.call(&name, &func, cmd, state);
         }
-        if !name.contains('/')
+        if BUILTIN_NAMES.contains(&&*name)
             && let Some(outcome) = self.builtin(&name, &cmd, &state)
         {
             return outcome;
@@ -910,6 +976,8 @@ impl Walker<'_> {
         for path in homes {
             self.out.path(2, path);
         }
+        // What a program writes is not all known: a script file read after it may be its.
+        self.programs_ran = true;
         outcome
     }
 
@@ -927,16 +995,25 @@ impl Walker<'_> {
             return Outcome::same(state);
         }
         let key = (name.to_string(), state.cwd.clone());
-        let mut after = match self.memo.get(&key) {
-            Some(cwd) => State {
-                cwd: cwd.clone(),
-                ..state.clone()
-            },
+        let walked = self.memo.get(&key).and_then(|walked| {
+            walked
+                .iter()
+                .find(|walked| {
+                    Rc::ptr_eq(&walked.funcs, &state.funcs)
+                        && Rc::ptr_eq(&walked.bindings, &state.bindings)
+                        && walked.programs_ran == self.programs_ran
+                })
+                .map(|walked| walked.after.clone())
+        });
+        let mut after = match walked {
+            Some(cwd) => State { cwd, ..state.clone() },
             None => {
+                let programs_ran = self.programs_ran;
                 self.calls.push(name.to_string());
                 let mut merged: Option<State> = None;
                 for body in &func.bodies {
-                    // Positional parameters inside are holes; the body runs in this shell.
+                    // Positional parameters inside are holes; the body runs in this shell,
+                    // with the functions and variables of this call.
                     let result = self.command(body, state.clone()).either();
                     merged = Some(match merged {
                         Some(m) => m.union(&result),
@@ -946,7 +1023,12 @@ impl Walker<'_> {
                 self.calls.pop();
                 let after = merged.unwrap_or_else(|| state.clone());
                 if Rc::ptr_eq(&after.funcs, &state.funcs) {
-                    self.memo.insert(key, after.cwd.clone());
+                    self.memo.entry(key).or_default().push(Walked {
+                        funcs: Rc::clone(&state.funcs),
+                        bindings: Rc::clone(&state.bindings),
+                        programs_ran,
+                        after: after.cwd.clone(),
+                    });
                 }
                 after
             }

@@ -12,5 +12,6 @@
 mod soundness;
 
 mod benign;
+mod builtins;
 mod oracle_corpus;
 mod table;

@@ -13,7 +13,7 @@ use std::path::Path;
 
 use toolgate_core::{Location, PermissionRequest, ResourceKind};
 use toolgate_permission::{Effect, Origin, Ruleset, combine, decide_resource, rules_from_config};
-use toolgate_shell_analysis::{Analysis, Plan, ShellEnv, plan, plan_with};
+use toolgate_shell_analysis::{Analysis, PathRef, Plan, ShellEnv, plan, plan_with};
 
 use Effect::{Allow, Deny};
 
@@ -674,6 +674,34 @@ fn only_variables_that_change_what_runs_are_dangerous() {
     ] {
         assert!(p.analysis(line).opaque.is_some(), "{line}");
     }
+}
+
+/// A function is walked at each call with the state of that call: the functions defined
+/// by then, the loop variable's value, the directory.
+#[test]
+fn functions_are_walked_with_the_state_of_each_call() {
+    let p = project();
+    let shown = |line: &str| -> Vec<String> { p.analysis(line).parts.iter().map(|part| part.display()).collect() };
+    for (line, command) in [
+        ("f() { echo a; }; f; f() { rm x; }; f", "rm x"),
+        ("f() { g; }; g() { echo a; }; f; g() { rm x; }; f", "rm x"),
+        ("f() { g; }; g() { echo a; }; f; unset -f g; f", "g"),
+        (
+            "f() { cat \"$v\"; }; for v in notes.txt secrets/key; do f; done",
+            "cat secrets/key",
+        ),
+    ] {
+        let parts = shown(line);
+        assert!(parts.iter().any(|part| part == command), "{line}: {parts:?}");
+    }
+    // The same call in another directory reads there.
+    let reads: Vec<String> = p
+        .analysis("f() { cat key; }; f; cd secrets && f")
+        .reads
+        .iter()
+        .map(PathRef::joined)
+        .collect();
+    assert_eq!(reads, ["key", "secrets/key"]);
 }
 
 #[test]
