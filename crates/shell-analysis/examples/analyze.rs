@@ -1,10 +1,17 @@
 //! Prints the analysis of each argument, run in the current directory (a development aid):
-//! `cargo run -p toolgate-shell-analysis --example analyze -- 'git status; rm x'`.
+//! `cargo run -p toolgate-shell-analysis --example analyze -- 'git status; rm x'`; an
+//! argument `@FILE` stands for the line held in FILE (lines longer than an argument may be).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 fn main() {
     for arg in std::env::args().skip(1) {
+        let arg = match arg.strip_prefix('@') {
+            Some(file) => std::fs::read_to_string(file).unwrap(),
+            None => arg,
+        };
+        let start = std::time::Instant::now();
         let analysis = toolgate_shell_analysis::analyze(&arg);
-        println!("{arg:?}");
+        eprintln!("analysed in {:.3} s", start.elapsed().as_secs_f64());
+        println!("{:?}", arg.chars().take(200).collect::<String>());
         if let Some(reason) = &analysis.opaque {
             println!("  opaque: {reason}");
         }

@@ -132,9 +132,11 @@ impl Builder {
         Ok(())
     }
 
-    /// An empty quoted literal (`''`, `""`) still makes a word.
-    fn mark_quoted_empty(&mut self) -> Parsed<()> {
-        if self.lit.is_empty() && !self.parts.iter().any(|p| matches!(p, Part::Lit { quoted: true, .. })) {
+    /// Quotes that held nothing (`''`, `""`) still make a word, and still stand between
+    /// what is around them: `a''b` is not `ab` to brace expansion (`{a.''.b}` is no
+    /// sequence), nor is `''~` a tilde. They are kept as an empty quoted literal.
+    fn mark_quoted_empty(&mut self, empty: bool) -> Parsed<()> {
+        if empty {
             self.flush()?;
             self.push_part(Part::Lit {
                 text: String::new(),
@@ -142,6 +144,11 @@ impl Builder {
             });
         }
         Ok(())
+    }
+
+    /// How much the builder holds (to tell whether a pair of quotes added anything).
+    fn size(&self) -> (usize, usize) {
+        (self.parts.len(), self.lit.len())
     }
 
     fn flush(&mut self) -> Parsed<()> {

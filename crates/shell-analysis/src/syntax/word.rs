@@ -64,13 +64,16 @@ impl Parser {
                     }
                     let bytes = begin..self.pos;
                     self.pos += 1;
+                    let empty = bytes.is_empty();
                     builder.push(&self.src[bytes], true)?;
-                    builder.mark_quoted_empty()?;
+                    builder.mark_quoted_empty(empty)?;
                 }
                 b'"' => {
                     self.bump();
+                    let before = builder.size();
                     self.double_quoted(&mut builder)?;
-                    builder.mark_quoted_empty()?;
+                    let empty = builder.size() == before;
+                    builder.mark_quoted_empty(empty)?;
                 }
                 b'$' => self.dollar(&mut builder, false)?,
                 b'`' => {
@@ -186,7 +189,7 @@ impl Parser {
                 self.bump();
                 let bytes = self.ansi_c()?;
                 builder.push(&bytes, true)?;
-                builder.mark_quoted_empty()
+                builder.mark_quoted_empty(bytes.is_empty())
             }
             Some(b'"') if !quoted => stop("a `$\"…\"` translated string"),
             Some(b'[') => stop("a `$[ ]` arithmetic expansion"),

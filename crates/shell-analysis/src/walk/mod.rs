@@ -573,7 +573,9 @@ impl Walker<'_> {
     }
 
     fn command(&mut self, command: &Command, state: State) -> Outcome {
-        if !self.spend(1) {
+        // A command's state is copied and merged with others around it: the work grows
+        // with the functions and variables it holds.
+        if !self.spend(1 + state.funcs.len() + state.bindings.len()) {
             return Outcome::same(state);
         }
         self.cwds_seen = Some(match &self.cwds_seen {
@@ -824,7 +826,7 @@ impl Walker<'_> {
             return None;
         }
         match expand::expand(word, &self.ctx(state, mode)) {
-            Ok(expanded) => Some(expanded),
+            Ok(expanded) => self.spend(expanded.work).then_some(expanded),
             Err(Stop(reason)) => {
                 self.refuse(reason);
                 None

@@ -193,10 +193,19 @@ impl Walker<'_> {
                     format!("{shown}/")
                 };
                 if active {
-                    if !self.spend(10) {
+                    let Some(listing) = self.fs.list(dir) else { continue };
+                    // Matching a name costs the pattern's length times the name's (at most
+                    // 255 bytes): each name listed is counted at the pattern's length.
+                    let pattern_len: usize = component
+                        .iter()
+                        .map(|seg| match seg {
+                            Seg::Lit(text) => text.len(),
+                            _ => 1,
+                        })
+                        .sum();
+                    if !self.spend(10 + listing.len().saturating_mul(pattern_len + 1)) {
                         return Vec::new();
                     }
-                    let Some(listing) = self.fs.list(dir) else { continue };
                     let names: Vec<&String> = listing
                         .iter()
                         .filter(|name| expand::component_matches(component, name))

@@ -12,6 +12,7 @@
 mod soundness;
 
 mod benign;
+mod bounded;
 mod builtins;
 mod oracle_corpus;
 mod table;

@@ -14,7 +14,9 @@ use toolgate_core::{HoleClass, Resource};
 
 use crate::syntax::{Part, Stop, Word};
 
-/// The most fields one word may expand to before the analysis gives up.
+mod brace;
+
+/// The most fields one word may expand to: past it, the word is a hole.
 pub(crate) const MAX_FIELDS: usize = 1024;
 
 /// What a hole in a path may be.
@@ -254,6 +256,9 @@ pub(crate) struct Expanded {
     pub(crate) vanish: bool,
     /// The word may split into more fields than shown (an unquoted expansion).
     pub(crate) split: bool,
+    /// The work its brace expansion did (tokens looked at and copied), which the walker
+    /// counts against the line's budget.
+    pub(crate) work: usize,
 }
 
 /// What the expansion may assume.
@@ -290,19 +295,49 @@ pub(crate) enum Mode {
     Body,
 }
 
+/// A word as expansion reads it: characters (with whether they are quoted), each
+/// substitution as one, and where a pair of quotes held nothing.
 #[derive(Clone, Debug)]
 enum Tok<'w> {
     Char(char, bool),
     Exp(&'w Part),
+    /// Empty quotes (`''`, `""`): no character, but what is around is not adjacent.
+    Quote,
 }
 
 fn tokens(word: &Word) -> Vec<Tok<'_>> {
     let mut out = Vec::new();
     for part in &word.parts {
         match part {
+            Part::Lit { text, quoted: true } if text.is_empty() => out.push(Tok::Quote),
             Part::Lit { text, quoted } => out.extend(text.chars().map(|c| Tok::Char(c, *quoted))),
             Part::Array(_) => {}
             other => out.push(Tok::Exp(other)),
+        }
+    }
+    out
+}
+
+/// How a word of tokens is shown when it stays a hole: its text, cut short.
+fn shown(toks: &[Tok<'_>]) -> String {
+    const MAX_SHOWN: usize = 80;
+    let mut out = String::new();
+    for tok in toks {
+        match tok {
+            Tok::Char(c, _) => out.push(*c),
+            Tok::Exp(
+                Part::Param { text, .. }
+                | Part::Command { text, .. }
+                | Part::Arith { text, .. }
+                | Part::Process { text, .. },
+            ) => out.push_str(text),
+            Tok::Exp(_) | Tok::Quote => {}
+        }
+        if out.len() > MAX_SHOWN {
+            let cut = (0..=MAX_SHOWN).rev().find(|at| out.is_char_boundary(*at)).unwrap_or(0);
+            out.truncate(cut);
+            out.push('…');
+            break;
         }
     }
     out
@@ -348,6 +383,7 @@ pub(crate) fn expand(word: &Word, ctx: &Ctx<'_>) -> Result<Expanded, Stop> {
             fields: vec![Field::text(text)],
             vanish: false,
             split: false,
+            work: 0,
         });
     }
     let toks = tokens(word);
@@ -395,6 +431,10 @@ pub(crate) fn expand(word: &Word, ctx: &Ctx<'_>) -> Result<Expanded, Stop> {
                 }
             }
             Tok::Exp(_) => vanish = false,
+            Tok::Quote => {
+                vanish = false;
+                has_quoted = true;
+            }
         }
     }
     if has_quoted {
@@ -404,10 +444,24 @@ pub(crate) fn expand(word: &Word, ctx: &Ctx<'_>) -> Result<Expanded, Stop> {
         vanish = false;
         split = false;
     }
-    let sequences = if ctx.mode == Mode::Words {
-        let mut out = Vec::new();
-        brace(&toks, &mut out)?;
-        out
+    let mut work = 0;
+    let sequences = if ctx.mode == Mode::Words && toks.iter().any(|tok| matches!(tok, Tok::Char('{', false))) {
+        let mut budget = brace::Budget::for_word(toks.len());
+        let expanded = brace::expand(&toks, &mut budget);
+        work = budget.spent;
+        match expanded {
+            Ok(words) => words,
+            // Too many words, too much work, or quoting the tokens do not keep: the word
+            // stands for any words at all.
+            Err(_) => {
+                return Ok(Expanded {
+                    fields: vec![Field::unknown(shown(&toks))],
+                    vanish: true,
+                    split: true,
+                    work,
+                });
+            }
+        }
     } else {
         vec![toks]
     };
@@ -422,7 +476,12 @@ pub(crate) fn expand(word: &Word, ctx: &Ctx<'_>) -> Result<Expanded, Stop> {
     if fields.is_empty() && ctx.mode == Mode::Words {
         vanish = true;
     }
-    Ok(Expanded { fields, vanish, split })
+    Ok(Expanded {
+        fields,
+        vanish,
+        split,
+        work,
+    })
 }
 
 fn field(seq: &[Tok<'_>], ctx: &Ctx<'_>) -> Field {
@@ -496,6 +555,7 @@ fn field(seq: &[Tok<'_>], ctx: &Ctx<'_>) -> Field {
                 }
             }
             Tok::Exp(part) => expansion(&mut out, part, ctx),
+            Tok::Quote => {}
         }
         i += 1;
     }
@@ -610,6 +670,11 @@ fn bracket(seq: &[Tok<'_>], i: usize) -> Option<(Glob, usize)> {
             Tok::Char(c, _) => *c,
             // An expansion inside a bracket: any character the analysis cannot name.
             Tok::Exp(_) => return None,
+            // Empty quotes hold no character.
+            Tok::Quote => {
+                j += 1;
+                continue;
+            }
         };
         if c == ']' && !first {
             text.push(']');
@@ -648,201 +713,6 @@ fn bracket(seq: &[Tok<'_>], i: usize) -> Option<(Glob, usize)> {
         items.push(ClassItem::Char(c));
         j += 1;
     }
-}
-
-// --- brace expansion --------------------------------------------------------------------
-
-/// Brace expansion of a token sequence, bash's algorithm (braces.c): the first `{` with a
-/// matching `}` and a comma at its level (or a sequence `x..y[..n]`) expands; a `{` that
-/// does not is literal and the search goes on after it.
-fn brace<'w>(toks: &[Tok<'w>], out: &mut Vec<Vec<Tok<'w>>>) -> Result<(), Stop> {
-    if out.len() > MAX_FIELDS {
-        return Err(Stop(format!("a brace expansion of more than {MAX_FIELDS} words")));
-    }
-    let mut search = 0;
-    while let Some(open) = find_open(toks, search) {
-        let Some((close, commas)) = find_close(toks, open + 1) else {
-            search = open + 1;
-            continue;
-        };
-        let amble = &toks[open + 1..close];
-        let preamble = &toks[..open];
-        let postamble = &toks[close + 1..];
-        let items: Vec<Vec<Tok<'w>>> = if commas.is_empty() {
-            match sequence(amble)? {
-                Some(items) => items,
-                None => {
-                    search = open + 1;
-                    continue;
-                }
-            }
-        } else {
-            let mut items = Vec::new();
-            let mut start = 0;
-            for comma in commas.iter().map(|c| c - (open + 1)) {
-                items.push(amble[start..comma].to_vec());
-                start = comma + 1;
-            }
-            items.push(amble[start..].to_vec());
-            items
-        };
-        if items.len() > MAX_FIELDS {
-            return Err(Stop(format!("a brace expansion of more than {MAX_FIELDS} words")));
-        }
-        for item in items {
-            let mut seq = preamble.to_vec();
-            seq.extend(item);
-            seq.extend_from_slice(postamble);
-            // The preamble has no expandable brace before `open`, so expanding the whole
-            // sequence again finds the next brace inside the item or the postamble.
-            brace(&seq, out)?;
-        }
-        return Ok(());
-    }
-    out.push(toks.to_vec());
-    Ok(())
-}
-
-fn find_open(toks: &[Tok<'_>], from: usize) -> Option<usize> {
-    (from..toks.len()).find(|&i| matches!(toks[i], Tok::Char('{', false)))
-}
-
-/// The matching `}` of a `{` (search starts after it) and the commas at its level.
-fn find_close(toks: &[Tok<'_>], from: usize) -> Option<(usize, Vec<usize>)> {
-    let mut depth = 0usize;
-    let mut commas = Vec::new();
-    for (i, tok) in toks.iter().enumerate().skip(from) {
-        match tok {
-            Tok::Char('{', false) => depth += 1,
-            Tok::Char('}', false) => {
-                if depth == 0 {
-                    return Some((i, commas));
-                }
-                depth -= 1;
-            }
-            Tok::Char(',', false) if depth == 0 => commas.push(i),
-            _ => {}
-        }
-    }
-    None
-}
-
-/// `{x..y}` / `{x..y..n}` over integers or single letters.
-fn sequence<'w>(amble: &[Tok<'w>]) -> Result<Option<Vec<Vec<Tok<'w>>>>, Stop> {
-    let mut text = String::new();
-    for tok in amble {
-        match tok {
-            Tok::Char(c, false) => text.push(*c),
-            _ => return Ok(None),
-        }
-    }
-    match sequence_text(&text) {
-        Ok(items) => Ok(items.map(|items| {
-            items
-                .into_iter()
-                .map(|(item, quoted)| item.chars().map(|c| Tok::Char(c, quoted)).collect())
-                .collect()
-        })),
-        Err(reason) => Err(Stop(reason)),
-    }
-}
-
-/// The words of a sequence expression (`None`: the text is not one); each word with
-/// whether it is quoted (letters are, so a `*` from `{)..+}` is not a pattern).
-fn sequence_text(text: &str) -> Result<Option<Vec<(String, bool)>>, String> {
-    let parts: Vec<&str> = text.split("..").collect();
-    if !(parts.len() == 2 || parts.len() == 3) {
-        return Ok(None);
-    }
-    let step = match parts.get(2) {
-        Some(step) => match step.parse::<i64>() {
-            Ok(step) => step,
-            Err(_) => return Ok(None),
-        },
-        None => 1,
-    };
-    let step = step.unsigned_abs().max(1) as i64;
-    let chars = |s: &str| {
-        let mut it = s.chars();
-        match (it.next(), it.next()) {
-            (Some(c), None) if c.is_ascii_alphabetic() => Some(c),
-            _ => None,
-        }
-    };
-    if let (Ok(a), Ok(b)) = (parts[0].parse::<i64>(), parts[1].parse::<i64>()) {
-        let count = (a - b).unsigned_abs() / step as u64 + 1;
-        if count > MAX_FIELDS as u64 {
-            return Err(format!("a brace expansion of more than {MAX_FIELDS} words"));
-        }
-        let width = if (parts[0].starts_with('0') && parts[0].len() > 1)
-            || (parts[0].starts_with("-0") && parts[0].len() > 2)
-            || (parts[1].starts_with('0') && parts[1].len() > 1)
-            || (parts[1].starts_with("-0") && parts[1].len() > 2)
-        {
-            parts[0].len().max(parts[1].len())
-        } else {
-            0
-        };
-        let mut out = Vec::new();
-        let mut x = a;
-        loop {
-            let text = if width > 0 {
-                if x < 0 {
-                    format!("-{:0>w$}", -x, w = width - 1)
-                } else {
-                    format!("{x:0>width$}")
-                }
-            } else {
-                x.to_string()
-            };
-            out.push((text, false));
-            if x == b {
-                break;
-            }
-            if a < b {
-                x += step;
-                if x > b {
-                    break;
-                }
-            } else {
-                x -= step;
-                if x < b {
-                    break;
-                }
-            }
-        }
-        return Ok(Some(out));
-    }
-    if let (Some(a), Some(b)) = (chars(parts[0]), chars(parts[1])) {
-        let (a, b) = (a as i64, b as i64);
-        let mut out = Vec::new();
-        let mut x = a;
-        loop {
-            if let Some(c) = char::from_u32(x as u32) {
-                // Letters between `Z` and `a` come out too, escaped by bash when special.
-                if !c.is_ascii_alphanumeric() {
-                    return Err("a letter sequence that crosses punctuation".into());
-                }
-                out.push((c.to_string(), true));
-            }
-            if x == b {
-                break;
-            }
-            if a < b {
-                x += step;
-                if x > b {
-                    break;
-                }
-            } else {
-                x -= step;
-                if x < b {
-                    break;
-                }
-            }
-        }
-        return Ok(Some(out));
-    }
-    Ok(None)
 }
 
 // --- pathname expansion -------------------------------------------------------------------
@@ -1001,6 +871,95 @@ mod tests {
             ["a", "b", "c", "{a,b}", "{a,b}", "a,b", "c", "{a..}"]
         );
         assert_eq!(words("echo ${x}{a,b}"), ["${x}a", "${x}b"]);
+        assert_eq!(
+            words("echo {1..{2,3}} x{},a} {a.''.b} {{a,b}"),
+            ["1..2", "1..3", "x}", "xa", "{a..b}", "{a", "{b"]
+        );
+        assert_eq!(
+            words("echo {a}{b,c} {a,b{c} {a,{b}} {{a}} {a}b,c} {a..}"),
+            ["{a}b", "{a}c", "{a,b{c}", "a", "{b}", "{{a}}", "a}b", "c", "{a..}"]
+        );
+        assert_eq!(
+            words("echo {-05..3..4} {05..-1..3} {+1..3} {1..3..0} {z..x} {3..1..-1}"),
+            [
+                "-05", "-01", "003", "05", "02", "-1", "1", "2", "3", "1", "2", "3", "z", "y", "x", "3", "2", "1"
+            ]
+        );
+        assert_eq!(
+            words("echo {a,b}{} \"\"{},a} {1..2}{,x} {,} a{,}b {a,b\\}} {a,b}\\}"),
+            [
+                "a{}", "b{}", "}", "a", "1", "1x", "2", "2x", "ab", "ab", "a", "b}", "a}", "b}"
+            ]
+        );
+    }
+
+    /// Where the result depends on quoting the tokens do not keep, or on characters
+    /// bash puts in words as they are, the word is a hole (shown as itself).
+    #[test]
+    fn braces_the_analysis_does_not_follow_are_holes() {
+        for line in [
+            "echo {a..b\",\"}",
+            "echo {Z..a}",
+            "echo x\\ {},a}",
+            "echo {a..b$(echo ,)}",
+        ] {
+            let list = parse(line).unwrap();
+            let Command::Simple(simple) = &list.items[0].and_or.first.commands[0] else {
+                panic!("not simple")
+            };
+            let bindings = HashMap::new();
+            let ctx = Ctx {
+                home: None,
+                pwd: None,
+                bindings: &bindings,
+                mode: Mode::Words,
+            };
+            let expanded = expand(&simple.words[1], &ctx).unwrap();
+            assert!(expanded.split && expanded.vanish, "{line}");
+            assert_eq!(expanded.fields.len(), 1, "{line}");
+            assert!(expanded.fields[0].value().is_none(), "{line}");
+        }
+    }
+
+    /// Brace expansion is bounded: a word that would make too many words, or take too
+    /// much work, is a hole, after work linear in its length.
+    #[test]
+    fn pathological_braces_are_bounded() {
+        let bindings = HashMap::new();
+        let ctx = Ctx {
+            home: None,
+            pwd: None,
+            bindings: &bindings,
+            mode: Mode::Words,
+        };
+        let cases = [
+            "{1..1000000}".to_string(),
+            "{a,b}".repeat(30),
+            "{".repeat(100_000) + &"}".repeat(100_000),
+            "{".repeat(200_000),
+            "{a}".repeat(100_000),
+            "{1..1}".repeat(50_000),
+            format!("{}x{}", "{a,".repeat(20_000), "}".repeat(20_000)),
+            format!("{{a,b}}{}", "x".repeat(500_000)),
+            "{a,b}{c,d}{e,f}{g,h}{i,j}{k,l}{m,n}{o,p}{q,r}{s,t}".to_string(),
+        ];
+        for word in cases {
+            let line = format!("echo {word}");
+            let list = parse(&line).unwrap();
+            let Command::Simple(simple) = &list.items[0].and_or.first.commands[0] else {
+                panic!("not simple")
+            };
+            let len = word.chars().count();
+            let expanded = expand(&simple.words[1], &ctx).unwrap();
+            // Every word's work is within its budget, so linear in its length.
+            assert!(
+                expanded.work <= 64 * 1024 + 16 * len,
+                "{}…: {} units",
+                &word[..20.min(word.len())],
+                expanded.work
+            );
+            assert!(expanded.fields.len() <= MAX_FIELDS, "{}…", &word[..20.min(word.len())]);
+        }
     }
 
     #[test]
