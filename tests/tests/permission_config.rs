@@ -294,7 +294,8 @@ fn list_form_expands_home_only_for_path_actions() {
     std::fs::create_dir(&home).unwrap();
     sandbox.write(
         "project/toolgate.json",
-        r#"{"permission": [
+        // Exec-time enforcement off: this is about the analysis's own reading of the rules.
+        r#"{"sandbox": {"enforce_exec": false}, "permission": [
             {"action": "bash", "resource": "~/bin/deploy *", "effect": "deny"},
             {"action": "read", "resource": "~/private/*", "effect": "deny"},
             {"action": "external_directory", "resource": "$HOME/private/*", "effect": "allow"}

@@ -87,6 +87,13 @@ pub fn description(sandbox: Option<&str>) -> String {
 pub trait Launcher: Send + Sync {
     /// How to start one command line in `workdir` for the caller in `ctx`.
     fn prepare(&self, ctx: &Context, workdir: &Path) -> Result<Launch, ToolFailure>;
+
+    /// Whether every command line it starts runs under the exec guard ([`Launch::exec_guard`]).
+    /// The bash tool then asks, rather than refuses, the parts of a line the analysis
+    /// cannot see through: a deny rule still holds when the program starts.
+    fn enforces_exec(&self) -> bool {
+        false
+    }
 }
 
 /// How one command line is started (see [`Launcher`]).
@@ -299,7 +306,16 @@ async fn execute(
         .map_err(|error| ToolFailure::new(format!("The command could not be analysed: {error}")))?
     };
     let plan = planned.map_err(|error| ToolFailure::new(error.to_string()))?;
+    let enforced = options
+        .launcher
+        .as_ref()
+        .is_some_and(|launcher| launcher.enforces_exec());
     for request in plan.requests {
+        let request = if request.action == "bash" {
+            request.enforced_later(enforced)
+        } else {
+            request
+        };
         permissions.assert(&ctx, request).await?;
     }
     // What was predicted and approved: exec-time enforcement lets these start without a

@@ -14,7 +14,7 @@ use crate::agents::{Agent, Agents};
 use crate::audit::{AuditLog, Caller};
 use crate::config::PATH_ACTIONS;
 use crate::doom::{DOOM_LOOP_THRESHOLD, DoomLoop, DoomMemory};
-use crate::holed::{Match, evaluate_holed, evaluate_opaque, has_deny, match_holed};
+use crate::holed::{Match, evaluate_holed_with, evaluate_opaque_with, has_deny, match_holed};
 use crate::rules::{Effect, Origin, Rule, Ruleset};
 use crate::store::{ApprovalStore, StoreError};
 
@@ -521,8 +521,8 @@ impl PermissionService {
         let mut chain = vec![&agent.rules];
         chain.extend(session);
         let decision = match holed {
-            Some(holed) => evaluate_holed(&chain, action, holed),
-            None => evaluate_opaque(&chain, action),
+            Some(holed) => evaluate_holed_with(&chain, action, holed, request.enforced),
+            None => evaluate_opaque_with(&chain, action, request.enforced),
         };
         (decision.effect, decision.rule.cloned())
     }
@@ -747,7 +747,13 @@ impl PermissionService {
         Ok(Decided {
             effect: crate::rules::combine(effects.iter().copied()),
             effects,
-            blind: if deny_exists { blind } else { Vec::new() },
+            // With the action checked again when it happens, --auto may approve what the
+            // analysis could not see: a deny still holds when the program starts.
+            blind: if deny_exists && !request.enforced {
+                blind
+            } else {
+                Vec::new()
+            },
             consults_saved: true,
         })
     }

@@ -38,6 +38,13 @@ pub struct PermissionRequest {
     /// action could apply, the effect is at best ask, and no saved approval satisfies them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub opaque: Vec<String>,
+    /// True when what the request stands for is checked again when it really happens
+    /// (exec-time enforcement decides every program a command line starts): a resource
+    /// with holes that only *possibly* matches a deny rule, or an opaque one, is then asked
+    /// rather than refused before anything runs — the deny still holds when the program
+    /// starts. A deny that matches whatever the holes hold still refuses at once.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub enforced: bool,
 }
 
 impl PermissionRequest {
@@ -129,6 +136,12 @@ impl PermissionRequest {
     pub fn is_unsaveable(&self, display: &str) -> bool {
         self.unsaveable.iter().any(|resource| resource == display)
             || self.opaque.iter().any(|resource| resource == display)
+    }
+
+    /// Marks the request as checked again when it happens (see [`Self::enforced`]).
+    pub fn enforced_later(mut self, enforced: bool) -> Self {
+        self.enforced = enforced;
+        self
     }
 
     /// Adds one metadata entry for the prompt.

@@ -131,7 +131,13 @@ fn requests(setup: &Setup, action: &str, resources: &[String]) -> Result<Request
                 },
             );
         }
+        let enforced = crate::sandbox::enforces_exec(&setup.sandbox, &setup.dirs);
         for request in plan.requests {
+            let request = if request.action == "bash" {
+                request.enforced_later(enforced)
+            } else {
+                request
+            };
             match merged.iter_mut().find(|r| r.action == request.action) {
                 Some(existing) => {
                     for resource in request.resources {

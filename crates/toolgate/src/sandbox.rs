@@ -195,6 +195,11 @@ pub(crate) fn support(dirs: &Dirs) -> &'static Support {
     })
 }
 
+/// Whether exec-time enforcement holds for bash commands under `settings`.
+pub(crate) fn enforces_exec(settings: &Settings, dirs: &Dirs) -> bool {
+    settings.enforce_exec && exe().is_some() && guard_support(dirs).is_ok()
+}
+
 /// Whether exec-time enforcement works here: probed once per process, or remembered in
 /// `<data>/sandbox/exec-guard` while nothing it depends on changed.
 pub(crate) fn guard_support(dirs: &Dirs) -> &'static Result<(), String> {
@@ -317,6 +322,10 @@ impl Launcher for GuardLauncher {
         prefix.pop();
         Ok(Launch::default().with_prefix(prefix).with_exec_guard(true))
     }
+
+    fn enforces_exec(&self) -> bool {
+        true
+    }
 }
 
 /// A launcher that refuses every command (the sandbox is required and missing).
@@ -418,6 +427,10 @@ impl Launcher for SandboxLauncher {
             .with_sandbox(sandbox)
             .with_exec_guard(policy.exec_guard)
             .with_note(move |output: &str| policy.explain(output)))
+    }
+
+    fn enforces_exec(&self) -> bool {
+        self.guard
     }
 }
 

@@ -177,6 +177,11 @@ struct Exec {
     save: Option<String>,
     /// Spellings the analysis could have predicted (the line as written).
     predictable: Vec<String>,
+    /// Other spellings of the same program that a rule may be written in — `argv[0]` when
+    /// it names the file by a path, the path relative to the working directory, `~/…` —
+    /// checked for deny and explicit ask rules only (they can make a decision stricter,
+    /// never looser, so a caller choosing `argv[0]` gains nothing).
+    aliases: Vec<String>,
 }
 
 /// What the result says about the guard's work.
@@ -240,6 +245,13 @@ impl Supervisor {
                 .filter(|(name, _)| runs_code(name.as_bytes()))
                 .cloned()
                 .collect(),
+            home: setup
+                .env
+                .iter()
+                .rev()
+                .find(|(name, _)| name == "HOME")
+                .map(|(_, value)| PathBuf::from(value))
+                .filter(|home| home.is_absolute() && home != Path::new("/")),
             setup,
             shared: Arc::clone(&shared),
             stop: Arc::clone(&stop),
@@ -301,6 +313,8 @@ struct Worker {
     trusted: TrustedPath,
     /// The code-running variables the command started with (changing one is what counts).
     base: Vec<(OsString, OsString)>,
+    /// The command's starting `HOME` (for `~/…` spellings).
+    home: Option<PathBuf>,
     setup: GuardSetup,
     shared: Arc<Mutex<Shared>>,
     stop: Arc<AtomicBool>,
@@ -362,7 +376,8 @@ impl Worker {
             return;
         }
         let lineage = self.lineage(call.pid);
-        let mut execs = vec![self.exec_of(&call.program, call.file.as_ref(), &call.argv, &call.env)];
+        let cwd = call.cwd.as_deref();
+        let mut execs = vec![self.exec_of(&call.program, call.file.as_ref(), &call.argv, &call.env, cwd)];
         // A script: the kernel runs its interpreter with the script's path and arguments.
         if let Some(interpreter) = &call.interpreter
             && let Some(first) = interpreter.first()
@@ -372,7 +387,7 @@ impl Worker {
             let mut argv: Vec<OsString> = interpreter.clone();
             argv.push(call.program.clone().into_os_string());
             argv.extend(call.argv.iter().skip(1).cloned());
-            execs.push(self.exec_of(&path, file.as_ref(), &argv, &call.env));
+            execs.push(self.exec_of(&path, file.as_ref(), &argv, &call.env, cwd));
         }
         // The dynamic loader asked to run a program: that program is what runs.
         if is_loader(&call.program)
@@ -384,21 +399,20 @@ impl Worker {
                 _ => PathBuf::from(&program),
             };
             let at = call.argv.iter().position(|arg| *arg == program).unwrap_or(0);
-            execs.push(self.exec_of(&path, file.as_ref(), &call.argv[at..], &call.env));
+            execs.push(self.exec_of(&path, file.as_ref(), &call.argv[at..], &call.env, cwd));
         }
-        let forms: Vec<String> = execs.iter().flat_map(|exec| exec.forms.iter().cloned()).collect();
         let display = execs.first().map(|exec| exec.display.clone()).unwrap_or_default();
-        let request = PermissionRequest::new("bash")
-            .resources(forms.iter().cloned())
-            .metadata("command", display.clone());
-        let decision = self
-            .setup
-            .permissions
-            .decide(&self.setup.ctx, &request)
-            .unwrap_or_else(|| RuleDecision::new(Verdict::Ask, None, false));
+        let (decision, decided_by) = self.rule_decision(&execs);
         // What the line named is what was predicted; a script's interpreter and a loader's
-        // program are decided by the rules alone.
-        let predicted = execs.first().is_some_and(|exec| self.predicted(exec));
+        // program are decided by the rules alone. For an explicit ask, only a prediction a
+        // person approved counts: one the rules allowed before the line ran never met
+        // the rule that asks now (written in another spelling, or matching only once the
+        // words are known).
+        let predicted = match execs.first().and_then(|exec| self.predicted_by(exec)) {
+            Some(_) if !decision.explicit => true,
+            Some(part) => self.was_asked(part),
+            None => false,
+        };
         let approved_before = lock(&self.shared).approved.contains(&display);
         let allow = match decision.verdict {
             Verdict::Deny => {
@@ -426,11 +440,51 @@ impl Worker {
             let _ = self.listener.allow(call.id);
             return;
         }
-        self.ask(call, lineage, execs, display);
+        self.ask(call, lineage, execs, display, decided_by);
+    }
+
+    /// How the rules decide the programs `execs` (the program, and a script's
+    /// interpreter or a loader's program): a deny in any spelling refuses; else an explicit
+    /// ask in any spelling asks; else the program's own first spelling (its rule name, or
+    /// its absolute path) decides. Every spelling is checked on its own: a catch-all rule
+    /// matching the absolute path must not outvote the rule written for the name.
+    fn rule_decision(&self, execs: &[Exec]) -> (RuleDecision, String) {
+        let decide = |form: &str| {
+            let request = PermissionRequest::new("bash").resources([form]);
+            self.setup
+                .permissions
+                .decide(&self.setup.ctx, &request)
+                .unwrap_or_else(|| RuleDecision::new(Verdict::Ask, None, false))
+        };
+        let mut explicit_ask = None;
+        for form in execs.iter().flat_map(|exec| exec.forms.iter().chain(&exec.aliases)) {
+            let decision = decide(form);
+            match decision.verdict {
+                Verdict::Deny => return (decision, form.clone()),
+                Verdict::Ask if decision.explicit && explicit_ask.is_none() => {
+                    explicit_ask = Some((decision, form.clone()));
+                }
+                _ => {}
+            }
+        }
+        if let Some(ask) = explicit_ask {
+            return ask;
+        }
+        match execs.first().and_then(|exec| exec.forms.first()) {
+            Some(primary) => (decide(primary), primary.clone()),
+            None => (RuleDecision::new(Verdict::Ask, None, false), String::new()),
+        }
     }
 
     /// The spellings of one program about to run.
-    fn exec_of(&mut self, program: &Path, file: Option<&FileId>, argv: &[OsString], env: &[OsString]) -> Exec {
+    fn exec_of(
+        &mut self,
+        program: &Path,
+        file: Option<&FileId>,
+        argv: &[OsString],
+        env: &[OsString],
+        cwd: Option<&Path>,
+    ) -> Exec {
         let absolute = program.to_string_lossy().into_owned();
         let base = program.file_name().unwrap_or_default();
         let name = match file {
@@ -467,19 +521,45 @@ impl Worker {
                 }
             }
         }
-        // The line as written may have named the program by a relative path.
-        let mut predictable: Vec<String> = if prefix.is_empty() { forms.clone() } else { Vec::new() };
-        if prefix.is_empty()
-            && let Some(first) = argv.first()
+        // Other spellings of the same file: as the caller named it, relative to its
+        // working directory, under the home.
+        let mut others: Vec<String> = Vec::new();
+        if let Some(first) = argv.first()
             && first.as_bytes().contains(&b'/')
         {
-            predictable.extend(spelled(&first.to_string_lossy()).forms);
+            others.push(first.to_string_lossy().into_owned());
         }
+        if let Some(relative) = cwd.and_then(|cwd| program.strip_prefix(cwd).ok()) {
+            others.push(format!("./{}", relative.display()));
+            others.push(relative.display().to_string());
+        }
+        if let Some(home) = &self.home
+            && let Ok(rest) = program.strip_prefix(home)
+        {
+            others.push(format!("~/{}", rest.display()));
+            others.push(format!("$HOME/{}", rest.display()));
+        }
+        let mut aliases = Vec::new();
+        for first in &others {
+            for form in spelled(first).forms {
+                let form = format!("{prefix}{form}");
+                if !forms.contains(&form) && !aliases.contains(&form) {
+                    aliases.push(form);
+                }
+            }
+        }
+        // The line as written may have named the program by any of these spellings.
+        let predictable: Vec<String> = if prefix.is_empty() {
+            forms.iter().chain(&aliases).cloned().collect()
+        } else {
+            Vec::new()
+        };
         Exec {
             display: format!("{prefix}{}", display.unwrap_or(absolute)),
             save: if prefix.is_empty() { save } else { None },
             forms,
             predictable,
+            aliases,
         }
     }
 
@@ -507,11 +587,24 @@ impl Worker {
         prefix
     }
 
-    /// Whether the analysis predicted this program (a part admits one of its spellings).
-    fn predicted(&self, exec: &Exec) -> bool {
-        exec.predictable
+    /// The predicted part that admits one of this program's spellings, if any.
+    fn predicted_by(&self, exec: &Exec) -> Option<&Resource> {
+        self.setup
+            .predicted
             .iter()
-            .any(|form| self.setup.predicted.iter().any(|part| part.admits(form)))
+            .find(|part| exec.predictable.iter().any(|form| part.admits(form)))
+    }
+
+    /// Whether the rules asked for `part` before the line ran (so a person, or `--auto`,
+    /// approved it: the assertion succeeded).
+    fn was_asked(&self, part: &Resource) -> bool {
+        let request = PermissionRequest::new("bash")
+            .holed([part.clone()])
+            .enforced_later(true);
+        self.setup
+            .permissions
+            .decide(&self.setup.ctx, &request)
+            .is_none_or(|decision| decision.verdict == Verdict::Ask)
     }
 
     /// Records that `pid` now runs an allowed program.
@@ -551,7 +644,7 @@ impl Worker {
     }
 
     /// Puts the program to the person (it waits in `execve` meanwhile).
-    fn ask(&mut self, call: ExecCall, lineage: Lineage, execs: Vec<Exec>, display: String) {
+    fn ask(&mut self, call: ExecCall, lineage: Lineage, execs: Vec<Exec>, display: String, decided_by: String) {
         let Some(runtime) = self.runtime.clone() else {
             let _ = self.listener.refuse(call.id, libc_eperm());
             self.note(format!(
@@ -573,14 +666,20 @@ impl Worker {
             Lineage::Under(parent) => format!("`{parent}`"),
         };
         let save = execs.first().and_then(|exec| exec.save.clone());
+        // The spelling whose rule asks is asked too: the person's answer must meet the rule
+        // that asked, not only the friendlier name it is shown by.
+        let mut resources = vec![display.clone()];
+        if !decided_by.is_empty() && decided_by != display {
+            resources.push(decided_by);
+        }
         let mut request = PermissionRequest::new("bash")
-            .resources([display.clone()])
+            .resources(resources.iter().cloned())
             .metadata("command", display.clone())
             .metadata("started_by", started_by)
             .metadata("exec", call.program.to_string_lossy().into_owned());
         request = match save {
             Some(save) => request.save([save]),
-            None => request.unsaveable([display.clone()]),
+            None => request.unsaveable(resources),
         };
         let permissions = Arc::clone(&self.setup.permissions);
         let ctx = self.setup.ctx.clone();
