@@ -725,6 +725,39 @@ fn the_analysis_plans_with_the_home_shell_env_gives_the_command() {
     assert!(!moved.join("f").exists() && !probe.exists("home/f"));
 }
 
+/// Raw block devices (the disk under every hidden file) and raw memory are out of reach
+/// inside the sandbox, root included: reading gives nothing, writing lands nowhere.
+#[test]
+fn raw_block_devices_are_not_reachable() {
+    if !kernel_sandbox() {
+        return;
+    }
+    use std::os::unix::fs::FileTypeExt;
+    // A block device this user can read outside the sandbox (root: the disk).
+    let device = std::fs::read_dir("/dev")
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|path| {
+            std::fs::metadata(path).is_ok_and(|m| m.file_type().is_block_device())
+                && std::fs::File::open(path)
+                    .and_then(|mut f| std::io::Read::read(&mut f, &mut [0u8; 16]))
+                    .is_ok_and(|n| n > 0)
+        });
+    let Some(device) = device else {
+        eprintln!("no readable block device here; skipped");
+        return;
+    };
+    let p = Project::new(workspace_write(json!({"bash": "allow"})));
+    let command = format!("head -c 4096 {} | wc -c", device.display());
+    let text = p.bash(&command, &[]).ran("workspace-write", 0);
+    assert!(
+        text.trim_start().starts_with('0'),
+        "{} was read in the sandbox: {text}",
+        device.display()
+    );
+}
+
 #[test]
 fn without_kernel_support_it_warns_once_and_runs_or_refuses_when_required() {
     let p = Project::new(json!({"sandbox": {"mode": "workspace-write"}}));
