@@ -65,13 +65,18 @@ impl ConfigError {
     fn line(&self) -> String {
         let place = match self.kind {
             _ if self.origin.is_empty() => String::new(),
-            ErrorKind::Environment => format!("{}: ", self.origin),
-            _ => format!("config {}: ", self.origin),
+            ErrorKind::Environment => self.origin.clone(),
+            _ => format!("config {}", self.origin),
         };
-        if self.path.is_empty() {
-            format!("{place}{}", self.message)
-        } else {
-            format!("{place}{}: {}", self.path, self.message)
+        // `config F is not valid JSONC: …`, `$X is not valid UTF-8`; a value's problem
+        // follows its key path: `config F: permission.bash: expected …`.
+        let sentence = matches!(self.kind, ErrorKind::Read | ErrorKind::Syntax | ErrorKind::Environment);
+        match (place.is_empty(), self.path.is_empty()) {
+            (true, true) => self.message.clone(),
+            (true, false) => format!("{}: {}", self.path, self.message),
+            (false, true) if sentence => format!("{place} {}", self.message),
+            (false, true) => format!("{place}: {}", self.message),
+            (false, false) => format!("{place}: {}: {}", self.path, self.message),
         }
     }
 }
