@@ -159,7 +159,7 @@ pub struct McpServer {
     pub kind: Option<McpKind>,
     /// The program and its arguments (local).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub command: Option<Vec<String>>,
+    pub command: Option<CommandLine>,
     /// Variables added to the child's environment (local).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub environment: Option<IndexMap<String, String>>,
@@ -190,6 +190,31 @@ pub struct McpServer {
     /// OpenCode V2's Code Mode switch: accepted, not used.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub codemode: Option<Value>,
+}
+
+/// A local server's program and its arguments.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(transparent)]
+pub struct CommandLine(pub Vec<String>);
+
+struct CommandVisitor;
+
+impl<'de> Visitor<'de> for CommandVisitor {
+    type Value = CommandLine;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a non-empty list: the program and its arguments")
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, seq: A) -> Result<CommandLine, A::Error> {
+        Vec::deserialize(serde::de::value::SeqAccessDeserializer::new(seq)).map(CommandLine)
+    }
+}
+
+impl<'de> Deserialize<'de> for CommandLine {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(CommandVisitor)
+    }
 }
 
 /// How a decoded server is reached (plain data: the binary builds the MCP client's
@@ -323,8 +348,10 @@ impl McpServer {
         match kind {
             McpKind::Local => {
                 let command = match &self.command {
-                    Some(command) if command.first().is_some_and(|program| !program.is_empty()) => command.clone(),
-                    Some(command) => {
+                    Some(CommandLine(command)) if command.first().is_some_and(|program| !program.is_empty()) => {
+                        command.clone()
+                    }
+                    Some(CommandLine(command)) => {
                         return Err(ConfigError::invalid(
                             "",
                             at("command"),

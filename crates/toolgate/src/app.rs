@@ -46,6 +46,10 @@ impl App {
                 toolgate_builtins_net::webfetch_tool(setup.config.fetch_config(), Arc::clone(&permissions)),
             ),
             (
+                "websearch",
+                toolgate_builtins_net::websearch_tool(setup.config.search_config(), Arc::clone(&permissions)),
+            ),
+            (
                 "bash",
                 crate::sandbox::bash_tool(setup, location, Arc::clone(&permissions)),
             ),
@@ -59,11 +63,8 @@ impl App {
             ),
         ]);
         // OpenCode V2's `"websearch": false` turns the tool off.
-        if setup.config.websearch_on() {
-            builtins.push((
-                "websearch",
-                toolgate_builtins_net::websearch_tool(setup.config.search_config(), Arc::clone(&permissions)),
-            ));
+        if !setup.config.websearch_on() {
+            builtins.retain(|(name, _)| *name != "websearch");
         }
         let reserved: Vec<String> = builtins.iter().map(|(name, _)| name.to_string()).collect();
         let registration = registry

@@ -352,7 +352,7 @@ pub(crate) fn config(project: &Project, json: bool) -> Result<(), Failure> {
     if sources.is_empty() {
         outln!("config files: none (defaults only)");
     } else {
-        outln!("config files, in order (later ones win where their rules match):");
+        outln!("config files: (in order; later ones win where their rules match)");
         for (index, (kind, source)) in sources.iter().enumerate() {
             outln!("{:>4}  {:<26} {source}", index + 1, kind.as_str());
         }
