@@ -509,7 +509,7 @@ mod tests {
             (
                 json!({"a": {"type": "local", "command": "npx server"}}),
                 "mcp.a.command",
-                "expected a list",
+                "expected a non-empty list",
             ),
             (
                 json!({"a": {"type": "local", "command": ["x", 1]}}),
