@@ -46,3 +46,7 @@ pub use rules::{
 };
 pub use schema::{SCHEMA_URL, schema};
 pub use values::{AgentMode, DirList, Effect, Flag, HostList, HttpUrl, Inherit, Millis, PositiveInt, SandboxMode};
+
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

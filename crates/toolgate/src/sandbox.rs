@@ -224,7 +224,8 @@ struct SandboxLauncher {
     project: PathBuf,
     exe: PathBuf,
     service: PermissionService,
-    /// toolgate's own files: its config (in the project and global) and its data.
+    /// toolgate's own files: its config (in the project and global, OpenCode's included:
+    /// every file read, `.opencode/`, OpenCode's global directory) and its data.
     protected: Vec<PathBuf>,
     data: PathBuf,
 }
@@ -236,12 +237,14 @@ impl SandboxLauncher {
             "toolgate.jsonc",
             "opencode.json",
             "opencode.jsonc",
+            ".opencode",
             ".toolgate",
         ]
         .iter()
         .map(|name| setup.dir.join(name))
         .collect();
         protected.push(setup.dirs.config.clone());
+        protected.extend(setup.dirs.opencode.clone());
         protected.push(setup.dirs.data.clone());
         protected.extend(setup.config.files());
         SandboxLauncher {
