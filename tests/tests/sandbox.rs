@@ -815,9 +815,24 @@ fn config_check_and_the_description_show_the_sandbox() {
             .unwrap();
         bash["description"].as_str().unwrap().to_string()
     };
-    assert!(description(&off, &[]).ends_with(
+    // OpenCode's sentence stays; with exec-time enforcement (on by default, sandbox off
+    // too) the description adds that every program is checked as it starts.
+    let text = description(&off, &[]);
+    assert!(
+        text.contains("Bash is not sandboxed: the spawned shell runs with the host user's filesystem, process, and network authority."),
+        "{text}"
+    );
+    assert!(text.contains("checked against the rules when it starts"), "{text}");
+    let unguarded = Project::new(json!({"sandbox": {"enforce_exec": false}}));
+    assert!(description(&unguarded, &[]).ends_with(
         "Bash is not sandboxed: the spawned shell runs with the host user's filesystem, process, and network authority."
     ));
+    let output = off.command(&["check", "bash", "ls", "--json"]).output().unwrap();
+    let value: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(value["sandbox"]["execEnforcement"]["on"], true, "{value}");
+    let output = unguarded.command(&["check", "bash", "ls"]).output().unwrap();
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(text.contains("exec checks: off (sandbox.enforce_exec)"), "{text}");
     if kernel_sandbox() {
         let text = description(&p, &[]);
         assert!(text.contains("Bash runs in a sandbox: the command and everything it starts can write only under the project directory, the temp directory"), "{text}");

@@ -5,6 +5,8 @@
 //!   composes registry, permission and output store) and the server (which runs over the
 //!   gate and names no tool crate but the question service's). Dev-dependencies may differ.
 //! - Tests never kill processes by name (`pkill`, `killall`): they track their own PIDs.
+//! - No unreviewed snapshot: an insta `.snap.new` or `.pending-snap` in the tree is a
+//!   change nobody accepted (review it with `cargo insta review`, or delete it).
 //! - The file-size budget: no Rust file over [`FILE_BUDGET`] lines unless [`OVER_BUDGET`]
 //!   names it with the reason.
 
@@ -29,8 +31,9 @@ fn allowed(package: &str) -> &'static [&'static str] {
             "toolgate-permission",
             "toolgate-output-store",
         ],
-        // The bash tool plans every line with the analysis crate.
-        "toolgate-builtins-shell" => &["toolgate-core", "toolgate-shell-analysis"],
+        // The bash tool plans every line with the analysis crate and supervises what it
+        // starts through the sandbox crate's exec guard.
+        "toolgate-builtins-shell" => &["toolgate-core", "toolgate-shell-analysis", "toolgate-sandbox"],
         "toolgate-server" => &[
             "toolgate-core",
             "toolgate-gate",
@@ -44,9 +47,10 @@ fn allowed(package: &str) -> &'static [&'static str] {
 pub(crate) fn run() -> Result<()> {
     let mut problems = dependency_rule()?;
     problems.extend(kill_by_name()?);
+    problems.extend(pending_snapshots()?);
     problems.extend(file_budget()?);
     if problems.is_empty() {
-        println!("tidy: dependency rule, test hygiene and the file-size budget hold");
+        println!("tidy: dependency rule, test hygiene, reviewed snapshots and the file-size budget hold");
         return Ok(());
     }
     for problem in &problems {
@@ -118,6 +122,33 @@ fn kill_by_name() -> Result<Vec<String>> {
                         ));
                     }
                 }
+            }
+        }
+    }
+    Ok(problems)
+}
+
+/// Snapshots insta wrote for a test that failed, never reviewed.
+fn pending_snapshots() -> Result<Vec<String>> {
+    let mut problems = Vec::new();
+    let root = crate::root();
+    let mut stack = vec![root.join("crates"), root.join("tests")];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).with_context(|| dir.display().to_string())? {
+            let path = entry?.path();
+            let name = path
+                .file_name()
+                .map(|name| name.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            if path.is_dir() {
+                if name != "target" {
+                    stack.push(path);
+                }
+            } else if name.ends_with(".snap.new") || name.ends_with(".pending-snap") {
+                problems.push(format!(
+                    "{}: a snapshot nobody reviewed; accept it with `cargo insta review` or delete it",
+                    path.strip_prefix(&root).unwrap_or(&path).display()
+                ));
             }
         }
     }

@@ -104,6 +104,10 @@ pub struct Launch {
     /// For a failed command: a note explaining what of its output the launcher refused.
     #[allow(clippy::type_complexity)]
     pub note: Option<Box<dyn Fn(&str) -> Option<String> + Send + Sync>>,
+    /// Whether the prefix installs the exec guard (`toolgate_sandbox::Policy::exec_guard`):
+    /// it then gets a Unix socket as stdin, hands the guard's listener over it, and the
+    /// bash tool decides every program the command starts (exec-time enforcement).
+    pub exec_guard: bool,
 }
 
 /// Everything about how the bash tool runs commands besides the rules.
@@ -136,6 +140,12 @@ impl Launch {
     /// Reports `sandbox` (`workspace-write`, …) as the sandbox the command ran in.
     pub fn with_sandbox(mut self, sandbox: impl Into<String>) -> Self {
         self.sandbox = Some(sandbox.into());
+        self
+    }
+
+    /// Says that the prefix installs the exec guard (see [`Launch::exec_guard`]).
+    pub fn with_exec_guard(mut self, on: bool) -> Self {
+        self.exec_guard = on;
         self
     }
 
@@ -242,7 +252,7 @@ pub fn bash_tool_with(location: Location, permissions: Arc<dyn Permissions>, opt
         let shared = Arc::clone(&shared);
         async move {
             let (location, permissions, options) = &*shared;
-            execute(location, permissions.as_ref(), options, input, ctx).await
+            execute(location, permissions, options, input, ctx).await
         }
     })
     .project(|output: &BashOutput| vec![Content::text(output.text.clone())])
@@ -251,7 +261,7 @@ pub fn bash_tool_with(location: Location, permissions: Arc<dyn Permissions>, opt
 
 async fn execute(
     location: &Location,
-    permissions: &dyn Permissions,
+    permissions: &Arc<dyn Permissions>,
     options: &BashOptions,
     input: BashInput,
     ctx: Context,
@@ -292,6 +302,21 @@ async fn execute(
     for request in plan.requests {
         permissions.assert(&ctx, request).await?;
     }
+    // What was predicted and approved: exec-time enforcement lets these start without a
+    // new question. An opaque part stands for itself only (its own words), not for
+    // whatever it may run.
+    let predicted: Vec<toolgate_core::Resource> = plan
+        .analysis
+        .parts
+        .iter()
+        .map(|part| {
+            if part.opaque {
+                toolgate_core::Resource::exact(part.display())
+            } else {
+                part.resource.clone()
+            }
+        })
+        .collect();
     if !options.shell.is_file() {
         return Err(ToolFailure::new(format!(
             "bash is not installed ({} not found): toolgate runs every command with bash, the shell its analysis reads",
@@ -321,10 +346,14 @@ async fn execute(
         prefix: &launch.prefix,
         env: options.env.as_deref(),
     };
-    let finished = exec::run_with(spawn, Duration::from_millis(timeout))
+    let guard = launch
+        .exec_guard
+        .then(|| exec_guard(location, permissions, options, &ctx, predicted));
+    let finished = exec::run_with(spawn, Duration::from_millis(timeout), guard)
         .await
         .map_err(|error| ToolFailure::new(format!("Unable to execute command: {}: {error}", input.command)))?;
     let dropped = finished.capture.dropped();
+    let refusals = finished.refusals.clone();
     let mut text = if finished.capture.total() == 0 {
         "(no output)".to_string()
     } else {
@@ -347,6 +376,11 @@ async fn execute(
             text.push_str(&note);
         }
     }
+    // What exec-time enforcement refused, one line the model can act on each.
+    for refusal in refusals {
+        text.push('\n');
+        text.push_str(&refusal);
+    }
     Ok(BashOutput {
         exit: finished.exit,
         truncated: dropped > 0,
@@ -355,6 +389,55 @@ async fn execute(
         sandbox: launch.sandbox,
         text,
     })
+}
+
+/// What the exec guard needs to decide the programs of one call.
+#[cfg(all(target_os = "linux", target_pointer_width = "64"))]
+fn exec_guard(
+    location: &Location,
+    permissions: &Arc<dyn Permissions>,
+    options: &BashOptions,
+    ctx: &Context,
+    predicted: Vec<toolgate_core::Resource>,
+) -> exec::Guard {
+    let env: Vec<(OsString, OsString)> = match &options.env {
+        Some(env) => env
+            .iter()
+            .filter(|(name, _)| !is_toolgate_secret(name))
+            .cloned()
+            .collect(),
+        None => std::env::vars_os()
+            .filter(|(name, _)| !is_toolgate_secret(name))
+            .collect(),
+    };
+    // Where the command can write: a program planted there is not trusted by name.
+    let temp = std::env::temp_dir();
+    let writable = [
+        location.root().to_path_buf(),
+        temp.clone(),
+        std::fs::canonicalize(&temp).unwrap_or(temp),
+    ]
+    .into_iter()
+    .chain(std::iter::once(PathBuf::from("/dev/shm")))
+    .collect();
+    exec::guard::GuardSetup {
+        ctx: ctx.clone(),
+        permissions: Arc::clone(permissions),
+        predicted,
+        env,
+        writable,
+    }
+}
+
+#[cfg(not(all(target_os = "linux", target_pointer_width = "64")))]
+fn exec_guard(
+    _: &Location,
+    _: &Arc<dyn Permissions>,
+    _: &BashOptions,
+    _: &Context,
+    _: Vec<toolgate_core::Resource>,
+) -> exec::Guard {
+    exec::Guard
 }
 
 #[cfg(doctest)]

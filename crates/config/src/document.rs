@@ -275,8 +275,8 @@ pub struct Sandbox {
     /// Refuse to run bash where the kernel cannot sandbox it (default false).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub required: Option<Flag>,
-    /// Enforce the rules on every program a command executes, not only on the analysed
-    /// line (default true). Added by exec-time enforcement; not used yet.
+    /// Exec-time enforcement: every program a command executes is checked against the
+    /// rules, not only the analysed line (default true; a managed `true` holds).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub enforce_exec: Option<Flag>,
 }

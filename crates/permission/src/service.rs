@@ -6,7 +6,9 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use serde_json::{Map, Value};
 use tokio::sync::{broadcast, oneshot};
-use toolgate_core::{BoxFuture, Context, PermissionRequest, Permissions, Refusal, Resource, ResourceKind};
+use toolgate_core::{
+    BoxFuture, Context, PermissionRequest, Permissions, Refusal, Resource, ResourceKind, RuleDecision, Verdict,
+};
 
 use crate::agents::{Agent, Agents};
 use crate::audit::{AuditLog, Caller};
@@ -784,6 +786,40 @@ impl PermissionService {
         self.assert(ctx, request).await
     }
 
+    /// Decides `request` without asking, recording or waiting: the strictest effect over
+    /// its resources (configured rules, session rules, then saved approvals, which only
+    /// turn an ask into allow), the rule behind it, and whether that rule is explicit — a
+    /// rule a person wrote (config, agent config, managed layer, session) whose pattern is
+    /// not the bare `*`. An unknown agent is denied, as by [`assert`](Self::assert).
+    pub fn decide_now(&self, ctx: &Context, request: &PermissionRequest) -> RuleDecision {
+        let rank = |effect: Effect| match effect {
+            Effect::Allow => 0,
+            Effect::Ask => 1,
+            Effect::Deny => 2,
+        };
+        let explained = self.explain(&ctx.session_id, &ctx.agent, request);
+        let Some(strictest) = explained.iter().max_by_key(|e| rank(e.effect)) else {
+            return RuleDecision::new(Verdict::Allow, None, false);
+        };
+        let verdict = match strictest.effect {
+            Effect::Allow => Verdict::Allow,
+            Effect::Ask => Verdict::Ask,
+            Effect::Deny => Verdict::Deny,
+        };
+        let explicit = strictest.rule.as_ref().is_some_and(|rule| {
+            matches!(
+                rule.origin,
+                Origin::UserConfig | Origin::AgentConfig | Origin::Managed | Origin::Session
+            ) && rule.resource != "*"
+        });
+        let rule = strictest
+            .rule
+            .as_ref()
+            .filter(|rule| rule.origin != Origin::SavedApproval)
+            .map(Rule::to_ref);
+        RuleDecision::new(verdict, rule, explicit)
+    }
+
     /// Whether asserting `request` now would put a question to a person: the service is
     /// interactive and the rules neither allow nor deny it. Tools use it to prepare what
     /// only a prompt shows (a whole-file diff) and nothing else; the assertion itself
@@ -1140,5 +1176,9 @@ impl Permissions for PermissionService {
 
     fn would_ask(&self, ctx: &Context, request: &PermissionRequest) -> bool {
         PermissionService::would_ask(self, ctx, request)
+    }
+
+    fn decide(&self, ctx: &Context, request: &PermissionRequest) -> Option<RuleDecision> {
+        Some(PermissionService::decide_now(self, ctx, request))
     }
 }

@@ -31,6 +31,13 @@ fn errno(what: impl Into<String>) -> impl FnOnce(rustix::io::Errno) -> SandboxEr
 }
 
 pub(crate) fn apply(policy: &Policy) -> Result<Applied, SandboxError> {
+    if !policy.sandboxed() {
+        // The exec guard alone: no namespaces, mounts, Landlock or sandbox filter.
+        if policy.exec_guard {
+            crate::guard::install_from_stdin()?;
+        }
+        return Ok(Applied { landlock_abi: 0 });
+    }
     let root = rustix::process::geteuid().is_root();
     enter_namespaces(root)?;
     mount_view(policy)?;
@@ -44,6 +51,11 @@ pub(crate) fn apply(policy: &Policy) -> Result<Applied, SandboxError> {
         drop_capabilities()?;
     }
     let landlock_abi = landlock(policy)?;
+    // Before the sandbox's own filter, which refuses `pidfd_getfd` (the guard needs it once
+    // to hand its listener over).
+    if policy.exec_guard {
+        crate::guard::install_from_stdin()?;
+    }
     seccomp(policy)?;
     Ok(Applied { landlock_abi })
 }

@@ -160,6 +160,45 @@ pub struct RuleRef {
     pub effect: String,
 }
 
+/// What the rules give a request, decided without asking anyone (see
+/// [`Permissions::decide`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// A rule or a saved approval allows it.
+    Allow,
+    /// Nothing allows or denies it: asserting it would ask a person.
+    Ask,
+    /// A rule denies it.
+    Deny,
+}
+
+/// A decision made without asking: the verdict, the rule behind it, and whether that rule
+/// names what it decides (see [`RuleDecision::explicit`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct RuleDecision {
+    /// The verdict.
+    pub verdict: Verdict,
+    /// The deciding rule; `None` when no rule matched (the default ask) or a saved
+    /// approval decided.
+    pub rule: Option<RuleRef>,
+    /// True when the deciding rule was written by a person (a config, the managed layer,
+    /// a session) for this resource rather than for everything: any pattern but the bare
+    /// `*`. The built-in defaults and a catch-all `*` rule are not explicit.
+    pub explicit: bool,
+}
+
+impl RuleDecision {
+    /// A decision with `verdict` by `rule`.
+    pub fn new(verdict: Verdict, rule: Option<RuleRef>, explicit: bool) -> RuleDecision {
+        RuleDecision {
+            verdict,
+            rule,
+            explicit,
+        }
+    }
+}
+
 /// Why a permission assertion did not allow the call.
 ///
 /// [`Refusal::Declined`] means a person said no (or no one could answer): a caller
@@ -228,5 +267,15 @@ pub trait Permissions: Send + Sync {
     fn would_ask(&self, ctx: &Context, request: &PermissionRequest) -> bool {
         let _ = (ctx, request);
         false
+    }
+
+    /// Decides `request` (exact resources) for the session and agent of `ctx` without
+    /// asking, recording or waiting: the strictest verdict over its resources and the
+    /// rule behind it. Exec-time enforcement calls it for every program a command starts,
+    /// so it must be fast and must not block. `None` (the default) means this
+    /// implementation cannot decide without asserting: the caller then asserts.
+    fn decide(&self, ctx: &Context, request: &PermissionRequest) -> Option<RuleDecision> {
+        let _ = (ctx, request);
+        None
     }
 }

@@ -27,6 +27,9 @@ pub(crate) struct Settings {
     /// `writable` as configured (`~` expanded, relative to the project).
     pub(crate) writable: Vec<PathBuf>,
     pub(crate) required: bool,
+    /// Whether exec-time enforcement is on (`sandbox.enforce_exec`, default true; a
+    /// managed `true` holds).
+    pub(crate) enforce_exec: bool,
     /// The managed layer's mode: `--sandbox` and the other layers can only be stricter.
     managed_floor: Mode,
     /// Where the mode came from, for `toolgate config`.
@@ -51,6 +54,7 @@ impl Settings {
         let flag = |flag: Option<toolgate_config::Flag>| flag.map(|flag| flag.0);
         let network = flag(section.network).unwrap_or(false) && flag(managed.network).unwrap_or(true);
         let required = flag(section.required).unwrap_or(false) || flag(managed.required).unwrap_or(false);
+        let enforce_exec = flag(section.enforce_exec).unwrap_or(true) || flag(managed.enforce_exec).unwrap_or(false);
         // An administrator's list replaces the user's.
         let writable = managed
             .writable
@@ -68,6 +72,7 @@ impl Settings {
             network,
             writable,
             required,
+            enforce_exec,
             managed_floor,
             mode_origin,
         }
@@ -163,17 +168,67 @@ pub(crate) fn support(dirs: &Dirs) -> &'static Support {
     })
 }
 
-/// The bash tool as `setup` configures it: its environment, and its sandbox when on.
+/// Whether exec-time enforcement works here: probed once per process, or remembered in
+/// `<data>/sandbox/exec-guard` while nothing it depends on changed.
+pub(crate) fn guard_support(dirs: &Dirs) -> &'static Result<(), String> {
+    static SUPPORT: OnceLock<Result<(), String>> = OnceLock::new();
+    SUPPORT.get_or_init(|| match exe() {
+        Some(exe) => toolgate_sandbox::probe_exec_guard_cached(exe, &dirs.data.join("sandbox").join("exec-guard")),
+        None => Err("cannot find the toolgate binary to run the exec guard with".into()),
+    })
+}
+
+/// The sentence the bash tool's description adds when every program is checked as it starts.
+const GUARD_SENTENCE: &str = "Every program the command starts (scripts, build tools and their children included) is checked against the rules when it starts: a refused one fails with \"Operation not permitted\" and the result names the rule; do not retry it another way, ask the user.";
+
+/// The bash tool as `setup` configures it: its environment, its sandbox when on, and
+/// exec-time enforcement where the kernel supports it (with the sandbox off too).
 pub(crate) fn bash_tool(setup: &Setup, location: Location, permissions: Arc<dyn Permissions>) -> Tool {
     let env: Arc<[(OsString, OsString)]> = shell_environment(&setup.config).into();
     let mut options = BashOptions::default().with_env(env);
     let settings = &setup.sandbox;
+    let guard = if settings.enforce_exec {
+        match (guard_support(&setup.dirs), exe()) {
+            (Ok(()), Some(_)) => true,
+            (Err(why), _) if settings.required => {
+                options.sandbox_sentence = Some(format!(
+                    "Bash is disabled: exec-time enforcement is required here (sandbox.required) but {why}."
+                ));
+                options.launcher = Some(Arc::new(Refuse(format!(
+                    "bash is disabled: the configuration requires the sandbox (sandbox.required), but exec-time \
+                     enforcement is unavailable: {why}; set sandbox.enforce_exec to false to run without it"
+                ))));
+                return toolgate_builtins_shell::bash_tool_with(location, permissions, options);
+            }
+            (Err(why), _) => {
+                warn_unguarded(why);
+                false
+            }
+            _ => false,
+        }
+    } else {
+        false
+    };
+    if (settings.mode == Mode::Off || !support(&setup.dirs).is_available())
+        && let (true, Some(exe)) = (guard, exe())
+    {
+        options.launcher = Some(Arc::new(GuardLauncher {
+            exe: exe.clone(),
+            project: setup.dir.clone(),
+        }));
+        options.sandbox_sentence = Some(format!("{} {GUARD_SENTENCE}", toolgate_builtins_shell::NOT_SANDBOXED));
+    }
     if settings.mode != Mode::Off {
         let support = support(&setup.dirs);
         match (support, exe()) {
             (Support::Available { .. }, Some(exe)) => {
-                options.sandbox_sentence = Some(settings.sentence());
-                options.launcher = Some(Arc::new(SandboxLauncher::new(setup, exe.clone())));
+                let sentence = settings.sentence();
+                options.sandbox_sentence = Some(if guard {
+                    format!("{sentence} {GUARD_SENTENCE}")
+                } else {
+                    sentence
+                });
+                options.launcher = Some(Arc::new(SandboxLauncher::new(setup, exe.clone(), guard)));
             }
             _ if settings.required => {
                 options.sandbox_sentence = Some(format!(
@@ -208,6 +263,35 @@ fn warn_unsandboxed(support: &Support) {
     }
 }
 
+/// Once per process: exec-time enforcement is on but this kernel cannot hold it.
+fn warn_unguarded(why: &str) {
+    static WARNED: AtomicBool = AtomicBool::new(false);
+    if !WARNED.swap(true, Ordering::SeqCst) {
+        eprintln!(
+            "toolgate: warning: exec-time enforcement is unavailable ({why}); programs a command starts are not \
+             checked as they start (set sandbox.required to refuse instead)"
+        );
+    }
+}
+
+/// Starts each command line through `toolgate __sandbox-exec` with the exec guard alone
+/// (no sandbox): every program the command starts is decided as it starts.
+struct GuardLauncher {
+    exe: PathBuf,
+    project: PathBuf,
+}
+
+impl Launcher for GuardLauncher {
+    fn prepare(&self, _: &Context, workdir: &Path) -> Result<Launch, ToolFailure> {
+        let policy = Policy::new(Mode::Off, &self.project, true)
+            .workdir(workdir)
+            .exec_guard(true);
+        let mut prefix = policy.command_line(&self.exe, "", Vec::<OsString>::new());
+        prefix.pop();
+        Ok(Launch::default().with_prefix(prefix).with_exec_guard(true))
+    }
+}
+
 /// A launcher that refuses every command (the sandbox is required and missing).
 struct Refuse(String);
 
@@ -228,10 +312,12 @@ struct SandboxLauncher {
     /// every file read, `.opencode/`, OpenCode's global directory) and its data.
     protected: Vec<PathBuf>,
     data: PathBuf,
+    /// Whether the exec guard is installed too.
+    guard: bool,
 }
 
 impl SandboxLauncher {
-    fn new(setup: &Setup, exe: PathBuf) -> SandboxLauncher {
+    fn new(setup: &Setup, exe: PathBuf, guard: bool) -> SandboxLauncher {
         let mut protected: Vec<PathBuf> = [
             "toolgate.json",
             "toolgate.jsonc",
@@ -254,6 +340,7 @@ impl SandboxLauncher {
             service: setup.service.clone(),
             protected,
             data: setup.dirs.data.clone(),
+            guard,
         }
     }
 
@@ -266,7 +353,8 @@ impl SandboxLauncher {
             .collect();
         let mut policy = Policy::new(self.settings.mode, &self.project, self.settings.network)
             .writable(writable)
-            .workdir(workdir);
+            .workdir(workdir)
+            .exec_guard(self.guard);
         let agents = self.service.agents();
         let agent = agents.get(&ctx.agent).unwrap_or_else(|| agents.default_agent());
         let mut budget = WALK_BUDGET;
@@ -304,6 +392,7 @@ impl Launcher for SandboxLauncher {
         Ok(Launch::default()
             .with_prefix(prefix)
             .with_sandbox(sandbox)
+            .with_exec_guard(policy.exec_guard)
             .with_note(move |output: &str| policy.explain(output)))
     }
 }
@@ -320,13 +409,39 @@ pub(crate) fn report(setup: &Setup) -> (String, Value) {
     let settings = &setup.sandbox;
     let env = shell_environment(&setup.config);
     let inherit = shell_policy(&setup.config).inherit.as_str();
+    let (guard_text, guard_value) = if !settings.enforce_exec {
+        (
+            "exec checks: off (sandbox.enforce_exec)".to_string(),
+            json!({"on": false, "available": guard_support(&setup.dirs).is_ok()}),
+        )
+    } else {
+        match guard_support(&setup.dirs) {
+            Ok(()) => (
+                "exec checks: on (every program a command starts is checked against the bash rules as it starts)"
+                    .to_string(),
+                json!({"on": true, "available": true}),
+            ),
+            Err(why) => (
+                format!(
+                    "exec checks: unavailable ({why}){}",
+                    if settings.required {
+                        ": bash refuses to run (sandbox.required)"
+                    } else {
+                        ""
+                    }
+                ),
+                json!({"on": false, "available": false, "support": why}),
+            ),
+        }
+    };
     if settings.mode == Mode::Off {
         let text = format!(
-            "sandbox: off ({}): bash is not sandboxed; shell_env: inherit {inherit}, {} variables",
+            "sandbox: off ({}): bash is not sandboxed; {guard_text}; shell_env: inherit {inherit}, {} variables",
             settings.mode_origin,
             env.len()
         );
         let value = json!({"mode": "off", "origin": settings.mode_origin, "sandboxed": false,
+            "execEnforcement": guard_value,
             "shellEnv": {"inherit": inherit, "variables": env.len()}});
         return (text, value);
     }
@@ -338,7 +453,7 @@ pub(crate) fn report(setup: &Setup) -> (String, Value) {
         (false, false) => format!("{support}: bash runs UNSANDBOXED"),
     };
     let text = format!(
-        "sandbox: {} ({}), network {}, writable: project, temp dir{}{}, required {} — {state}; shell_env: inherit {inherit}, {} variables",
+        "sandbox: {} ({}), network {}, writable: project, temp dir{}{}, required {} — {state}; {guard_text}; shell_env: inherit {inherit}, {} variables",
         settings.mode,
         settings.mode_origin,
         if settings.network { "on" } else { "off" },
@@ -356,6 +471,7 @@ pub(crate) fn report(setup: &Setup) -> (String, Value) {
         "available": support.is_available(),
         "support": support.to_string(),
         "sandboxed": support.is_available(),
+        "execEnforcement": guard_value,
         "shellEnv": {"inherit": inherit, "variables": env.len()},
     });
     (text, value)
