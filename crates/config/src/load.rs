@@ -722,7 +722,10 @@ impl Loaded {
     /// The settings other than rules, deep-merged in layer order (later wins; a managed
     /// layer's last), except `sandbox`, which is the user's alone: a managed layer's
     /// `sandbox` is a floor ([`Loaded::managed_sandbox`]).
-    pub fn settings(&self) -> Document {
+    ///
+    /// Every layer decoded on its own, so what they merge to decodes too; should it not,
+    /// that is an error, never the defaults (which would turn a sandbox off).
+    pub fn settings(&self) -> Result<Document, ConfigError> {
         let mut merged = Value::Object(serde_json::Map::new());
         for layer in self.all() {
             let mut raw = layer.raw.clone();
@@ -736,12 +739,11 @@ impl Loaded {
             }
             deep_merge(&mut merged, &raw);
         }
-        // Each layer decoded on its own; what they merge to decodes too.
-        decode(merged, "").unwrap_or_default()
+        decode(merged, "").map_err(|e| e.in_source("(the layers merged)"))
     }
 
     /// The managed layers' `sandbox` blocks, merged.
-    pub fn managed_sandbox(&self) -> Option<Sandbox> {
+    pub fn managed_sandbox(&self) -> Result<Option<Sandbox>, ConfigError> {
         let mut merged: Option<Value> = None;
         for layer in &self.managed {
             if let Some(sandbox) = layer.raw.get("sandbox") {
@@ -751,7 +753,9 @@ impl Loaded {
                 }
             }
         }
-        merged.and_then(|value| decode(value, "sandbox").ok())
+        merged
+            .map(|value| decode(value, "sandbox").map_err(|e| e.in_source("(the managed layers merged)")))
+            .transpose()
     }
 
     /// The MCP servers of every layer, merged by name: a later layer's entry replaces the

@@ -119,8 +119,8 @@ impl Config {
         for warning in &loaded.warnings {
             eprintln!("toolgate: warning: {warning}");
         }
-        let settings = loaded.settings();
-        let managed_sandbox = loaded.managed_sandbox();
+        let settings = loaded.settings()?;
+        let managed_sandbox = loaded.managed_sandbox()?;
         Ok(Config {
             loaded,
             settings,
