@@ -270,6 +270,7 @@ pub fn load(inputs: &Inputs) -> Result<Loaded, ConfigError> {
         home: inputs.home.clone(),
         loaded: Loaded::default(),
         seen_dirs: Vec::new(),
+        owner: None,
     };
     let env = &inputs.env;
     if let Some(dir) = &inputs.opencode_dir {
@@ -287,19 +288,24 @@ pub fn load(inputs: &Inputs) -> Result<Loaded, ConfigError> {
         loader.required(file, SourceKind::OpenCodeConfig, "$OPENCODE_CONFIG")?;
     }
     let walk = walk(&inputs.directory);
+    loader.owner = owner(&inputs.directory);
     for dir in &walk {
         if !env.disable_project_config {
             loader.files(dir, &["opencode.json", "opencode.jsonc"], SourceKind::Project)?;
         }
         loader.files(dir, &["toolgate.json", "toolgate.jsonc"], SourceKind::Project)?;
     }
+    loader.owner = None;
     if !env.disable_project_config {
-        let mut dot_dirs: Vec<PathBuf> = inputs.home.iter().map(|home| home.join(".opencode")).collect();
-        dot_dirs.extend(walk.iter().map(|dir| dir.join(".opencode")));
-        for dir in dot_dirs {
-            loader.directory(&dir)?;
+        if let Some(home) = &inputs.home {
+            loader.directory(&home.join(".opencode"))?;
+        }
+        loader.owner = owner(&inputs.directory);
+        for dir in &walk {
+            loader.directory(&dir.join(".opencode"))?;
         }
     }
+    loader.owner = None;
     if let Some(dir) = &env.opencode_config_dir {
         loader.directory(dir)?;
     }
@@ -364,14 +370,49 @@ struct Loader {
     home: Option<PathBuf>,
     loaded: Loaded,
     seen_dirs: Vec<PathBuf>,
+    /// While walking the project's directories: the directory's owner. A file found
+    /// there that someone else owns (not root either) is not read — in a directory
+    /// without `.git` the walk reaches shared ones like `/tmp`, where anyone may leave an
+    /// `opencode.json` with rules or MCP servers.
+    owner: Option<u32>,
+}
+
+/// The owner of `path` (Unix), for [`Loader::owner`].
+fn owner(path: &Path) -> Option<u32> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::metadata(path).ok().map(|meta| meta.uid())
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        None
+    }
 }
 
 impl Loader {
+    /// Whether `file` is someone else's, found on the project walk: warned about, not read.
+    fn foreign(&mut self, file: &Path) -> bool {
+        let (Some(expected), Some(found)) = (self.owner, owner(file)) else {
+            return false;
+        };
+        if found == expected || found == 0 {
+            return false;
+        }
+        self.warn(
+            &file.display().to_string(),
+            "",
+            format!("not read: owned by uid {found}, neither the directory's owner (uid {expected}) nor root"),
+        );
+        true
+    }
+
     /// Each of `names` in `dir` that exists, in order.
     fn files(&mut self, dir: &Path, names: &[&str], kind: SourceKind) -> Result<(), ConfigError> {
         for name in names {
             let file = dir.join(name);
-            if file.is_file() {
+            if file.is_file() && !self.foreign(&file) {
                 let layer = self.file(&file, kind)?;
                 self.loaded.layers.push(layer);
             }
@@ -395,7 +436,7 @@ impl Loader {
 
     /// A config directory (`.opencode`): its files, then its agents; each directory once.
     fn directory(&mut self, dir: &Path) -> Result<(), ConfigError> {
-        if !dir.is_dir() {
+        if !dir.is_dir() || self.foreign(dir) {
             return Ok(());
         }
         let canonical = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
@@ -424,6 +465,9 @@ impl Loader {
             markdown_files(&root, recursive, &mut files)?;
             files.sort();
             for file in files {
+                if self.foreign(&file) {
+                    continue;
+                }
                 let relative = file.strip_prefix(dir).unwrap_or(&file);
                 let name = markdown_name(relative);
                 let layer = self.markdown(&file, &name, primary, kind)?;

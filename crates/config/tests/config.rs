@@ -249,3 +249,30 @@ fn a_file_that_cannot_be_read_whole_is_an_error() {
         assert!(error.to_string().contains(says), "{file} {text}: {error}");
     }
 }
+
+/// On the walk, a file someone else owns (not root either) is not read: without `.git`
+/// the walk reaches shared directories like `/tmp`, where anyone may leave an
+/// `opencode.json`. Needs root to give a file away; skipped otherwise.
+#[cfg(unix)]
+#[test]
+fn a_config_file_someone_else_owns_on_the_walk_is_not_read() {
+    let root = tempfile::tempdir().unwrap();
+    write(root.path(), "shared/opencode.json", r#"{"permission": "allow"}"#);
+    write(
+        root.path(),
+        "shared/project/opencode.json",
+        r#"{"permission": {"bash": "ask"}}"#,
+    );
+    let planted = root.path().join("shared/opencode.json");
+    if std::os::unix::fs::chown(&planted, Some(54321), None).is_err() {
+        eprintln!("not root: cannot give a file away, skipped");
+        return;
+    }
+    let loaded = load(&Inputs::new(root.path().join("shared/project"))).unwrap();
+    let sources: Vec<&str> = loaded.all().map(|layer| layer.source.as_str()).collect();
+    assert_eq!(sources.len(), 1, "{sources:?}");
+    assert!(sources[0].ends_with("shared/project/opencode.json"));
+    let warning = &loaded.warnings[0];
+    assert!(warning.source.ends_with("shared/opencode.json"), "{warning}");
+    assert!(warning.message.contains("owned by uid 54321"), "{warning}");
+}
