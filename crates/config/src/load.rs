@@ -166,6 +166,28 @@ impl Inputs {
         }
     }
 
+    /// Inputs for `directory` as this process finds them: toolgate's global directory
+    /// (`$TOOLGATE_CONFIG_DIR`, else the platform config directory's `toolgate`), OpenCode's
+    /// global and managed directories, the home directory, and the environment
+    /// ([`Env::from_process`]). `--config` is left for the caller ([`Inputs::explicit`]).
+    pub fn from_process(directory: impl Into<PathBuf>) -> Result<Inputs, ConfigError> {
+        use etcetera::BaseStrategy;
+        let base = etcetera::choose_base_strategy().ok();
+        let home = base.as_ref().map(|b| b.home_dir().to_path_buf());
+        let toolgate_dir = std::env::var_os("TOOLGATE_CONFIG_DIR")
+            .map(PathBuf::from)
+            .or_else(|| base.as_ref().map(|b| b.config_dir().join("toolgate")));
+        Ok(Inputs {
+            directory: directory.into(),
+            toolgate_dir,
+            opencode_dir: opencode_global_dir(home.as_deref()),
+            managed_dir: opencode_managed_dir(),
+            home,
+            explicit: None,
+            env: Env::from_process()?,
+        })
+    }
+
     /// Sets toolgate's global config directory.
     pub fn toolgate_dir(mut self, dir: impl Into<PathBuf>) -> Inputs {
         self.toolgate_dir = Some(dir.into());
@@ -287,8 +309,10 @@ pub fn load(inputs: &Inputs) -> Result<Loaded, ConfigError> {
     if let Some(file) = &env.opencode_config {
         loader.required(file, SourceKind::OpenCodeConfig, "$OPENCODE_CONFIG")?;
     }
-    let walk = walk(&inputs.directory);
-    loader.owner = owner(&inputs.directory);
+    // A relative directory is the current directory's: the walk needs its ancestors.
+    let directory = std::path::absolute(&inputs.directory).unwrap_or_else(|_| inputs.directory.clone());
+    let walk = walk(&directory);
+    loader.owner = owner(&directory);
     for dir in &walk {
         if !env.disable_project_config {
             loader.files(dir, &["opencode.json", "opencode.jsonc"], SourceKind::Project)?;
@@ -300,7 +324,7 @@ pub fn load(inputs: &Inputs) -> Result<Loaded, ConfigError> {
         if let Some(home) = &inputs.home {
             loader.directory(&home.join(".opencode"))?;
         }
-        loader.owner = owner(&inputs.directory);
+        loader.owner = owner(&directory);
         for dir in &walk {
             loader.directory(&dir.join(".opencode"))?;
         }

@@ -93,14 +93,12 @@ fn permission_layer(layer: &Layer, origin: Origin) -> ConfigLayer {
 impl Config {
     /// Loads every layer for the project at `dir`, and prints each warning on stderr.
     pub(crate) fn load(dirs: &Dirs, dir: &Path, explicit: Option<&Path>) -> Result<Config, ConfigError> {
-        let env = toolgate_config::Env::from_process()?;
-        let inputs = toolgate_config::Inputs::new(dir)
+        // The directories `Dirs` found (its fallback for a missing config directory too).
+        let inputs = toolgate_config::Inputs::from_process(dir)?
             .toolgate_dir(&dirs.config)
             .opencode_dir(dirs.opencode.clone())
-            .managed_dir(toolgate_config::opencode_managed_dir())
             .home(dirs.home.clone())
-            .explicit(explicit.map(Path::to_path_buf))
-            .env(env);
+            .explicit(explicit.map(Path::to_path_buf));
         let loaded = toolgate_config::load(&inputs)?;
         for layer in loaded.all() {
             if let Some(shell_env) = &layer.document.shell_env {
