@@ -92,6 +92,7 @@ impl Project {
             .env_remove("TOOLGATE_PERMISSION")
             .env_remove("TOOLGATE_TEST_SANDBOX_MISSING")
             .stdin(Stdio::null());
+        e2e::isolate_opencode(command, &self.root());
     }
 
     /// `toolgate call bash` with `--auto --json` (and `extra`): the settlement.

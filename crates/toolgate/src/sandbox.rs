@@ -14,7 +14,7 @@ use toolgate_permission::{PermissionService, WALK_BUDGET, denied_paths};
 use toolgate_sandbox::{Mode, Policy, Support};
 
 use crate::check::Setup;
-use crate::config::{Config, ConfigError, Dirs};
+use crate::config::{Config, Dirs};
 
 /// How many paths the sandbox may mount (hidden plus read-only) per command.
 const MOUNT_BUDGET: usize = 4096;
@@ -39,17 +39,10 @@ pub(crate) struct Settings {
 impl Settings {
     /// The settings of the merged config and the managed layer.
     pub(crate) fn from_config(config: &Config, dirs: &Dirs, project: &Path) -> Settings {
-        let section = config.merged.get("sandbox");
-        let managed = config.managed_sandbox.as_ref();
-        let get = |value: Option<&Value>, key: &str| value.and_then(|v| v.get(key)).cloned();
-        let mode_of = |value: Option<&Value>| {
-            get(value, "mode")
-                .as_ref()
-                .and_then(Value::as_str)
-                .and_then(Mode::parse)
-        };
-        let user_mode = mode_of(section);
-        let managed_floor = mode_of(managed).unwrap_or(Mode::Off);
+        let section = config.settings.sandbox.clone().unwrap_or_default();
+        let managed = config.managed_sandbox.clone().unwrap_or_default();
+        let user_mode = section.mode.map(mode_of);
+        let managed_floor = managed.mode.map(mode_of).unwrap_or(Mode::Off);
         let mode = user_mode.unwrap_or(Mode::Off).stricter(managed_floor);
         let mode_origin = if managed_floor > user_mode.unwrap_or(Mode::Off) {
             "managed"
@@ -58,21 +51,19 @@ impl Settings {
         } else {
             "default"
         };
-        let network = get(section, "network").and_then(|v| v.as_bool()).unwrap_or(false)
-            && get(managed, "network").and_then(|v| v.as_bool()).unwrap_or(true);
-        let required = get(section, "required").and_then(|v| v.as_bool()).unwrap_or(false)
-            || get(managed, "required").and_then(|v| v.as_bool()).unwrap_or(false);
-        let enforce_exec = get(section, "enforce_exec").and_then(|v| v.as_bool()).unwrap_or(true)
-            || get(managed, "enforce_exec").and_then(|v| v.as_bool()).unwrap_or(false);
+        let flag = |flag: Option<toolgate_config::Flag>| flag.map(|flag| flag.0);
+        let network = flag(section.network).unwrap_or(false) && flag(managed.network).unwrap_or(true);
+        let required = flag(section.required).unwrap_or(false) || flag(managed.required).unwrap_or(false);
+        let enforce_exec = flag(section.enforce_exec).unwrap_or(true) || flag(managed.enforce_exec).unwrap_or(false);
         // An administrator's list replaces the user's.
-        let writable = get(managed, "writable")
-            .or_else(|| get(section, "writable"))
-            .and_then(|v| v.as_array().cloned())
+        let writable = managed
+            .writable
+            .or(section.writable)
+            .map(|list| list.0)
             .unwrap_or_default()
             .iter()
-            .filter_map(Value::as_str)
             .map(|path| {
-                let expanded = toolgate_permission::expand_home(path, dirs.home.as_deref());
+                let expanded = toolgate_config::expand_home(path, dirs.home.as_deref());
                 project.join(expanded)
             })
             .collect();
@@ -125,53 +116,35 @@ impl Settings {
     }
 }
 
-/// Checks the `sandbox` and `shell_env` keys of one config file.
-pub(crate) fn validate(value: &Value, file: &str) -> Result<(), ConfigError> {
-    let fail = |path: &str, expected: &str, found: &Value| {
-        ConfigError(format!("config {file}: {path}: expected {expected}, found {found}"))
+/// The sandbox crate's mode for the config's.
+fn mode_of(mode: toolgate_config::SandboxMode) -> Mode {
+    match mode {
+        toolgate_config::SandboxMode::Off => Mode::Off,
+        toolgate_config::SandboxMode::WorkspaceWrite => Mode::WorkspaceWrite,
+        toolgate_config::SandboxMode::ReadOnly => Mode::ReadOnly,
+    }
+}
+
+/// The shell crate's environment policy for one `shell_env` block.
+pub(crate) fn policy_of(section: &toolgate_config::ShellEnv) -> ShellEnvPolicy {
+    use toolgate_builtins_shell::Inherit;
+    let inherit = match section.inherit {
+        None | Some(toolgate_config::Inherit::All) => Inherit::All,
+        Some(toolgate_config::Inherit::Core) => Inherit::Core,
+        Some(toolgate_config::Inherit::None) => Inherit::None,
     };
-    if let Some(section) = value.get("sandbox") {
-        let Value::Object(map) = section else {
-            return Err(fail("sandbox", "an object", section));
-        };
-        for (key, field) in map {
-            let path = format!("sandbox.{key}");
-            match key.as_str() {
-                "mode" if field.as_str().and_then(Mode::parse).is_none() => {
-                    return Err(fail(&path, "\"off\", \"read-only\" or \"workspace-write\"", field));
-                }
-                "network" | "required" | "enforce_exec" if !field.is_boolean() => {
-                    return Err(fail(&path, "true or false", field));
-                }
-                "writable" if !field.as_array().is_some_and(|list| list.iter().all(Value::is_string)) => {
-                    return Err(fail(&path, "a list of directories", field));
-                }
-                "mode" | "network" | "required" | "writable" | "enforce_exec" => {}
-                _ => {
-                    return Err(ConfigError(format!(
-                        "config {file}: {path}: unknown key (mode, network, writable, required, enforce_exec)"
-                    )));
-                }
-            }
-        }
-    }
-    if let Some(section) = value.get("shell_env") {
-        let policy: ShellEnvPolicy = serde_json::from_value(section.clone())
-            .map_err(|error| ConfigError(format!("config {file}: shell_env: {error}")))?;
-        policy
-            .validate()
-            .map_err(|error| ConfigError(format!("config {file}: shell_env.{error}")))?;
-    }
-    Ok(())
+    let set = section
+        .set
+        .iter()
+        .flatten()
+        .map(|(name, value)| (name.clone(), value.clone()))
+        .collect();
+    ShellEnvPolicy::new(inherit, section.exclude.clone(), set)
 }
 
 /// The merged `shell_env` settings (each file's were checked when it was read).
 pub(crate) fn shell_policy(config: &Config) -> ShellEnvPolicy {
-    config
-        .merged
-        .get("shell_env")
-        .and_then(|section| serde_json::from_value(section.clone()).ok())
-        .unwrap_or_default()
+    config.settings.shell_env.as_ref().map(policy_of).unwrap_or_default()
 }
 
 /// The environment a command gets under `shell_env`, from toolgate's own.
@@ -344,7 +317,8 @@ struct SandboxLauncher {
     project: PathBuf,
     exe: PathBuf,
     service: PermissionService,
-    /// toolgate's own files: its config (in the project and global) and its data.
+    /// toolgate's own files: its config (in the project and global, OpenCode's included:
+    /// every file read, `.opencode/`, OpenCode's global directory) and its data.
     protected: Vec<PathBuf>,
     data: PathBuf,
     /// Whether the exec guard is installed too.
@@ -358,14 +332,16 @@ impl SandboxLauncher {
             "toolgate.jsonc",
             "opencode.json",
             "opencode.jsonc",
+            ".opencode",
             ".toolgate",
         ]
         .iter()
         .map(|name| setup.dir.join(name))
         .collect();
         protected.push(setup.dirs.config.clone());
+        protected.extend(setup.dirs.opencode.clone());
         protected.push(setup.dirs.data.clone());
-        protected.extend(setup.config.sources.iter().cloned());
+        protected.extend(setup.config.files());
         SandboxLauncher {
             settings: setup.sandbox.clone(),
             project: setup.dir.clone(),
