@@ -318,7 +318,43 @@ fn files_the_read_rules_deny_are_hidden_from_every_program() {
     let text = p.bash("cat notes.txt", &[]).ran("workspace-write", 0);
     assert!(text.contains("public notes"), "{text}");
     let text = p.bash(&unseen("f=.e; cat ${f}nv"), &[]).ran("workspace-write", 1);
-    assert!(text.contains(".env is hidden: a `read` deny rule names"), "{text}");
+    assert!(
+        text.contains(".env is hidden: the `read` rules deny or ask for"),
+        "{text}"
+    );
+}
+
+/// No one can be asked from inside the kernel: a file whose read the rules ask for is
+/// hidden like a denied one, unless its read was approved for this call. A deny written
+/// for a symlinked directory hides where it leads.
+#[test]
+fn files_the_read_rules_ask_for_are_hidden_unless_approved_and_symlinks_are_followed() {
+    if !kernel_sandbox() {
+        return;
+    }
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("key"), "top-secret-linked\n").unwrap();
+    let p = Project::new(workspace_write(json!({
+        "bash": "allow",
+        "read": {"*": "allow", "*.env": "ask", "vault/*": "deny"},
+        "external_directory": "allow",
+    })));
+    p.write("project/.env", "TOKEN=top-secret-asked\n");
+    std::os::unix::fs::symlink(outside.path(), p.project().join("vault")).unwrap();
+    // The analysis cannot see these reads: nothing was approved for `.env`.
+    for command in [
+        "f=.e; cat ${f}nv",
+        "d=vau; cat ${d}lt/key",
+        "cat \"$(printf %s \"$PWD/vault\")\"/key",
+    ]
+    .map(unseen)
+    {
+        let text = p.bash(&command, &[]).text();
+        assert!(!text.contains("top-secret"), "{command} read a secret: {text}");
+    }
+    // Approved for this call (the analysis asked, --auto answered): readable.
+    let text = p.bash("cat .env", &[]).ran("workspace-write", 0);
+    assert!(text.contains("top-secret-asked"), "{text}");
 }
 
 #[test]

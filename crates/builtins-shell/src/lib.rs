@@ -85,8 +85,8 @@ pub fn description(sandbox: Option<&str>) -> String {
 /// permission was granted and off the async worker threads (it may walk the file system).
 /// An error refuses the call with its message; the command does not run.
 pub trait Launcher: Send + Sync {
-    /// How to start one command line in `workdir` for the caller in `ctx`.
-    fn prepare(&self, ctx: &Context, workdir: &Path) -> Result<Launch, ToolFailure>;
+    /// How to start one command line for the caller in `ctx`, as `line` describes it.
+    fn prepare(&self, ctx: &Context, line: &LaunchLine<'_>) -> Result<Launch, ToolFailure>;
 
     /// Whether every command line it starts runs under the exec guard ([`Launch::exec_guard`]).
     /// The bash tool then asks, rather than refuses, the parts of a line the analysis
@@ -94,6 +94,17 @@ pub trait Launcher: Send + Sync {
     fn enforces_exec(&self) -> bool {
         false
     }
+}
+
+/// What a [`Launcher`] is told about the command line it starts.
+#[derive(Clone, Copy, Debug)]
+#[non_exhaustive]
+pub struct LaunchLine<'a> {
+    /// The directory it runs in.
+    pub workdir: &'a Path,
+    /// Files whose `read` was approved for this call (by a rule or a person): a sandbox
+    /// that hides what the read rules ask for leaves these readable.
+    pub approved_reads: &'a [PathBuf],
 }
 
 /// How one command line is started (see [`Launcher`]).
@@ -310,6 +321,25 @@ async fn execute(
         .launcher
         .as_ref()
         .is_some_and(|launcher| launcher.enforces_exec());
+    // Files whose read is approved once the assertions pass: a sandbox may leave them
+    // readable although the read rules ask for them.
+    let approved_reads: Vec<PathBuf> = plan
+        .requests
+        .iter()
+        .filter(|request| request.action == "read")
+        .flat_map(|request| {
+            request
+                .resources
+                .iter()
+                .filter_map(move |resource| match request.kind(resource) {
+                    toolgate_core::ResourceKind::Exact(text) if Path::new(text).is_absolute() => {
+                        Some(PathBuf::from(text))
+                    }
+                    toolgate_core::ResourceKind::Exact(text) => Some(location.root().join(text)),
+                    _ => None,
+                })
+        })
+        .collect();
     for request in plan.requests {
         let request = if request.action == "bash" {
             request.enforced_later(enforced)
@@ -349,9 +379,15 @@ async fn execute(
         Some(launcher) => {
             let launcher = Arc::clone(launcher);
             let (ctx, workdir) = (ctx.clone(), plan.workdir.clone());
-            tokio::task::spawn_blocking(move || launcher.prepare(&ctx, &workdir))
-                .await
-                .map_err(|error| ToolFailure::new(format!("The sandbox could not be prepared: {error}")))??
+            tokio::task::spawn_blocking(move || {
+                let line = LaunchLine {
+                    workdir: &workdir,
+                    approved_reads: &approved_reads,
+                };
+                launcher.prepare(&ctx, &line)
+            })
+            .await
+            .map_err(|error| ToolFailure::new(format!("The sandbox could not be prepared: {error}")))??
         }
         None => Launch::default(),
     };

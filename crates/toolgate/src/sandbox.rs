@@ -8,9 +8,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use serde_json::{Value, json};
-use toolgate_builtins_shell::{BashOptions, Launch, Launcher, ShellEnvPolicy};
+use toolgate_builtins_shell::{BashOptions, Launch, LaunchLine, Launcher, ShellEnvPolicy};
 use toolgate_core::{Context, Location, Permissions, Tool, ToolFailure};
-use toolgate_permission::{PermissionService, WALK_BUDGET, denied_paths};
+use toolgate_permission::{Effect, PermissionService, Ruleset, WALK_BUDGET, denied_paths, withheld_paths};
 use toolgate_sandbox::{Mode, Policy, Support};
 
 use crate::check::Setup;
@@ -287,7 +287,8 @@ struct GuardLauncher {
 }
 
 impl Launcher for GuardLauncher {
-    fn prepare(&self, _: &Context, workdir: &Path) -> Result<Launch, ToolFailure> {
+    fn prepare(&self, _: &Context, line: &LaunchLine<'_>) -> Result<Launch, ToolFailure> {
+        let workdir = line.workdir;
         let policy = Policy::new(Mode::Off, &self.project, true)
             .workdir(workdir)
             .exec_guard(true);
@@ -305,7 +306,7 @@ impl Launcher for GuardLauncher {
 struct Refuse(String);
 
 impl Launcher for Refuse {
-    fn prepare(&self, _: &Context, _: &Path) -> Result<Launch, ToolFailure> {
+    fn prepare(&self, _: &Context, _: &LaunchLine<'_>) -> Result<Launch, ToolFailure> {
         Err(ToolFailure::new(self.0.clone()))
     }
 }
@@ -353,7 +354,7 @@ impl SandboxLauncher {
         }
     }
 
-    fn policy(&self, ctx: &Context, workdir: &Path) -> Result<Policy, String> {
+    fn policy(&self, ctx: &Context, workdir: &Path, approved_reads: &[PathBuf]) -> Result<Policy, String> {
         let writable: Vec<PathBuf> = self
             .settings
             .writable
@@ -367,7 +368,21 @@ impl SandboxLauncher {
         let agents = self.service.agents();
         let agent = agents.get(&ctx.agent).unwrap_or_else(|| agents.default_agent());
         let mut budget = WALK_BUDGET;
-        let masked = denied_paths(&agent.rules, "read", &self.project, &mut budget).map_err(|e| e.to_string())?;
+        // No one can be asked from inside the kernel: what the read rules ask for is hidden
+        // like what they deny, unless this call's reads were approved for it.
+        let approved: Vec<PathBuf> = approved_reads
+            .iter()
+            .map(|path| std::fs::canonicalize(path).unwrap_or_else(|_| path.clone()))
+            .collect();
+        let masked: Vec<PathBuf> = withheld_paths(&agent.rules, "read", &self.project, &mut budget)
+            .map_err(|e| e.to_string())?
+            .into_iter()
+            .filter(|path| {
+                let real = std::fs::canonicalize(path).unwrap_or_else(|_| path.clone());
+                // A denied path stays hidden whatever was approved (nothing approves a deny).
+                !approved.contains(&real) || denied(&agent.rules, &self.project, &real)
+            })
+            .collect();
         let mut read_only: Vec<PathBuf> = canonical_existing(&self.protected);
         read_only.extend(canonical_existing(&toolgate_sandbox::git_code_paths(&self.project)));
         if self.settings.mode == Mode::WorkspaceWrite {
@@ -390,9 +405,9 @@ impl SandboxLauncher {
 }
 
 impl Launcher for SandboxLauncher {
-    fn prepare(&self, ctx: &Context, workdir: &Path) -> Result<Launch, ToolFailure> {
+    fn prepare(&self, ctx: &Context, line: &LaunchLine<'_>) -> Result<Launch, ToolFailure> {
         let policy = self
-            .policy(ctx, workdir)
+            .policy(ctx, line.workdir, line.approved_reads)
             .map_err(|error| ToolFailure::new(format!("The sandbox could not be prepared: {error}")))?;
         let mut prefix = policy.command_line(&self.exe, "", Vec::<OsString>::new());
         // `command_line` ends with the program (here empty); the shell comes after it.
@@ -415,6 +430,17 @@ fn canonical_existing(paths: &[PathBuf]) -> Vec<PathBuf> {
         .iter()
         .filter_map(|path| std::fs::canonicalize(path).ok())
         .collect()
+}
+
+/// Whether the read rules deny `path` (absolute) outright, project-relative or absolute.
+fn denied(rules: &Ruleset, project: &Path, path: &Path) -> bool {
+    let absolute = path.to_string_lossy();
+    let relative = path
+        .strip_prefix(project)
+        .ok()
+        .map(|rel| rel.to_string_lossy().into_owned());
+    rules.evaluate("read", &absolute).effect == Effect::Deny
+        || relative.is_some_and(|rel| rules.evaluate("read", &rel).effect == Effect::Deny)
 }
 
 /// `sandbox` as `toolgate config` and `toolgate check bash` report it.
