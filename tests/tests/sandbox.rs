@@ -438,6 +438,66 @@ fn the_writable_directories_are_writable_and_nothing_beside_them() {
     assert_eq!(p.read("home/cache/f"), "x\n");
 }
 
+/// What git follows to find code or config cannot be redirected by a sandboxed command:
+/// a new `.git/commondir` or a repository it staged as a submodule is moved aside when the
+/// command ends (with a note), and a worktree's `.git` file stays as it is. The person's
+/// next plain `git status`, outside the sandbox, then runs nothing the command planted.
+#[test]
+fn git_cannot_be_redirected_to_code_the_command_planted() {
+    if !kernel_sandbox() {
+        return;
+    }
+    let p = Project::new(workspace_write(json!({"bash": "allow"})));
+    let git = |dir: &std::path::Path, args: &[&str]| {
+        let output = Command::new("git")
+            .args([
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@example.com",
+                "-c",
+                "protocol.file.allow=always",
+            ])
+            .args(args)
+            .current_dir(dir)
+            .env("HOME", p.root().join("home"))
+            .output()
+            .unwrap();
+        assert!(
+            output.status.success(),
+            "git {args:?}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    };
+    git(&p.project(), &["init", "-q"]);
+    git(&p.project(), &["add", "toolgate.json"]);
+    git(&p.project(), &["commit", "-q", "-m", "one"]);
+    let pwned = p.root().join("pwned");
+    let evil = format!("[core]\n\tfsmonitor = \"touch {}; false\"\n", pwned.display());
+    // commondir to a planted git directory whose config runs code.
+    let plant_common = format!(
+        "mkdir -p evil/hooks evil/objects evil/refs && printf '{}' > evil/config && echo ref: refs/heads/x > evil/HEAD && \
+         g=.git; echo ../evil > $g/commondir",
+        evil.replace('\n', "\\n").replace('"', "\\\"")
+    );
+    let text = p.bash(&plant_common, &[]).text();
+    assert!(text.contains("commondir"), "no note: {text}");
+    assert!(!p.exists("project/.git/commondir"), "{text}");
+    // A repository of the command's own, staged as a submodule.
+    let plant_sub = format!(
+        "mkdir sub && cd sub && git init -q && printf '{}' >> .git/config && echo f > f && git add f && \
+         git -c user.name=t -c user.email=t@example.com commit -q -m x && cd .. && git add sub",
+        evil.replace('\n', "\\n").replace('"', "\\\"")
+    );
+    let text = p.bash(&plant_sub, &[]).text();
+    assert!(text.contains("staged as a submodule"), "no note: {text}");
+    assert!(!p.exists("project/sub/.git"), "{text}");
+    // The person's plain git status, outside any sandbox.
+    git(&p.project(), &["status"]);
+    assert!(!pwned.exists(), "git ran code the sandboxed command planted");
+}
+
 #[test]
 fn git_hooks_and_config_stay_read_only_while_commits_work() {
     if !kernel_sandbox() {

@@ -122,6 +122,10 @@ pub struct Launch {
     /// For a failed command: a note explaining what of its output the launcher refused.
     #[allow(clippy::type_complexity)]
     pub note: Option<Box<dyn Fn(&str) -> Option<String> + Send + Sync>>,
+    /// Run once the command has ended (whatever its exit): what it returns is added to the
+    /// result, one line each (a sandbox undoing what must not stay, and saying so).
+    #[allow(clippy::type_complexity)]
+    pub after: Option<Box<dyn FnOnce() -> Vec<String> + Send>>,
     /// Whether the prefix installs the exec guard (`toolgate_sandbox::Policy::exec_guard`):
     /// it then gets a Unix socket as stdin, hands the guard's listener over it, and the
     /// bash tool decides every program the command starts (exec-time enforcement).
@@ -158,6 +162,12 @@ impl Launch {
     /// Reports `sandbox` (`workspace-write`, …) as the sandbox the command ran in.
     pub fn with_sandbox(mut self, sandbox: impl Into<String>) -> Self {
         self.sandbox = Some(sandbox.into());
+        self
+    }
+
+    /// Runs `after` once the command has ended; its lines go into the result.
+    pub fn with_after(mut self, after: impl FnOnce() -> Vec<String> + Send + 'static) -> Self {
+        self.after = Some(Box::new(after));
         self
     }
 
@@ -375,7 +385,7 @@ async fn execute(
             plan.workdir.display()
         )));
     }
-    let launch = match &options.launcher {
+    let mut launch = match &options.launcher {
         Some(launcher) => {
             let launcher = Arc::clone(launcher);
             let (ctx, workdir) = (ctx.clone(), plan.workdir.clone());
@@ -405,7 +415,11 @@ async fn execute(
         .await
         .map_err(|error| ToolFailure::new(format!("Unable to execute command: {}: {error}", input.command)))?;
     let dropped = finished.capture.dropped();
-    let refusals = finished.refusals.clone();
+    let mut refusals = finished.refusals.clone();
+    if let Some(after) = launch.after.take() {
+        let notes = tokio::task::spawn_blocking(after).await.unwrap_or_default();
+        refusals.extend(notes);
+    }
     let mut text = if finished.capture.total() == 0 {
         "(no output)".to_string()
     } else {

@@ -50,9 +50,9 @@ use std::path::Path;
 #[cfg(all(target_os = "linux", target_pointer_width = "64"))]
 pub use guard::{ExecCall, ExecListener, FileId, Readiness, Stopped};
 pub use policy::{DEVICES, Mode, ParseError, Policy};
-pub use project::git_code_paths;
 #[cfg(target_os = "linux")]
 pub use project::mask_file;
+pub use project::{GitWatch, git_code_paths};
 
 /// The first argument that puts the binary into its sandbox trampoline mode.
 pub const TRAMPOLINE: &str = "__sandbox-exec";

@@ -413,7 +413,15 @@ impl Launcher for SandboxLauncher {
         // `command_line` ends with the program (here empty); the shell comes after it.
         prefix.pop();
         let sandbox = policy.mode.to_string();
-        Ok(Launch::default()
+        // What git would follow to code and a command may create (not protected by a
+        // read-only mount: it did not exist) is moved aside once the command has ended.
+        let watch = (policy.mode == Mode::WorkspaceWrite).then(|| toolgate_sandbox::GitWatch::before(&self.project));
+        let launch = Launch::default();
+        let launch = match watch {
+            Some(watch) => launch.with_after(move || watch.after()),
+            None => launch,
+        };
+        Ok(launch
             .with_prefix(prefix)
             .with_sandbox(sandbox)
             .with_exec_guard(policy.exec_guard)
