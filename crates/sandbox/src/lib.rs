@@ -48,7 +48,7 @@ use std::ffi::OsString;
 use std::path::Path;
 
 #[cfg(all(target_os = "linux", target_pointer_width = "64"))]
-pub use guard::{ExecCall, ExecListener, FileId, Readiness, Stopped};
+pub use guard::{ExecCall, ExecListener, FileId, Program, Readiness, Stopped};
 pub use policy::{DEVICES, Mode, ParseError, Policy};
 pub use project::git_code_paths;
 #[cfg(target_os = "linux")]

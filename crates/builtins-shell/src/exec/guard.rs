@@ -36,6 +36,9 @@ use std::time::{Duration, Instant};
 
 use toolgate_core::{Context, PermissionRequest, Permissions, Resource, RuleDecision, Verdict};
 use toolgate_sandbox::{ExecCall, ExecListener, FileId, Readiness, Stopped};
+
+/// How many `#!` interpreters deep the kernel goes (its `BINPRM_MAX_RECURSION`).
+const MAX_INTERPRETERS: usize = 4;
 use toolgate_shell_analysis::spellings;
 
 /// How often the listener's thread looks whether the call is over.
@@ -110,7 +113,7 @@ type ProcessKey = (u32, u64);
 /// The names of the trusted `PATH`, resolved as they are asked for.
 struct TrustedPath {
     dirs: Vec<PathBuf>,
-    names: HashMap<OsString, Option<FileId>>,
+    names: HashMap<OsString, Option<(FileId, PathBuf)>>,
     /// Every program of the trusted directories by file, built the first time a program
     /// is met that its own name does not resolve to (a hard link, a copy, a script).
     index: Option<HashMap<(u64, u64), String>>,
@@ -133,16 +136,19 @@ impl TrustedPath {
         }
     }
 
-    /// The file `name` resolves to in the trusted `PATH`, as `execvp` would find it.
-    fn lookup(&mut self, name: &OsStr) -> Option<FileId> {
+    /// The file `name` resolves to in the trusted `PATH`, as `execvp` would find it, and
+    /// its path there.
+    fn lookup(&mut self, name: &OsStr) -> Option<(FileId, PathBuf)> {
         if let Some(found) = self.names.get(name) {
-            return *found;
+            return found.clone();
         }
         let found = self.dirs.iter().find_map(|dir| {
             let candidate = dir.join(name);
-            FileId::of(&candidate).filter(|file| file.mode & 0o170000 == 0o100000 && file.mode & 0o111 != 0)
+            FileId::of(&candidate)
+                .filter(|file| file.mode & 0o170000 == 0o100000 && file.mode & 0o111 != 0)
+                .map(|file| (file, candidate))
         });
-        self.names.insert(name.to_os_string(), found);
+        self.names.insert(name.to_os_string(), found.clone());
         found
     }
 
@@ -362,29 +368,55 @@ impl Worker {
             return;
         }
         let lineage = self.lineage(call.pid);
-        let mut execs = vec![self.exec_of(&call.program, call.file.as_ref(), &call.argv, &call.env)];
-        // A script: the kernel runs its interpreter with the script's path and arguments.
-        if let Some(interpreter) = &call.interpreter
-            && let Some(first) = interpreter.first()
-        {
+        let mut execs = vec![self.exec_of(
+            &call.program,
+            call.file.as_ref(),
+            call.resolved.as_deref(),
+            &call.argv,
+            &call.env,
+        )];
+        // A script: the kernel runs its interpreter with the script's path and arguments,
+        // and the interpreter's interpreter when it is a script too. Each is found as the
+        // caller would find it (`#!/dev/fd/3` is its descriptor 3).
+        let mut script = call.program.clone().into_os_string();
+        let mut argv_rest: Vec<OsString> = call.argv.iter().skip(1).cloned().collect();
+        let mut interpreter = call.interpreter.clone();
+        for _ in 0..MAX_INTERPRETERS {
+            let Some(line) = interpreter.take() else { break };
+            let Some(first) = line.first() else { break };
             let path = PathBuf::from(first);
-            let file = FileId::of(&path);
-            let mut argv: Vec<OsString> = interpreter.clone();
-            argv.push(call.program.clone().into_os_string());
-            argv.extend(call.argv.iter().skip(1).cloned());
-            execs.push(self.exec_of(&path, file.as_ref(), &argv, &call.env));
+            let found = self.listener.identify(call.pid, &path);
+            let mut argv: Vec<OsString> = line.clone();
+            argv.push(script);
+            argv.extend(argv_rest);
+            execs.push(self.exec_of(
+                &path,
+                found.as_ref().map(|found| &found.file),
+                found.as_ref().map(|found| found.resolved.as_path()),
+                &argv,
+                &call.env,
+            ));
+            interpreter = found.and_then(|found| found.interpreter);
+            script = path.into_os_string();
+            argv_rest = argv.into_iter().skip(1).collect();
         }
         // The dynamic loader asked to run a program: that program is what runs.
-        if is_loader(&call.program)
+        if (is_loader(&call.program) || call.resolved.as_deref().is_some_and(is_loader))
             && let Some(program) = loader_program(&call.argv)
         {
-            let file = self.listener.identify(call.pid, Path::new(&program));
+            let found = self.listener.identify(call.pid, Path::new(&program));
             let path = match (&call.cwd, Path::new(&program).is_absolute()) {
                 (Some(cwd), false) => cwd.join(&program),
                 _ => PathBuf::from(&program),
             };
             let at = call.argv.iter().position(|arg| *arg == program).unwrap_or(0);
-            execs.push(self.exec_of(&path, file.as_ref(), &call.argv[at..], &call.env));
+            execs.push(self.exec_of(
+                &path,
+                found.as_ref().map(|found| &found.file),
+                found.as_ref().map(|found| found.resolved.as_path()),
+                &call.argv[at..],
+                &call.env,
+            ));
         }
         let forms: Vec<String> = execs.iter().flat_map(|exec| exec.forms.iter().cloned()).collect();
         let display = execs.first().map(|exec| exec.display.clone()).unwrap_or_default();
@@ -429,17 +461,41 @@ impl Worker {
         self.ask(call, lineage, execs, display);
     }
 
-    /// The spellings of one program about to run.
-    fn exec_of(&mut self, program: &Path, file: Option<&FileId>, argv: &[OsString], env: &[OsString]) -> Exec {
+    /// The spellings of one program about to run: its rule name when it has one, then
+    /// its absolute paths (as given, with every link resolved, and the trusted `PATH`'s
+    /// path of its name), so a rule written against any of them holds.
+    fn exec_of(
+        &mut self,
+        program: &Path,
+        file: Option<&FileId>,
+        resolved: Option<&Path>,
+        argv: &[OsString],
+        env: &[OsString],
+    ) -> Exec {
         let absolute = program.to_string_lossy().into_owned();
         let base = program.file_name().unwrap_or_default();
         let name = match file {
-            Some(file) if self.trusted.lookup(base).is_some_and(|found| found.same_file(file)) => {
+            Some(file)
+                if self
+                    .trusted
+                    .lookup(base)
+                    .is_some_and(|(found, _)| found.same_file(file)) =>
+            {
                 Some(base.to_string_lossy().into_owned())
             }
             Some(file) => self.trusted.name_of(file),
             None => None,
         };
+        let mut paths = vec![absolute.clone()];
+        if let Some(resolved) = resolved {
+            paths.push(resolved.to_string_lossy().into_owned());
+        }
+        if let Some(name) = &name
+            && let Some((_, trusted)) = self.trusted.lookup(OsStr::new(name))
+        {
+            paths.push(trusted.to_string_lossy().into_owned());
+        }
+        paths.dedup();
         let args: Vec<String> = argv
             .iter()
             .skip(1)
@@ -454,7 +510,7 @@ impl Worker {
         let mut forms = Vec::new();
         let mut save = None;
         let mut display = None;
-        for first in name.iter().chain(std::iter::once(&absolute)) {
+        for first in name.iter().chain(paths.iter()) {
             let spelled = spelled(first);
             if display.is_none() {
                 display = spelled.forms.first().cloned();
@@ -573,14 +629,23 @@ impl Worker {
             Lineage::Under(parent) => format!("`{parent}`"),
         };
         let save = execs.first().and_then(|exec| exec.save.clone());
+        // Every spelling the decision was made on: asked with its rule name alone, a rule
+        // written against the path (`/usr/bin/touch *: ask`) would not see the question
+        // and the rules would answer it.
+        let mut forms: Vec<String> = Vec::new();
+        for form in std::iter::once(&display).chain(execs.iter().flat_map(|exec| exec.forms.iter())) {
+            if !forms.contains(form) {
+                forms.push(form.clone());
+            }
+        }
         let mut request = PermissionRequest::new("bash")
-            .resources([display.clone()])
+            .resources(forms.iter().cloned())
             .metadata("command", display.clone())
             .metadata("started_by", started_by)
             .metadata("exec", call.program.to_string_lossy().into_owned());
         request = match save {
             Some(save) => request.save([save]),
-            None => request.unsaveable([display.clone()]),
+            None => request.unsaveable(forms),
         };
         let permissions = Arc::clone(&self.setup.permissions);
         let ctx = self.setup.ctx.clone();
@@ -666,14 +731,10 @@ fn identity(pid: u32) -> Option<Process> {
     Some(Process { tgid, ppid, start })
 }
 
-/// True for the dynamic loader (`ld-linux-x86-64.so.2`, `ld-musl-*.so.1`, `ld.so`).
+/// True for the dynamic loader's name (`ld-linux-x86-64.so.2`, `ld-musl-*.so.1`,
+/// `ld.so`); the caller checks the path as given and as resolved.
 fn is_loader(program: &Path) -> bool {
     let name = program.file_name().and_then(OsStr::to_str).unwrap_or_default();
-    let name = std::fs::canonicalize(program)
-        .ok()
-        .and_then(|path| path.file_name().and_then(OsStr::to_str).map(str::to_string))
-        .filter(|canonical| canonical.starts_with("ld-"))
-        .unwrap_or_else(|| name.to_string());
     name == "ld.so" || (name.starts_with("ld-") && name.contains(".so"))
 }
 
