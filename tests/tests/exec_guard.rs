@@ -483,9 +483,19 @@ fn a_racing_thread_does_not_stall_or_crash_the_supervisor() {
         libc.execve(path, argv, envp)\n\
         print('refused', ctypes.get_errno())\n";
     std::fs::write(p.project().join("race.py"), script).unwrap();
+    // The same through the file system: another program the rules let run swaps the file
+    // at the path between the supervisor's look and the kernel's exec (the shell that
+    // runs `./x` needs no second thread for it).
+    let swap = "import os\n\
+        while True:\n\
+        \x20   os.link('/usr/bin/true', 'n'); os.replace('n', 'x')\n\
+        \x20   os.link('/usr/bin/rm', 'n'); os.replace('n', 'x')\n";
+    std::fs::write(p.project().join("swap.py"), swap).unwrap();
     let started = Instant::now();
     let text = p.bash(
-        "for i in $(seq 30); do python3 race.py; done; echo raced; rm victim; echo rc=$?",
+        "for i in $(seq 30); do python3 race.py; done; echo raced; \
+         f() { :; }; f; f() { python3 swap.py 2> /dev/null & sleep 0.2; for i in $(seq 100); do ./x victim 2> /dev/null; \
+         done; kill %1; wait\n}; f; echo swapped; rm victim; echo rc=$?",
         &["--auto"],
     );
     assert!(
@@ -493,7 +503,7 @@ fn a_racing_thread_does_not_stall_or_crash_the_supervisor() {
         "took {:?}",
         started.elapsed()
     );
-    assert!(text.contains("raced"), "{text}");
+    assert!(text.contains("raced") && text.contains("swapped"), "{text}");
     // The plain rm after the race is refused whatever the race did to the victim.
     assert!(text.contains("rc=126"), "{text}");
     p.assert_nothing_left();
