@@ -303,14 +303,16 @@ fn setuid_programs_run_without_their_privileges_and_the_result_says_so() {
         assert!(status.success());
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(bin.join("id"), std::fs::Permissions::from_mode(0o4755)).unwrap();
-        let input = json!({"command": format!("{}; echo done", bin.join("id").display())}).to_string();
-        let mut command = p.command(Path::new("setpriv"));
-        command
-            .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
-            .arg(bin.join("toolgate"))
-            .args(["call", "bash", &input, "--json"]);
-        let output = command.output().unwrap();
-        let text = String::from_utf8_lossy(&output.stdout);
+        let run = |line: &str| {
+            let input = json!({"command": line}).to_string();
+            let mut command = p.command(Path::new("setpriv"));
+            command
+                .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+                .arg(bin.join("toolgate"))
+                .args(["call", "bash", &input, "--json"]);
+            String::from_utf8_lossy(&command.output().unwrap().stdout).into_owned()
+        };
+        let text = run(&format!("{}; echo done", bin.join("id").display()));
         assert!(text.contains("uid=65534"), "{text}");
         assert!(
             !text.contains("euid=0"),
@@ -320,11 +322,18 @@ fn setuid_programs_run_without_their_privileges_and_the_result_says_so() {
             text.contains("is setuid: toolgate starts commands with no_new_privs"),
             "{text}"
         );
-    }
-    // sudo, where it is installed, cannot become root either.
-    if Path::new("/usr/bin/sudo").exists() && !rustix::process::geteuid().is_root() {
-        let text = p.bash("sudo -n true; echo rc=$?", &["--auto"]);
-        assert!(!text.contains("rc=0"), "{text}");
+        // sudo, where it is installed, cannot become root, and the result says why.
+        if Path::new("/usr/bin/sudo").exists() {
+            let text = run("sudo -n rm victim; echo rc=$?");
+            assert!(p.victim() && !text.contains("rc=0"), "{text}");
+            assert!(text.contains("`sudo -n rm victim` is setuid"), "{text}");
+        }
+    } else if Path::new("/usr/bin/sudo").exists() {
+        let text = p.bash("sudo -n rm victim; echo rc=$?", &[]);
+        assert!(p.victim() && !text.contains("rc=0"), "{text}");
+        assert!(text.contains("`sudo -n rm victim` is setuid"), "{text}");
+    } else {
+        eprintln!("SKIPPED: not root and no sudo: no setuid program to try");
     }
     p.assert_nothing_left();
 }
@@ -556,5 +565,29 @@ fn programs_left_behind_cannot_start_anything_once_the_supervisor_is_gone() {
     assert_eq!(std::fs::read_to_string(&marker).unwrap_or_default().trim(), "126");
     let err = std::fs::read_to_string(p.project().join("err")).unwrap_or_default();
     assert!(err.contains("Function not implemented"), "{err}");
+    p.assert_nothing_left();
+}
+
+#[test]
+fn an_allow_list_runs_what_it_allows_and_nothing_else() {
+    if !exec_guard() {
+        return;
+    }
+    // Deny by default, allow by name: the path spelling of an allowed program meets only
+    // the catch-all deny, which must not decide over the rule written for its name.
+    let p = Project::new(json!({"permission": {"bash": {
+        "*": "deny", "ls *": "allow", "ls": "allow", "cat *": "allow", "echo *": "allow",
+    }}}));
+    let text = p.bash(
+        "ls; cat toolgate.json > /dev/null && echo cat-ok; f() { :; }; f; f() { rm victim; }; f",
+        &[],
+    );
+    assert!(text.contains("victim\n") && text.contains("cat-ok"), "{text}");
+    assert!(p.victim(), "{text}");
+    assert!(
+        text.contains("toolgate refused to start `rm victim` by rule bash \"*\" deny"),
+        "{text}"
+    );
+    assert_eq!(text.matches("toolgate refused to start").count(), 1, "{text}");
     p.assert_nothing_left();
 }

@@ -418,15 +418,18 @@ impl Worker {
                 &call.env,
             ));
         }
-        let forms: Vec<String> = execs.iter().flat_map(|exec| exec.forms.iter().cloned()).collect();
         let display = execs.first().map(|exec| exec.display.clone()).unwrap_or_default();
-        let request = PermissionRequest::new("bash")
-            .resources(forms.iter().cloned())
-            .metadata("command", display.clone());
-        let decision = self
-            .setup
-            .permissions
-            .decide(&self.setup.ctx, &request)
+        // Each program (the file, its interpreters, a loader's program) must be allowed:
+        // the strictest of them decides.
+        let mut deciding: Vec<String> = Vec::new();
+        let decision = execs
+            .iter()
+            .map(|exec| {
+                let (decision, forms) = self.decide_spellings(&exec.forms, &display);
+                deciding.extend(forms);
+                decision
+            })
+            .reduce(|a, b| if rank(b.verdict) > rank(a.verdict) { b } else { a })
             .unwrap_or_else(|| RuleDecision::new(Verdict::Ask, None, false));
         // What the line named is what was predicted; a script's interpreter and a loader's
         // program are decided by the rules alone.
@@ -458,7 +461,43 @@ impl Worker {
             let _ = self.listener.allow(call.id);
             return;
         }
-        self.ask(call, lineage, execs, display);
+        self.ask(call, lineage, execs, display, deciding);
+    }
+
+    /// One program decided by all its spellings (its rule name, its paths). A rule a
+    /// person wrote for one of them (`ls *`, `/usr/bin/rm *`) or a saved approval of one
+    /// decides over the catch-all `*` that the others only meet: under
+    /// `{"*": "deny", "ls *": "allow"}` the path `/usr/bin/ls` must not refuse `ls`, and
+    /// under `{"*": "allow", "/usr/bin/rm *": "deny"}` the name `rm` must not allow it.
+    /// Among those, or when none has one, the strictest wins. Also returns the spellings
+    /// that decided (a question is put with those).
+    fn decide_spellings(&self, forms: &[String], display: &str) -> (RuleDecision, Vec<String>) {
+        let decisions: Vec<RuleDecision> = forms
+            .iter()
+            .map(|form| {
+                let request = PermissionRequest::new("bash")
+                    .resources([form.clone()])
+                    .metadata("command", display.to_string());
+                self.setup
+                    .permissions
+                    .decide(&self.setup.ctx, &request)
+                    .unwrap_or_else(|| RuleDecision::new(Verdict::Ask, None, false))
+            })
+            .collect();
+        let specific = |d: &RuleDecision| d.explicit || (d.rule.is_none() && d.verdict == Verdict::Allow);
+        let any_specific = decisions.iter().any(specific);
+        let pool: Vec<(&String, &RuleDecision)> = forms
+            .iter()
+            .zip(&decisions)
+            .filter(|(_, d)| !any_specific || specific(d))
+            .collect();
+        let decision = pool
+            .iter()
+            .map(|(_, d)| *d)
+            .reduce(|a, b| if rank(b.verdict) > rank(a.verdict) { b } else { a })
+            .cloned()
+            .unwrap_or_else(|| RuleDecision::new(Verdict::Ask, None, false));
+        (decision, pool.into_iter().map(|(form, _)| form.clone()).collect())
     }
 
     /// The spellings of one program about to run: its rule name when it has one, then
@@ -607,7 +646,7 @@ impl Worker {
     }
 
     /// Puts the program to the person (it waits in `execve` meanwhile).
-    fn ask(&mut self, call: ExecCall, lineage: Lineage, execs: Vec<Exec>, display: String) {
+    fn ask(&mut self, call: ExecCall, lineage: Lineage, execs: Vec<Exec>, display: String, deciding: Vec<String>) {
         let Some(runtime) = self.runtime.clone() else {
             let _ = self.listener.refuse(call.id, libc_eperm());
             self.note(format!(
@@ -629,14 +668,17 @@ impl Worker {
             Lineage::Under(parent) => format!("`{parent}`"),
         };
         let save = execs.first().and_then(|exec| exec.save.clone());
-        // Every spelling the decision was made on: asked with its rule name alone, a rule
+        // The spellings the decision was made on: asked with its rule name alone, a rule
         // written against the path (`/usr/bin/touch *: ask`) would not see the question
         // and the rules would answer it.
         let mut forms: Vec<String> = Vec::new();
-        for form in std::iter::once(&display).chain(execs.iter().flat_map(|exec| exec.forms.iter())) {
-            if !forms.contains(form) {
-                forms.push(form.clone());
+        for form in deciding {
+            if !forms.contains(&form) {
+                forms.push(form);
             }
+        }
+        if forms.is_empty() {
+            forms.push(display.clone());
         }
         let mut request = PermissionRequest::new("bash")
             .resources(forms.iter().cloned())
@@ -693,6 +735,15 @@ impl Worker {
         });
         self.tasks.retain(|task| !task.is_finished());
         self.tasks.push(task);
+    }
+}
+
+/// How strict a verdict is.
+fn rank(verdict: Verdict) -> u8 {
+    match verdict {
+        Verdict::Allow => 0,
+        Verdict::Ask => 1,
+        Verdict::Deny => 2,
     }
 }
 
