@@ -472,18 +472,21 @@ impl Worker {
     /// Among those, or when none has one, the strictest wins. Also returns the spellings
     /// that decided (a question is put with those).
     fn decide_spellings(&self, forms: &[String], display: &str) -> (RuleDecision, Vec<String>) {
-        let decisions: Vec<RuleDecision> = forms
-            .iter()
-            .map(|form| {
-                let request = PermissionRequest::new("bash")
-                    .resources([form.clone()])
-                    .metadata("command", display.to_string());
-                self.setup
-                    .permissions
-                    .decide(&self.setup.ctx, &request)
-                    .unwrap_or_else(|| RuleDecision::new(Verdict::Ask, None, false))
-            })
-            .collect();
+        let decide = |resources: &[String]| {
+            let request = PermissionRequest::new("bash")
+                .resources(resources.iter().cloned())
+                .metadata("command", display.to_string());
+            self.setup
+                .permissions
+                .decide(&self.setup.ctx, &request)
+                .unwrap_or_else(|| RuleDecision::new(Verdict::Ask, None, false))
+        };
+        // The common case in one decision: every spelling allowed.
+        let all = decide(forms);
+        if all.verdict == Verdict::Allow {
+            return (all, forms.to_vec());
+        }
+        let decisions: Vec<RuleDecision> = forms.iter().map(|form| decide(std::slice::from_ref(form))).collect();
         let specific = |d: &RuleDecision| d.explicit || (d.rule.is_none() && d.verdict == Verdict::Allow);
         let any_specific = decisions.iter().any(specific);
         let pool: Vec<(&String, &RuleDecision)> = forms
