@@ -36,6 +36,9 @@ use std::time::{Duration, Instant};
 
 use toolgate_core::{Context, PermissionRequest, Permissions, Resource, RuleDecision, Verdict};
 use toolgate_sandbox::{ExecCall, ExecListener, FileId, Readiness, Stopped};
+
+/// How many `#!` interpreters deep the kernel goes (its `BINPRM_MAX_RECURSION`).
+const MAX_INTERPRETERS: usize = 4;
 use toolgate_shell_analysis::spellings;
 
 /// How often the listener's thread looks whether the call is over.
@@ -110,7 +113,7 @@ type ProcessKey = (u32, u64);
 /// The names of the trusted `PATH`, resolved as they are asked for.
 struct TrustedPath {
     dirs: Vec<PathBuf>,
-    names: HashMap<OsString, Option<FileId>>,
+    names: HashMap<OsString, Option<(FileId, PathBuf)>>,
     /// Every program of the trusted directories by file, built the first time a program
     /// is met that its own name does not resolve to (a hard link, a copy, a script).
     index: Option<HashMap<(u64, u64), String>>,
@@ -133,16 +136,19 @@ impl TrustedPath {
         }
     }
 
-    /// The file `name` resolves to in the trusted `PATH`, as `execvp` would find it.
-    fn lookup(&mut self, name: &OsStr) -> Option<FileId> {
+    /// The file `name` resolves to in the trusted `PATH`, as `execvp` would find it, and
+    /// its path there.
+    fn lookup(&mut self, name: &OsStr) -> Option<(FileId, PathBuf)> {
         if let Some(found) = self.names.get(name) {
-            return *found;
+            return found.clone();
         }
         let found = self.dirs.iter().find_map(|dir| {
             let candidate = dir.join(name);
-            FileId::of(&candidate).filter(|file| file.mode & 0o170000 == 0o100000 && file.mode & 0o111 != 0)
+            FileId::of(&candidate)
+                .filter(|file| file.mode & 0o170000 == 0o100000 && file.mode & 0o111 != 0)
+                .map(|file| (file, candidate))
         });
-        self.names.insert(name.to_os_string(), found);
+        self.names.insert(name.to_os_string(), found.clone());
         found
     }
 
@@ -182,6 +188,10 @@ struct Exec {
     /// checked for deny and explicit ask rules only (they can make a decision stricter,
     /// never looser, so a caller choosing `argv[0]` gains nothing).
     aliases: Vec<String>,
+    /// The same spellings without the code-running variables in front, when the command
+    /// changed some: a rule for the bare program may deny it or ask, never allow it (with
+    /// `LD_PRELOAD=…` it is not the program the rule allowed).
+    plain: Vec<String>,
 }
 
 /// What the result says about the guard's work.
@@ -376,33 +386,84 @@ impl Worker {
             return;
         }
         let lineage = self.lineage(call.pid);
-        let cwd = call.cwd.as_deref();
-        let mut execs = vec![self.exec_of(&call.program, call.file.as_ref(), &call.argv, &call.env, cwd)];
-        // A script: the kernel runs its interpreter with the script's path and arguments.
-        if let Some(interpreter) = &call.interpreter
-            && let Some(first) = interpreter.first()
-        {
+        let cwd = call.cwd.clone();
+        let cwd = cwd.as_deref();
+        let mut execs = vec![self.exec_of(
+            &call.program,
+            call.file.as_ref(),
+            call.resolved.as_deref(),
+            &call.argv,
+            &call.env,
+            cwd,
+        )];
+        // A script: the kernel runs its interpreter with the script's path and arguments,
+        // and the interpreter's interpreter when it is a script too. Each is found as the
+        // caller would find it (`#!/dev/fd/3` is its descriptor 3).
+        let mut script = call.program.clone().into_os_string();
+        let mut argv_rest: Vec<OsString> = call.argv.iter().skip(1).cloned().collect();
+        let mut interpreter = call.interpreter.clone();
+        for _ in 0..MAX_INTERPRETERS {
+            let Some(line) = interpreter.take() else { break };
+            let Some(first) = line.first() else { break };
             let path = PathBuf::from(first);
-            let file = FileId::of(&path);
-            let mut argv: Vec<OsString> = interpreter.clone();
-            argv.push(call.program.clone().into_os_string());
-            argv.extend(call.argv.iter().skip(1).cloned());
-            execs.push(self.exec_of(&path, file.as_ref(), &argv, &call.env, cwd));
+            let found = self.listener.identify(call.pid, &path);
+            let mut argv: Vec<OsString> = line.clone();
+            argv.push(script);
+            argv.extend(argv_rest);
+            execs.push(self.exec_of(
+                &path,
+                found.as_ref().map(|found| &found.file),
+                found.as_ref().map(|found| found.resolved.as_path()),
+                &argv,
+                &call.env,
+                cwd,
+            ));
+            interpreter = found.and_then(|found| found.interpreter);
+            script = path.into_os_string();
+            argv_rest = argv.into_iter().skip(1).collect();
         }
         // The dynamic loader asked to run a program: that program is what runs.
-        if is_loader(&call.program)
+        if (is_loader(&call.program) || call.resolved.as_deref().is_some_and(is_loader))
             && let Some(program) = loader_program(&call.argv)
         {
-            let file = self.listener.identify(call.pid, Path::new(&program));
+            let found = self.listener.identify(call.pid, Path::new(&program));
             let path = match (&call.cwd, Path::new(&program).is_absolute()) {
                 (Some(cwd), false) => cwd.join(&program),
                 _ => PathBuf::from(&program),
             };
             let at = call.argv.iter().position(|arg| *arg == program).unwrap_or(0);
-            execs.push(self.exec_of(&path, file.as_ref(), &call.argv[at..], &call.env, cwd));
+            execs.push(self.exec_of(
+                &path,
+                found.as_ref().map(|found| &found.file),
+                found.as_ref().map(|found| found.resolved.as_path()),
+                &call.argv[at..],
+                &call.env,
+                cwd,
+            ));
         }
         let display = execs.first().map(|exec| exec.display.clone()).unwrap_or_default();
-        let (decision, decided_by) = self.rule_decision(&execs);
+        // Each program (the file, its interpreters, a loader's program) must be allowed:
+        // the strictest of them decides.
+        let mut deciding: Vec<String> = Vec::new();
+        let decision = execs
+            .iter()
+            .map(|exec| {
+                let spelled: Vec<String> = exec.forms.iter().chain(&exec.aliases).cloned().collect();
+                let (decision, forms) = self.decide_spellings(&spelled, &display);
+                deciding.extend(forms);
+                if exec.plain.is_empty() {
+                    return decision;
+                }
+                let (bare, forms) = self.decide_spellings(&exec.plain, &display);
+                let holds = bare.verdict == Verdict::Deny || (bare.verdict == Verdict::Ask && bare.explicit);
+                if holds && rank(bare.verdict) > rank(decision.verdict) {
+                    deciding.extend(forms);
+                    return bare;
+                }
+                decision
+            })
+            .reduce(|a, b| if rank(b.verdict) > rank(a.verdict) { b } else { a })
+            .unwrap_or_else(|| RuleDecision::new(Verdict::Ask, None, false));
         // What the line named is what was predicted; a script's interpreter and a loader's
         // program are decided by the rules alone. For an explicit ask, only a prediction a
         // person approved counts: one the rules allowed before the line ran never met
@@ -440,47 +501,56 @@ impl Worker {
             let _ = self.listener.allow(call.id);
             return;
         }
-        self.ask(call, lineage, execs, display, decided_by);
+        self.ask(call, lineage, execs, display, deciding);
     }
 
-    /// How the rules decide the programs `execs` (the program, and a script's
-    /// interpreter or a loader's program): a deny in any spelling refuses; else an explicit
-    /// ask in any spelling asks; else the program's own first spelling (its rule name, or
-    /// its absolute path) decides. Every spelling is checked on its own: a catch-all rule
-    /// matching the absolute path must not outvote the rule written for the name.
-    fn rule_decision(&self, execs: &[Exec]) -> (RuleDecision, String) {
-        let decide = |form: &str| {
-            let request = PermissionRequest::new("bash").resources([form]);
+    /// One program decided by all its spellings (its rule name, its paths). A rule a
+    /// person wrote for one of them (`ls *`, `/usr/bin/rm *`) or a saved approval of one
+    /// decides over the catch-all `*` that the others only meet: under
+    /// `{"*": "deny", "ls *": "allow"}` the path `/usr/bin/ls` must not refuse `ls`, and
+    /// under `{"*": "allow", "/usr/bin/rm *": "deny"}` the name `rm` must not allow it.
+    /// Among those, or when none has one, the strictest wins. Also returns the spellings
+    /// that decided (a question is put with those).
+    fn decide_spellings(&self, forms: &[String], display: &str) -> (RuleDecision, Vec<String>) {
+        let decide = |resources: &[String]| {
+            let request = PermissionRequest::new("bash")
+                .resources(resources.iter().cloned())
+                .metadata("command", display.to_string());
             self.setup
                 .permissions
                 .decide(&self.setup.ctx, &request)
                 .unwrap_or_else(|| RuleDecision::new(Verdict::Ask, None, false))
         };
-        let mut explicit_ask = None;
-        for form in execs.iter().flat_map(|exec| exec.forms.iter().chain(&exec.aliases)) {
-            let decision = decide(form);
-            match decision.verdict {
-                Verdict::Deny => return (decision, form.clone()),
-                Verdict::Ask if decision.explicit && explicit_ask.is_none() => {
-                    explicit_ask = Some((decision, form.clone()));
-                }
-                _ => {}
-            }
+        // The common case in one decision: every spelling allowed.
+        let all = decide(forms);
+        if all.verdict == Verdict::Allow {
+            return (all, forms.to_vec());
         }
-        if let Some(ask) = explicit_ask {
-            return ask;
-        }
-        match execs.first().and_then(|exec| exec.forms.first()) {
-            Some(primary) => (decide(primary), primary.clone()),
-            None => (RuleDecision::new(Verdict::Ask, None, false), String::new()),
-        }
+        let decisions: Vec<RuleDecision> = forms.iter().map(|form| decide(std::slice::from_ref(form))).collect();
+        let specific = |d: &RuleDecision| d.explicit || (d.rule.is_none() && d.verdict == Verdict::Allow);
+        let any_specific = decisions.iter().any(specific);
+        let pool: Vec<(&String, &RuleDecision)> = forms
+            .iter()
+            .zip(&decisions)
+            .filter(|(_, d)| !any_specific || specific(d))
+            .collect();
+        let decision = pool
+            .iter()
+            .map(|(_, d)| *d)
+            .reduce(|a, b| if rank(b.verdict) > rank(a.verdict) { b } else { a })
+            .cloned()
+            .unwrap_or_else(|| RuleDecision::new(Verdict::Ask, None, false));
+        (decision, pool.into_iter().map(|(form, _)| form.clone()).collect())
     }
 
-    /// The spellings of one program about to run.
+    /// The spellings of one program about to run: its rule name when it has one, then
+    /// its absolute paths (as given, with every link resolved, and the trusted `PATH`'s
+    /// path of its name), so a rule written against any of them holds.
     fn exec_of(
         &mut self,
         program: &Path,
         file: Option<&FileId>,
+        resolved: Option<&Path>,
         argv: &[OsString],
         env: &[OsString],
         cwd: Option<&Path>,
@@ -488,12 +558,27 @@ impl Worker {
         let absolute = program.to_string_lossy().into_owned();
         let base = program.file_name().unwrap_or_default();
         let name = match file {
-            Some(file) if self.trusted.lookup(base).is_some_and(|found| found.same_file(file)) => {
+            Some(file)
+                if self
+                    .trusted
+                    .lookup(base)
+                    .is_some_and(|(found, _)| found.same_file(file)) =>
+            {
                 Some(base.to_string_lossy().into_owned())
             }
             Some(file) => self.trusted.name_of(file),
             None => None,
         };
+        let mut paths = vec![absolute.clone()];
+        if let Some(resolved) = resolved {
+            paths.push(resolved.to_string_lossy().into_owned());
+        }
+        if let Some(name) = &name
+            && let Some((_, trusted)) = self.trusted.lookup(OsStr::new(name))
+        {
+            paths.push(trusted.to_string_lossy().into_owned());
+        }
+        paths.dedup();
         let args: Vec<String> = argv
             .iter()
             .skip(1)
@@ -508,7 +593,7 @@ impl Worker {
         let mut forms = Vec::new();
         let mut save = None;
         let mut display = None;
-        for first in name.iter().chain(std::iter::once(&absolute)) {
+        for first in name.iter().chain(paths.iter()) {
             let spelled = spelled(first);
             if display.is_none() {
                 display = spelled.forms.first().cloned();
@@ -548,6 +633,15 @@ impl Worker {
                 }
             }
         }
+        let plain: Vec<String> = if prefix.is_empty() {
+            Vec::new()
+        } else {
+            forms
+                .iter()
+                .chain(&aliases)
+                .filter_map(|form| form.strip_prefix(prefix.as_str()).map(str::to_string))
+                .collect()
+        };
         // The line as written may have named the program by any of these spellings.
         let predictable: Vec<String> = if prefix.is_empty() {
             forms.iter().chain(&aliases).cloned().collect()
@@ -560,6 +654,7 @@ impl Worker {
             forms,
             predictable,
             aliases,
+            plain,
         }
     }
 
@@ -644,7 +739,7 @@ impl Worker {
     }
 
     /// Puts the program to the person (it waits in `execve` meanwhile).
-    fn ask(&mut self, call: ExecCall, lineage: Lineage, execs: Vec<Exec>, display: String, decided_by: String) {
+    fn ask(&mut self, call: ExecCall, lineage: Lineage, execs: Vec<Exec>, display: String, deciding: Vec<String>) {
         let Some(runtime) = self.runtime.clone() else {
             let _ = self.listener.refuse(call.id, libc_eperm());
             self.note(format!(
@@ -666,20 +761,26 @@ impl Worker {
             Lineage::Under(parent) => format!("`{parent}`"),
         };
         let save = execs.first().and_then(|exec| exec.save.clone());
-        // The spelling whose rule asks is asked too: the person's answer must meet the rule
-        // that asked, not only the friendlier name it is shown by.
-        let mut resources = vec![display.clone()];
-        if !decided_by.is_empty() && decided_by != display {
-            resources.push(decided_by);
+        // The spellings the decision was made on: asked with its rule name alone, a rule
+        // written against the path (`/usr/bin/touch *: ask`) would not see the question
+        // and the rules would answer it.
+        let mut forms: Vec<String> = Vec::new();
+        for form in deciding {
+            if !forms.contains(&form) {
+                forms.push(form);
+            }
+        }
+        if forms.is_empty() {
+            forms.push(display.clone());
         }
         let mut request = PermissionRequest::new("bash")
-            .resources(resources.iter().cloned())
+            .resources(forms.iter().cloned())
             .metadata("command", display.clone())
             .metadata("started_by", started_by)
             .metadata("exec", call.program.to_string_lossy().into_owned());
         request = match save {
             Some(save) => request.save([save]),
-            None => request.unsaveable(resources),
+            None => request.unsaveable(forms),
         };
         let permissions = Arc::clone(&self.setup.permissions);
         let ctx = self.setup.ctx.clone();
@@ -730,6 +831,15 @@ impl Worker {
     }
 }
 
+/// How strict a verdict is.
+fn rank(verdict: Verdict) -> u8 {
+    match verdict {
+        Verdict::Allow => 0,
+        Verdict::Ask => 1,
+        Verdict::Deny => 2,
+    }
+}
+
 fn libc_eperm() -> i32 {
     rustix::io::Errno::PERM.raw_os_error()
 }
@@ -765,14 +875,10 @@ fn identity(pid: u32) -> Option<Process> {
     Some(Process { tgid, ppid, start })
 }
 
-/// True for the dynamic loader (`ld-linux-x86-64.so.2`, `ld-musl-*.so.1`, `ld.so`).
+/// True for the dynamic loader's name (`ld-linux-x86-64.so.2`, `ld-musl-*.so.1`,
+/// `ld.so`); the caller checks the path as given and as resolved.
 fn is_loader(program: &Path) -> bool {
     let name = program.file_name().and_then(OsStr::to_str).unwrap_or_default();
-    let name = std::fs::canonicalize(program)
-        .ok()
-        .and_then(|path| path.file_name().and_then(OsStr::to_str).map(str::to_string))
-        .filter(|canonical| canonical.starts_with("ld-"))
-        .unwrap_or_else(|| name.to_string());
     name == "ld.so" || (name.starts_with("ld-") && name.contains(".so"))
 }
 
