@@ -56,10 +56,10 @@ fn call(binary: &Path, root: &Path, name: &str, command: &str) -> f64 {
         .unwrap();
     let seconds = start.elapsed().as_secs_f64();
     let stdout = String::from_utf8_lossy(&output.stdout);
-    let value: serde_json::Value = serde_json::from_str(&stdout).unwrap_or_default();
     assert!(
-        output.status.success() && value["output"]["structured"]["exit"] == 0,
-        "{command} in {name}: {stdout}{}",
+        output.status.success() && stdout.contains("Command exited with code 0."),
+        "{command} in {name}: {}{}",
+        stdout.chars().take(2000).collect::<String>(),
         String::from_utf8_lossy(&output.stderr)
     );
     seconds

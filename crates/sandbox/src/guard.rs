@@ -174,6 +174,10 @@ pub struct FileId {
     pub ino: u64,
     /// Its mode bits (type, permissions, setuid and setgid).
     pub mode: u32,
+    /// When its inode last changed (seconds and nanoseconds since the epoch): a file
+    /// created or replaced after a moment cannot claim to have been there before it
+    /// (`ctime` cannot be set back).
+    pub changed: (i64, i64),
 }
 
 impl FileId {
@@ -184,6 +188,7 @@ impl FileId {
             dev: stat.st_dev,
             ino: stat.st_ino,
             mode: stat.st_mode,
+            changed: (stat.st_ctime, stat.st_ctime_nsec as i64),
         })
     }
 
@@ -636,6 +641,7 @@ fn file_id(fd: &OwnedFd) -> Option<FileId> {
         dev: stat.st_dev,
         ino: stat.st_ino,
         mode: stat.st_mode,
+        changed: (stat.st_ctime, stat.st_ctime_nsec as i64),
     })
 }
 

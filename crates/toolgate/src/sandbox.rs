@@ -153,9 +153,20 @@ pub(crate) fn shell_environment(config: &Config) -> Vec<(OsString, OsString)> {
 }
 
 /// This binary, as the trampoline to run.
+/// The trampoline every sandboxed or guarded command starts through: the small
+/// `toolgate-sandbox-exec` installed beside this binary (it starts in a fraction of the
+/// time), else this binary itself (`toolgate __sandbox-exec` does the same).
 fn exe() -> &'static Option<PathBuf> {
     static EXE: OnceLock<Option<PathBuf>> = OnceLock::new();
-    EXE.get_or_init(|| std::env::current_exe().ok())
+    EXE.get_or_init(|| {
+        let this = std::env::current_exe().ok()?;
+        let small = this.with_file_name("toolgate-sandbox-exec");
+        let runnable = std::fs::metadata(&small).is_ok_and(|meta| {
+            use std::os::unix::fs::PermissionsExt;
+            meta.is_file() && meta.permissions().mode() & 0o111 != 0
+        });
+        Some(if runnable { small } else { this })
+    })
 }
 
 /// Whether the sandbox works here: probed once per process, or remembered in

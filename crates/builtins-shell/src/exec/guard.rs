@@ -113,6 +113,9 @@ type ProcessKey = (u32, u64);
 /// The names of the trusted `PATH`, resolved as they are asked for.
 struct TrustedPath {
     dirs: Vec<PathBuf>,
+    /// When the command started: a program that appeared in a trusted directory since is
+    /// the command's own (planted, with the sandbox off, in `~/.local/bin`), not the name's.
+    since: (i64, i64),
     names: HashMap<OsString, Option<(FileId, PathBuf)>>,
     /// Every program of the trusted directories by file, built the first time a program
     /// is met that its own name does not resolve to (a hard link, a copy, a script).
@@ -129,8 +132,12 @@ impl TrustedPath {
             .map(|dir| std::fs::canonicalize(&dir).unwrap_or(dir))
             .filter(|dir| !writable.iter().any(|root| dir.starts_with(root)))
             .collect();
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default();
         TrustedPath {
             dirs,
+            since: (now.as_secs() as i64, i64::from(now.subsec_nanos())),
             names: HashMap::new(),
             index: None,
         }
@@ -146,6 +153,7 @@ impl TrustedPath {
             let candidate = dir.join(name);
             FileId::of(&candidate)
                 .filter(|file| file.mode & 0o170000 == 0o100000 && file.mode & 0o111 != 0)
+                .filter(|file| file.changed < self.since)
                 .map(|file| (file, candidate))
         });
         self.names.insert(name.to_os_string(), found.clone());
@@ -160,7 +168,9 @@ impl TrustedPath {
                 let Ok(entries) = std::fs::read_dir(dir) else { continue };
                 for entry in entries.flatten() {
                     let name = entry.file_name();
-                    if let (Some(name), Some(file)) = (name.to_str(), FileId::of(&entry.path())) {
+                    if let (Some(name), Some(file)) = (name.to_str(), FileId::of(&entry.path()))
+                        && file.changed < self.since
+                    {
                         index.entry((file.dev, file.ino)).or_insert_with(|| name.to_string());
                     }
                 }
@@ -206,6 +216,8 @@ pub(crate) struct Report {
 /// State shared by the listener's thread and the questions in flight.
 struct Shared {
     processes: HashMap<ProcessKey, Lineage>,
+    /// The last process seen under each thread-group id.
+    pids: HashMap<u32, ProcessKey>,
     /// Questions in flight, by what is asked: notifications of the same exec (restarted by
     /// a signal) wait for the one answer.
     asking: HashMap<String, Vec<u64>>,
@@ -229,6 +241,7 @@ impl Supervisor {
         let stop = Arc::new(AtomicBool::new(false));
         let shared = Arc::new(Mutex::new(Shared {
             processes: HashMap::new(),
+            pids: HashMap::new(),
             asking: HashMap::new(),
             report: Report::default(),
             approved: Vec::new(),
@@ -380,12 +393,14 @@ impl Worker {
         if !self.shell_seen && call.pid == self.shell_pid {
             self.shell_seen = true;
             if let Some(key) = identity(call.pid).map(|p| p.key()) {
-                lock(&self.shared).processes.insert(key, Lineage::Line);
+                let mut shared = lock(&self.shared);
+                shared.processes.insert(key, Lineage::Line);
+                shared.pids.insert(key.0, key);
             }
             let _ = self.listener.allow(call.id);
             return;
         }
-        let lineage = self.lineage(call.pid);
+        let (lineage, key) = self.lineage(call.pid);
         let cwd = call.cwd.clone();
         let cwd = cwd.as_deref();
         let mut execs = vec![self.exec_of(
@@ -491,7 +506,7 @@ impl Worker {
             Verdict::Ask => false,
         };
         if allow {
-            self.started(call.pid, &lineage, &display);
+            self.started(key, &lineage, &display);
             if call.file.is_some_and(|file| file.is_setid()) && !rustix::process::geteuid().is_root() {
                 lock(&self.shared).report.notes.push(format!(
                     "`{display}` is setuid: toolgate starts commands with no_new_privs (exec-time enforcement), so it runs \
@@ -569,7 +584,21 @@ impl Worker {
             Some(file) => self.trusted.name_of(file),
             None => None,
         };
+        // The name of the file its links resolve to, when that name is trusted for it too
+        // (`sh` → `dash`, `python3` → `python3.11`): a rule for either name holds.
+        let resolved_name = resolved
+            .and_then(Path::file_name)
+            .filter(|resolved| Some(*resolved) != Some(base))
+            .filter(|resolved| {
+                file.is_some_and(|file| {
+                    self.trusted
+                        .lookup(resolved)
+                        .is_some_and(|(found, _)| found.same_file(file))
+                })
+            })
+            .map(|resolved| resolved.to_string_lossy().into_owned());
         let mut paths = vec![absolute.clone()];
+        paths.extend(resolved_name);
         if let Some(resolved) = resolved {
             paths.push(resolved.to_string_lossy().into_owned());
         }
@@ -702,32 +731,51 @@ impl Worker {
             .is_none_or(|decision| decision.verdict == Verdict::Ask)
     }
 
-    /// Records that `pid` now runs an allowed program.
-    fn started(&self, pid: u32, lineage: &Lineage, display: &str) {
-        if let Some(key) = identity(pid).map(|p| p.key()) {
+    /// Records that the process `key` now runs an allowed program.
+    fn started(&self, key: Option<ProcessKey>, lineage: &Lineage, display: &str) {
+        if let Some(key) = key {
             let now = match lineage {
                 Lineage::Line => Lineage::Under(display.to_string()),
                 under => under.clone(),
             };
-            lock(&self.shared).processes.insert(key, now);
+            let mut shared = lock(&self.shared);
+            shared.processes.insert(key, now);
+            shared.pids.insert(key.0, key);
         }
     }
 
     /// Where process `pid` stands: its own record, else its nearest known ancestor's; a
     /// process whose ancestry cannot be followed is taken as the line's own (asked).
-    fn lineage(&self, pid: u32) -> Lineage {
+    fn lineage(&self, pid: u32) -> (Lineage, Option<ProcessKey>) {
         let Some(me) = identity(pid) else {
-            return Lineage::Line;
+            return (Lineage::Line, None);
         };
+        (self.lineage_of(&me), Some(me.key()))
+    }
+
+    fn lineage_of(&self, me: &Process) -> Lineage {
         let mut shared = lock(&self.shared);
         if let Some(known) = shared.processes.get(&me.key()) {
             return known.clone();
+        }
+        // The parent of a living process is the one its `PPid` names now (a parent that
+        // dies leaves its children to another), so a parent known by pid needs no read.
+        if let Some(known) = shared
+            .pids
+            .get(&me.ppid)
+            .and_then(|key| shared.processes.get(key))
+            .cloned()
+        {
+            shared.processes.insert(me.key(), known.clone());
+            shared.pids.insert(me.tgid, me.key());
+            return known;
         }
         let mut parent = me.ppid;
         for _ in 0..MAX_DEPTH {
             let Some(up) = identity(parent) else { break };
             if let Some(known) = shared.processes.get(&up.key()).cloned() {
                 shared.processes.insert(me.key(), known.clone());
+                shared.pids.insert(me.tgid, me.key());
                 return known;
             }
             if up.ppid == 0 || up.ppid == parent {
@@ -779,7 +827,20 @@ impl Worker {
             .metadata("started_by", started_by)
             .metadata("exec", call.program.to_string_lossy().into_owned());
         request = match save {
-            Some(save) => request.save([save]),
+            // "Always" saves the name's prefix and each asked spelling's (a rule written
+            // for the path, `/usr/bin/touch *: ask`, is met by the saved `/usr/bin/touch *`).
+            Some(save) => {
+                let mut saves = vec![save];
+                for form in &forms {
+                    let words: Vec<&str> = form.split(' ').collect();
+                    if let Some(pattern) = spellings(&words).save
+                        && !saves.contains(&pattern)
+                    {
+                        saves.push(pattern);
+                    }
+                }
+                request.save(saves)
+            }
             None => request.unsaveable(forms),
         };
         let permissions = Arc::clone(&self.setup.permissions);
@@ -857,21 +918,30 @@ impl Process {
     }
 }
 
-/// The thread group, parent and start time of thread `pid`.
+/// The thread group, parent and start time of thread `pid`: one read of its `stat` (an
+/// exec is on the hot path) for a single-threaded process, which is its own group; the
+/// `status` file and the leader's `stat` only for a thread of a larger one.
 fn identity(pid: u32) -> Option<Process> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The fields after the parenthesised name: state is field 3, ppid 4, threads 20,
+    // start time 22.
+    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+    let ppid = fields.get(1)?.parse().ok()?;
+    let threads: u32 = fields.get(17)?.parse().ok()?;
+    let start = fields.get(19)?.parse().ok()?;
+    if threads <= 1 {
+        return Some(Process { tgid: pid, ppid, start });
+    }
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let field = |name: &str| {
-        status
-            .lines()
-            .find_map(|line| line.strip_prefix(name))
-            .and_then(|value| value.trim().parse::<u32>().ok())
-    };
-    let tgid = field("Tgid:")?;
-    let ppid = field("PPid:")?;
-    let stat = std::fs::read_to_string(format!("/proc/{tgid}/stat")).ok()?;
-    // Fields after the parenthesised name: state is field 3, start time field 22.
-    let rest = stat.rsplit_once(')')?.1;
-    let start = rest.split_whitespace().nth(19)?.parse().ok()?;
+    let tgid: u32 = status
+        .lines()
+        .find_map(|line| line.strip_prefix("Tgid:"))
+        .and_then(|value| value.trim().parse().ok())?;
+    if tgid == pid {
+        return Some(Process { tgid, ppid, start });
+    }
+    let leader = std::fs::read_to_string(format!("/proc/{tgid}/stat")).ok()?;
+    let start = leader.rsplit_once(')')?.1.split_whitespace().nth(19)?.parse().ok()?;
     Some(Process { tgid, ppid, start })
 }
 
