@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 use toolgate_core::{Location, ModelResult};
-use toolgate_gate::{Call, Gate, SettleError};
+use toolgate_gate::{Call, Gate};
 use toolgate_output_store::OutputStore;
 use toolgate_permission::{AgentSettings, Agents, AskMode, AuditLog, PermissionService};
 use toolgate_registry::{ApplicationTools, ToolRegistry};
@@ -86,7 +86,7 @@ fn main() {
                     other => other.to_json().to_string(),
                 },
                 // The model called a tool it was not offered: it is told so.
-                Err(miss @ (SettleError::Unknown { .. } | SettleError::Stale { .. })) => format!("error: {miss}"),
+                Err(miss) if miss.never_ran() => format!("error: {miss}"),
                 Err(defect) => panic!("not the tool's answer: {defect}"),
             };
             println!("turn {turn}: {tool} → {}", answer.lines().next().unwrap_or(""));

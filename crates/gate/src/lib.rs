@@ -14,9 +14,12 @@
 //! 4. the first call starts the spill cleanup of the process (old spill files removed at
 //!    once, then every hour), when the gate was given the output store.
 //!
-//! A name the catalog does not offer, or whose registration changed since, comes back as
-//! [`SettleError::Unknown`] / [`SettleError::Stale`]: typed, so a front end decides how
-//! to say it (a usage error, a 400, a message to the model).
+//! A front end without a catalog of its own (a CLI call, an HTTP request, an MCP
+//! `tools/call`) calls [`Gate::run`]: it prepares what may own the tool (an MCP server
+//! starts), makes the agent's catalog and settles, in one step. A name the catalog does
+//! not offer, or whose registration changed since, comes back as [`GateError::Unknown`]
+//! (with what the agent is offered) / [`GateError::Stale`]: typed, so a front end decides
+//! how to say it (a usage error, a 400, a message to the model).
 //!
 //! ```
 //! use std::sync::Arc;
@@ -52,8 +55,7 @@
 
 mod gate;
 
-pub use gate::{Call, Catalog, Gate, GateBuilder, GateEvent, Prepare, Settled};
-pub use toolgate_registry::SettleError;
+pub use gate::{Call, Catalog, Gate, GateBuilder, GateError, GateEvent, Prepare, Settled};
 
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]

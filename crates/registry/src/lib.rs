@@ -314,8 +314,10 @@ impl Settlement {
 /// Why settle could not produce a settlement: the call never ran ([`SettleError::Unknown`],
 /// [`SettleError::Stale`]; tell the model with the error's text), or it ran and something
 /// that is not the tool's answer went wrong ([`SettleError::Defect`], [`SettleError::Bound`]).
+///
+/// Exhaustive on purpose: the gate maps each kind to its own error, and a new kind must
+/// be handled there, not fall into a wildcard arm.
 #[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
 pub enum SettleError {
     /// The name was not offered in this turn's catalog.
     #[error("Unknown tool: {name}")]
