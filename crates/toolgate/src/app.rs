@@ -10,7 +10,7 @@ use toolgate_output_store::{Limits, OutputStore};
 use toolgate_registry::{ApplicationTools, ToolRegistry};
 
 use crate::Failure;
-use crate::check::Setup;
+use crate::setup::Setup;
 
 /// The gate over every builtin, registered for the project, and over the configured MCP
 /// servers' tools once they are needed.
@@ -50,7 +50,7 @@ impl App {
             ),
             (
                 "bash",
-                crate::sandbox::bash_tool(setup, location, Arc::clone(&permissions)),
+                crate::sandbox::bash_tool(&setup.sandbox_parts(), location, Arc::clone(&permissions)),
             ),
             (
                 "todowrite",

@@ -21,6 +21,7 @@ mod mcp;
 mod run;
 mod sandbox;
 mod server;
+mod setup;
 
 use std::path::PathBuf;
 use std::process::ExitCode;

@@ -7,7 +7,7 @@ use toolgate_builtins_session::QuestionService;
 use toolgate_permission::AskMode;
 
 use crate::app::{App, server_parts, server_runtime};
-use crate::check::Setup;
+use crate::setup::Setup;
 use crate::{Failure, Project};
 
 /// `toolgate mcp`.

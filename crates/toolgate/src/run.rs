@@ -10,7 +10,7 @@ use toolgate_gate::{Call, GateError};
 use toolgate_permission::{AskMode, DoomMemory, Event, PermissionService, Reply};
 
 use crate::app::App;
-use crate::check::Setup;
+use crate::setup::Setup;
 use crate::{Failure, Project};
 
 /// Exit code when a permission was refused.

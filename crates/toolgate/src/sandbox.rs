@@ -13,7 +13,6 @@ use toolgate_core::{Context, Location, Permissions, Tool, ToolFailure};
 use toolgate_permission::{PermissionService, WALK_BUDGET, denied_paths};
 use toolgate_sandbox::{Mode, Policy, Support};
 
-use crate::check::Setup;
 use crate::config::{Config, ConfigError, Dirs};
 
 /// How many paths the sandbox may mount (hidden plus read-only) per command.
@@ -187,13 +186,23 @@ pub(crate) fn support(dirs: &Dirs) -> &'static Support {
     })
 }
 
+/// What the bash tool and its sandbox are made from: a command's setup, in parts (so
+/// this file needs nothing of the setup's own file).
+pub(crate) struct Parts<'a> {
+    pub(crate) dir: &'a Path,
+    pub(crate) dirs: &'a Dirs,
+    pub(crate) config: &'a Config,
+    pub(crate) sandbox: &'a Settings,
+    pub(crate) service: &'a PermissionService,
+}
+
 /// The bash tool as `setup` configures it: its environment, and its sandbox when on.
-pub(crate) fn bash_tool(setup: &Setup, location: Location, permissions: Arc<dyn Permissions>) -> Tool {
-    let env: Arc<[(OsString, OsString)]> = shell_environment(&setup.config).into();
+pub(crate) fn bash_tool(setup: &Parts<'_>, location: Location, permissions: Arc<dyn Permissions>) -> Tool {
+    let env: Arc<[(OsString, OsString)]> = shell_environment(setup.config).into();
     let mut options = BashOptions::default().with_env(env);
     let settings = &setup.sandbox;
     if settings.mode != Mode::Off {
-        let support = support(&setup.dirs);
+        let support = support(setup.dirs);
         match (support, exe()) {
             (Support::Available { .. }, Some(exe)) => {
                 options.sandbox_sentence = Some(settings.sentence());
@@ -254,7 +263,7 @@ struct SandboxLauncher {
 }
 
 impl SandboxLauncher {
-    fn new(setup: &Setup, exe: PathBuf) -> SandboxLauncher {
+    fn new(setup: &Parts<'_>, exe: PathBuf) -> SandboxLauncher {
         let mut protected: Vec<PathBuf> = [
             "toolgate.json",
             "toolgate.jsonc",
@@ -270,7 +279,7 @@ impl SandboxLauncher {
         protected.extend(setup.config.sources.iter().cloned());
         SandboxLauncher {
             settings: setup.sandbox.clone(),
-            project: setup.dir.clone(),
+            project: setup.dir.to_path_buf(),
             exe,
             service: setup.service.clone(),
             protected,
@@ -337,10 +346,10 @@ fn canonical_existing(paths: &[PathBuf]) -> Vec<PathBuf> {
 }
 
 /// `sandbox` as `toolgate config` and `toolgate check bash` report it.
-pub(crate) fn report(setup: &Setup) -> (String, Value) {
+pub(crate) fn report(setup: &Parts<'_>) -> (String, Value) {
     let settings = &setup.sandbox;
-    let env = shell_environment(&setup.config);
-    let inherit = shell_policy(&setup.config).inherit.as_str();
+    let env = shell_environment(setup.config);
+    let inherit = shell_policy(setup.config).inherit.as_str();
     if settings.mode == Mode::Off {
         let text = format!(
             "sandbox: off ({}): bash is not sandboxed; shell_env: inherit {inherit}, {} variables",
@@ -351,7 +360,7 @@ pub(crate) fn report(setup: &Setup) -> (String, Value) {
             "shellEnv": {"inherit": inherit, "variables": env.len()}});
         return (text, value);
     }
-    let support = support(&setup.dirs);
+    let support = support(setup.dirs);
     let writable: Vec<String> = settings.writable.iter().map(|p| p.display().to_string()).collect();
     let state = match (support.is_available(), settings.required) {
         (true, _) => format!("{support}"),
