@@ -6,8 +6,8 @@
 //!   after it), the agent_loop example, `cargo doc` with warnings denied, `cargo package`
 //!   of every publishable crate and cargo-deny, one summary line per step. It says whether
 //!   the kernel runs the bash sandbox; when it does, the sandbox suite may not skip.
-//! - `cargo xtask tidy`: the dependency rule of ARCHITECTURE.md (from `cargo metadata`)
-//!   and test hygiene.
+//! - `cargo xtask tidy`: the dependency rule of ARCHITECTURE.md (from `cargo metadata`),
+//!   test hygiene, the file-size budget and import circles inside each crate.
 //! - `cargo xtask bench [FILTER]`: runs the benchmarks, prints the table of figures
 //!   against their targets and rewrites `BENCHMARKS.md`.
 //! - `cargo xtask dist`: release build of the `toolgate` binary.
@@ -18,6 +18,7 @@
 
 mod api;
 mod bench;
+mod circles;
 mod tidy;
 
 use std::process::{Command, ExitCode};

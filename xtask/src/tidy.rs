@@ -7,6 +7,7 @@
 //! - Tests never kill processes by name (`pkill`, `killall`): they track their own PIDs.
 //! - The file-size budget: no Rust file over [`FILE_BUDGET`] lines unless [`OVER_BUDGET`]
 //!   names it with the reason.
+//! - No import circle of three files or more inside a crate (see `circles.rs`).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -43,8 +44,9 @@ pub(crate) fn run() -> Result<()> {
     let mut problems = dependency_rule()?;
     problems.extend(kill_by_name()?);
     problems.extend(file_budget()?);
+    problems.extend(crate::circles::check(&crate::root())?);
     if problems.is_empty() {
-        println!("tidy: dependency rule, test hygiene and the file-size budget hold");
+        println!("tidy: dependency rule, test hygiene, the file-size budget and no import circles hold");
         return Ok(());
     }
     for problem in &problems {
