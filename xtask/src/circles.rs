@@ -375,16 +375,13 @@ fn resolve(
 /// Where a module's `use` brings `name` from, as a path resolvable from that module
 /// (`walk::analyze` in the root becomes `self::walk::analyze`).
 fn reexport(text: &str, name: &str) -> Option<Vec<String>> {
-    for (_, path) in paths_of_uses(text) {
-        if path.last().is_some_and(|last| last == name) {
-            return Some(path);
-        }
-    }
-    None
+    paths_of_uses(text)
+        .into_iter()
+        .find(|path| path.last().is_some_and(|last| last == name))
 }
 
 /// The paths of a file's top-level `use` items, relative ones rooted at `self`.
-fn paths_of_uses(text: &str) -> Vec<(Vec<String>, Vec<String>)> {
+fn paths_of_uses(text: &str) -> Vec<Vec<String>> {
     let mut found = Vec::new();
     let mut statement = String::new();
     for line in text.lines() {
@@ -402,7 +399,7 @@ fn paths_of_uses(text: &str) -> Vec<(Vec<String>, Vec<String>)> {
             if !matches!(path.first().map(String::as_str), Some("crate" | "super" | "self")) {
                 path.insert(0, "self".to_string());
             }
-            found.push((Vec::new(), path));
+            found.push(path);
         }
         statement.clear();
     }

@@ -371,7 +371,7 @@ async fn answer_asks(service: PermissionService, clients: Clients, unanswerable:
         tokio::spawn(async move {
             let answer = peer.elicit::<Decision>(message(&request)).await;
             if let Err(error) = &answer {
-                eprintln!("toolgate: elicitation failed: {error}");
+                tracing::warn!("elicitation failed: {error}");
             }
             let _ = match answer {
                 Ok(Some(Decision {
@@ -437,7 +437,7 @@ async fn elicit_questions(peer: &Peer<RoleServer>, request: &QuestionRequest) ->
         let schema = match ElicitationSchema::from_json_schema(form) {
             Ok(schema) => schema,
             Err(error) => {
-                eprintln!("toolgate: question form rejected: {error}");
+                tracing::warn!("question form rejected: {error}");
                 return None;
             }
         };
@@ -451,7 +451,7 @@ async fn elicit_questions(peer: &Peer<RoleServer>, request: &QuestionRequest) ->
         let result = match asked {
             Ok(result) => result,
             Err(error) => {
-                eprintln!("toolgate: elicitation failed: {error}");
+                tracing::warn!("elicitation failed: {error}");
                 return None;
             }
         };
