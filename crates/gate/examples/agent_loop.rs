@@ -54,8 +54,10 @@ fn main() {
         AgentSettings::default().with_permission(json!({"edit": "allow", "read": {"*": "allow", "*.env": "deny"}}));
     let agents = Agents::build(&settings).unwrap();
     let audit = Arc::new(AuditLog::new(sandbox.path().join("audit.jsonl")));
-    let permissions = PermissionService::new(agents, project.to_string_lossy(), None, AskMode::Headless)
-        .with_audit(Arc::clone(&audit));
+    let permissions = PermissionService::builder(agents, project.to_string_lossy())
+        .mode(AskMode::Headless)
+        .audit(Arc::clone(&audit))
+        .build();
     let store = OutputStore::new(sandbox.path().join("data"));
     let registry = ToolRegistry::new(&ApplicationTools::new(), Arc::new(store.clone()));
     let services = toolgate_builtins_fs::Services::new(Location::new(&project).unwrap(), Arc::new(permissions.clone()));

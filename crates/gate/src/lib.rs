@@ -40,7 +40,7 @@
 //! let registration = registry.register([("echo", echo)]).unwrap();
 //!
 //! let agents = Agents::build(&AgentSettings::default()).unwrap();
-//! let permissions = PermissionService::new(agents, "/project", None, AskMode::Headless);
+//! let permissions = PermissionService::builder(agents, "/project").mode(AskMode::Headless).build();
 //! let gate = Gate::builder(registry, permissions).hold(registration).spills(store).build();
 //!
 //! let catalog = gate.catalog("build");

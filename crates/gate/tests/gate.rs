@@ -53,7 +53,10 @@ fn fixture(mode: AskMode) -> Fixture {
         .unwrap();
     let audit = Arc::new(AuditLog::new(data.path().join("audit.jsonl")));
     let agents = Agents::build(&AgentSettings::default()).unwrap();
-    let permissions = PermissionService::new(agents, "/project", None, mode).with_audit(Arc::clone(&audit));
+    let permissions = PermissionService::builder(agents, "/project")
+        .mode(mode)
+        .audit(Arc::clone(&audit))
+        .build();
     let gate = Gate::builder(registry, permissions)
         .hold(registration)
         .spills(store)
@@ -340,7 +343,9 @@ async fn each_agent_keeps_its_own_catalog() {
     let registration = registry.register([("echo", echo)]).unwrap();
     let settings = AgentSettings::default().with_agents(json!({"plan": {"permission": {"echo": "deny"}}}));
     let agents = Agents::build(&settings).unwrap();
-    let permissions = PermissionService::new(agents, "/project", None, AskMode::Auto);
+    let permissions = PermissionService::builder(agents, "/project")
+        .mode(AskMode::Auto)
+        .build();
     let gate = Gate::builder(registry, permissions).hold(registration).build();
     for _ in 0..2 {
         assert!(gate.catalog("build").offers("echo"));
@@ -385,7 +390,9 @@ async fn run_prepares_for_the_tool_catalogs_for_the_agent_and_settles() {
     };
     let settings = AgentSettings::default().with_agents(json!({"plan": {"permission": {"echo": "deny"}}}));
     let agents = Agents::build(&settings).unwrap();
-    let permissions = PermissionService::new(agents, "/project", None, AskMode::Auto);
+    let permissions = PermissionService::builder(agents, "/project")
+        .mode(AskMode::Auto)
+        .build();
     let gate = Gate::builder(registry, permissions)
         .hold(registration)
         .prepare(prepare)

@@ -57,8 +57,10 @@
 //!     .map(|entry| parse(entry, |_| None, project.path()))
 //!     .collect::<Result<Vec<_>, _>>()
 //!     .unwrap();
-//! let options = Options::new(project.path(), project.path().join("logs")).reserved(vec!["read".into()]);
-//! let gateway = Gateway::new(servers, options, Arc::new(AllowAll), Arc::new(Names::default()));
+//! let options = Options::new(project.path(), project.path().join("logs"))
+//!     .servers(servers)
+//!     .reserved(vec!["read".into()]);
+//! let gateway = Gateway::new(options, Arc::new(AllowAll), Arc::new(Names::default()));
 //! gateway.start_all().await;
 //! // A server that cannot start is reported, never fatal; a disabled one is not started.
 //! let states: Vec<State> = gateway.report().iter().map(|server| server.state).collect();

@@ -42,7 +42,10 @@ pub use denied::{WALK_BUDGET, WalkBudgetExceeded, denied_paths};
 pub use doom::{DOOM_LOOP_THRESHOLD, DoomLoop, DoomMemory};
 pub use holed::decide_resource;
 pub use rules::{Decision, Effect, Origin, Rule, Ruleset, combine};
-pub use service::{AskMode, Event, Explanation, PermissionService, Reply, ReplyError, Request, Source, asked_save};
+pub use service::{
+    AskMode, Event, Explanation, PermissionService, PermissionServiceBuilder, Reply, ReplyError, Request, Source,
+    asked_save,
+};
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteStore;
 pub use store::{Approval, ApprovalStore, MemoryStore, StoreError, project_id};

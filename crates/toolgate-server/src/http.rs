@@ -309,11 +309,10 @@ impl Server {
         if let (Some(suppressed), Some(audit)) = (recorded, self.service().audit()) {
             let path: String = parts.uri.path().chars().take(200).collect();
             audit.auth_failed(
-                &toolgate_permission::AuthFailure::new(&peer, parts.method.as_str(), &path, reason).counts(
-                    on_connection,
-                    total,
-                    suppressed,
-                ),
+                &toolgate_permission::AuthFailure::new(reason)
+                    .peer(&peer)
+                    .request(parts.method.as_str(), &path)
+                    .counts(on_connection, total, suppressed),
             );
         }
         if !wait.is_zero() {

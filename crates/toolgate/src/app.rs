@@ -68,8 +68,8 @@ impl App {
         let servers = setup.config.mcp_servers(&setup.dir);
         let gateway = (!servers.is_empty()).then(|| {
             toolgate_mcp_client::Gateway::new(
-                servers,
                 toolgate_mcp_client::Options::new(&setup.dir, setup.dirs.data.join("log").join("mcp"))
+                    .servers(servers)
                     .reserved(reserved),
                 Arc::clone(&permissions),
                 Arc::new(crate::gateway::RegistrySink::new(registry.clone())),

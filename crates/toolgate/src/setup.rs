@@ -67,11 +67,14 @@ impl Setup {
         let store = std::sync::Arc::new(SqliteStore::deferred(dirs.data.join("toolgate.db")));
         let project_id = toolgate_permission::project_id(&dir);
         let audit = std::sync::Arc::new(toolgate_permission::AuditLog::new(dirs.data.join("audit.jsonl")));
-        let service = PermissionService::new(agents, project_id, Some(store), mode)
-            .with_headless_note("no terminal; use --auto to approve")
-            .with_audit(audit)
-            .with_roots([dir.clone(), spelled])
-            .with_doom_memory(doom);
+        let service = PermissionService::builder(agents, project_id)
+            .store(store)
+            .mode(mode)
+            .headless_note("no terminal; use --auto to approve")
+            .audit(audit)
+            .roots([dir.clone(), spelled])
+            .doom_memory(doom)
+            .build();
         let sandbox = crate::sandbox::Settings::from_config(&config, &dirs, &dir);
         Ok(Setup {
             dir,
