@@ -57,6 +57,21 @@ mod gate;
 
 pub use gate::{Call, Catalog, Gate, GateBuilder, GateError, GateEvent, Prepare, Settled};
 
+// The items of other toolgate crates that this crate's signatures name, and those crates
+// whole, so that this crate alone is a sufficient dependency (ARCHITECTURE.md, "Re-exports").
+#[doc(no_inline)]
+pub use toolgate_core;
+pub use toolgate_core::{BoundError, BoxFuture, Context, Defect, ModelDefinition, ModelResult};
+#[doc(no_inline)]
+pub use toolgate_output_store;
+pub use toolgate_output_store::OutputStore;
+#[doc(no_inline)]
+pub use toolgate_permission;
+pub use toolgate_permission::PermissionService;
+#[doc(no_inline)]
+pub use toolgate_registry;
+pub use toolgate_registry::{Registration, Settlement, ToolRegistry};
+
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
 struct ReadmeDoctests;

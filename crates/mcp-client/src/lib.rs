@@ -86,3 +86,9 @@ pub use elicitation::{
 };
 pub use gateway::{Gateway, Options, ServerReport, State, ToolReport, ToolSink};
 pub use names::{NameError, tool_name};
+
+// The items of other toolgate crates that this crate's signatures name, and those crates
+// whole, so that this crate alone is a sufficient dependency (ARCHITECTURE.md, "Re-exports").
+#[doc(no_inline)]
+pub use toolgate_core;
+pub use toolgate_core::{BoxFuture, Context, Permissions, Tool};

@@ -50,6 +50,12 @@ pub use service::{
 pub use sqlite::SqliteStore;
 pub use store::{Approval, ApprovalStore, MemoryStore, StoreError, project_id};
 
+// The items of other toolgate crates that this crate's signatures name, and those crates
+// whole, so that this crate alone is a sufficient dependency (ARCHITECTURE.md, "Re-exports").
+#[doc(no_inline)]
+pub use toolgate_core;
+pub use toolgate_core::{BoxFuture, Context, PermissionRequest, Permissions, Refusal, Resource};
+
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
 struct ReadmeDoctests;

@@ -45,9 +45,6 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use indexmap::IndexMap;
 use serde_json::Value;
-use toolgate_core::{
-    BoundError, Context, Defect, ModelDefinition, ModelResult, OutputBound, Refusal, Tool, ToolFailure, ToolOutput,
-};
 
 /// Every registration gets a fresh identity, even for the same tool value, so that a
 /// re-registration makes calls captured before it stale.
@@ -397,6 +394,14 @@ impl Materialized {
         }
     }
 }
+
+// The items of other toolgate crates that this crate's signatures name, and those crates
+// whole, so that this crate alone is a sufficient dependency (ARCHITECTURE.md, "Re-exports").
+#[doc(no_inline)]
+pub use toolgate_core;
+pub use toolgate_core::{
+    BoundError, Context, Defect, ModelDefinition, ModelResult, OutputBound, Refusal, Tool, ToolFailure, ToolOutput,
+};
 
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
