@@ -24,15 +24,9 @@
 //! # let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
 //! # rt.block_on(async {
 //! use std::sync::{Arc, Mutex};
-//! use toolgate_core::{BoxFuture, Context, PermissionRequest, Permissions, Refusal, Tool};
-//! use toolgate_mcp_client::{Gateway, Options, State, ToolSink, entries, parse};
+//! use toolgate_mcp_client::toolgate_core::AllowAll;
+//! use toolgate_mcp_client::{Gateway, Options, State, Tool, ToolSink, entries, parse};
 //!
-//! struct AllowAll;
-//! impl Permissions for AllowAll {
-//!     fn assert<'a>(&'a self, _: &'a Context, _: PermissionRequest) -> BoxFuture<'a, Result<(), Refusal>> {
-//!         Box::pin(async { Ok(()) })
-//!     }
-//! }
 //! // Where the tools go: a consumer's registry; here a list of names.
 //! #[derive(Default)]
 //! struct Names(Mutex<Vec<String>>);
@@ -92,3 +86,7 @@ pub use names::{NameError, tool_name};
 #[doc(no_inline)]
 pub use toolgate_core;
 pub use toolgate_core::{BoxFuture, Context, Permissions, Tool};
+
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

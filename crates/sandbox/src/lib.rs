@@ -324,3 +324,7 @@ fn probe_main() -> TrampolineExit {
         Err(error) => TrampolineExit::failed(1, error),
     }
 }
+
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
