@@ -33,7 +33,13 @@ struct Crate {
 pub(crate) fn run(separately: bool) -> Result<()> {
     let root = crate::root();
     let crates = library_crates()?;
-    let scratch = std::env::temp_dir().join("toolgate-consumers");
+    // One scratch workspace per checkout: two checkouts' projects point at different crates.
+    let checkout: String = root
+        .to_string_lossy()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
+    let scratch = std::env::temp_dir().join(format!("toolgate-consumers{checkout}"));
     std::fs::create_dir_all(&scratch).with_context(|| scratch.display().to_string())?;
     let mut members = Vec::new();
     for krate in &crates {
