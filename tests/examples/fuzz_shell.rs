@@ -1,7 +1,7 @@
-//! `cargo xtask fuzz-shell N [--seed S]`: N generated command lines through the oracle of
-//! issue #12; every unsound one not yet recorded is appended to the corpus file
-//! (`crates/builtins-shell/tests/corpus/oracle-failures.jsonl`), which the table test and
-//! the oracle test replay.
+//! `cargo xtask fuzz-shell N [--seed S]`: N generated command lines through the bash
+//! analysis oracle; every unsound one not yet recorded is appended to the corpus file
+//! (`crates/shell-analysis/tests/corpus/oracle-failures.jsonl`), which the analysis crate's
+//! tests and the oracle test replay.
 //!
 //! Options: `--seed S` (default: from the clock, printed), `--no-record` (report only),
 //! `--show N` (print the first N unsound lines with what ran, default 20), `--workers N`,

@@ -1,4 +1,4 @@
-//! The oracle of issue #12 in CI: generated lines, every table case and every recorded
+//! The bash analysis oracle in CI: generated lines, every table case and every recorded
 //! failure, each run in real bash inside the sandbox and checked for soundness against
 //! `toolgate_shell_analysis::plan` (see `e2e::shell_oracle`), plus tests of the oracle
 //! itself: it must see what a blind analysis misses, confine what it runs, and survive
@@ -6,7 +6,8 @@
 //!
 //! Every line must be sound. `ORACLE_RECORD=1 cargo nextest run -p e2e --test
 //! shell_oracle` also appends the failing lines that are not in the corpus yet to it, so
-//! they are replayed without a sandbox from then on (`oracle_corpus.rs` in the shell crate).
+//! they are replayed without a sandbox from then on (`oracle_corpus.rs` in the analysis
+//! crate's tests).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::print_stdout)]
 
@@ -41,8 +42,7 @@ fn cases() -> Vec<Case> {
             }
         })
         .collect();
-    let table = std::fs::read_to_string(workspace().join("crates/builtins-shell/tests/table.rs")).unwrap();
-    let rows = soundness::table_rows(&table);
+    let rows = table_rows();
     assert!(
         rows.len() >= 80,
         "the table test's rows were not found ({} rows)",
@@ -55,6 +55,25 @@ fn cases() -> Vec<Case> {
         tags: record.tags,
     }));
     cases
+}
+
+/// Every `("line", Effect)` row of the analysis crate's tests: in their sources and in their
+/// reviewed snapshots, each line once, in the order found.
+fn table_rows() -> Vec<String> {
+    let dir = workspace().join(soundness::TABLE_TESTS);
+    let mut files: Vec<PathBuf> = [dir.clone(), dir.join("snapshots")]
+        .iter()
+        .flat_map(|dir| std::fs::read_dir(dir).unwrap())
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "rs" || ext == "snap"))
+        .collect();
+    files.sort();
+    let mut seen = BTreeSet::new();
+    files
+        .iter()
+        .flat_map(|file| soundness::table_rows(&std::fs::read_to_string(file).unwrap()))
+        .filter(|line| seen.insert(line.clone()))
+        .collect()
 }
 
 #[test]

@@ -16,6 +16,7 @@ use anyhow::{Context, Result, bail};
 /// The library crates whose API is counted, by library name.
 const CRATES: &[&str] = &[
     "toolgate_core",
+    "toolgate_config",
     "toolgate_registry",
     "toolgate_output_store",
     "toolgate_permission",

@@ -7,7 +7,8 @@
 //!   of every publishable crate and cargo-deny, one summary line per step. It says whether
 //!   the kernel runs the bash sandbox; when it does, the sandbox suite may not skip.
 //! - `cargo xtask tidy`: the dependency rule of ARCHITECTURE.md (from `cargo metadata`),
-//!   test hygiene, the file-size budget and import circles inside each crate.
+//!   test hygiene (no kill by name, no unreviewed snapshot), the file-size budget, import
+//!   circles inside each crate and printing libraries.
 //! - `cargo xtask bench [FILTER]`: runs the benchmarks, prints the table of figures
 //!   against their targets and rewrites `BENCHMARKS.md`.
 //! - `cargo xtask dist`: release build of the `toolgate` binary.
@@ -16,8 +17,8 @@
 //!   a separate project that depends on what the README says and nothing else (also part
 //!   of `ci`); `--separately` also keeps their features apart (slower).
 //! - `cargo xtask fuzz-shell N [--seed S] [--no-record] [--show N]`: N generated command
-//!   lines through the bash analysis oracle (issue #12); failures are appended to
-//!   `crates/builtins-shell/tests/corpus/oracle-failures.jsonl`.
+//!   lines through the bash analysis oracle; failures are appended to
+//!   `crates/shell-analysis/tests/corpus/oracle-failures.jsonl`.
 
 mod api;
 mod bench;
@@ -155,6 +156,12 @@ fn ci() -> Result<()> {
         for command in &mut tests {
             command.env("TOOLGATE_REQUIRE_SANDBOX_TESTS", "1");
         }
+    }
+    // A snapshot that differs from the reviewed `.snap` fails, and nothing is written or
+    // accepted on the way (whatever the developer's environment says); tidy refuses a
+    // pending `.snap.new` left in the tree.
+    for command in &mut tests {
+        command.env("INSTA_UPDATE", "no").env_remove("INSTA_FORCE_PASS");
     }
     // The MCP conformance suite runs inside the tests (tests/tests/conformance.rs) and
     // leaves its per-scenario outcome here; a stale file must not pass for a fresh one.

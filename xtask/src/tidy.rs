@@ -1,10 +1,12 @@
 //! `cargo xtask tidy`: the rules of ARCHITECTURE.md that a machine can check.
 //!
-//! - The dependency rule, read from `cargo metadata`: `toolgate-core` depends on no crate
-//!   of ours; every other library crate on `toolgate-core` alone, except the gate (which
+//! - The dependency rule, read from `cargo metadata`: `toolgate-core` and
+//!   `toolgate-config` depend on no crate of ours; every other library crate on `toolgate-core` alone, except the gate (which
 //!   composes registry, permission and output store) and the server (which runs over the
 //!   gate and names no tool crate but the question service's). Dev-dependencies may differ.
 //! - Tests never kill processes by name (`pkill`, `killall`): they track their own PIDs.
+//! - No unreviewed snapshot: an insta `.snap.new` or `.pending-snap` in the tree is a
+//!   change nobody accepted (review it with `cargo insta review`, or delete it).
 //! - The file-size budget: no Rust file over [`FILE_BUDGET`] lines unless [`OVER_BUDGET`]
 //!   names it with the reason.
 //! - No import circle of three files or more inside a crate (see `circles.rs`).
@@ -24,14 +26,17 @@ const ANYTHING_GOES: &[&str] = &["toolgate", "xtask", "e2e"];
 fn allowed(package: &str) -> &'static [&'static str] {
     match package {
         "toolgate-core" => &[],
+        // Plain data: the binary turns what it read into each crate's options.
+        "toolgate-config" => &[],
         "toolgate-gate" => &[
             "toolgate-core",
             "toolgate-registry",
             "toolgate-permission",
             "toolgate-output-store",
         ],
-        // The bash tool plans every line with the analysis crate.
-        "toolgate-builtins-shell" => &["toolgate-core", "toolgate-shell-analysis"],
+        // The bash tool plans every line with the analysis crate and supervises what it
+        // starts through the sandbox crate's exec guard.
+        "toolgate-builtins-shell" => &["toolgate-core", "toolgate-shell-analysis", "toolgate-sandbox"],
         "toolgate-server" => &[
             "toolgate-core",
             "toolgate-gate",
@@ -45,11 +50,14 @@ fn allowed(package: &str) -> &'static [&'static str] {
 pub(crate) fn run() -> Result<()> {
     let mut problems = dependency_rule()?;
     problems.extend(kill_by_name()?);
+    problems.extend(pending_snapshots()?);
     problems.extend(file_budget()?);
     problems.extend(crate::circles::check(&crate::root())?);
     problems.extend(library_prints()?);
     if problems.is_empty() {
-        println!("tidy: dependency rule, test hygiene, the file-size budget, no import circles and no printing libraries hold");
+        println!(
+            "tidy: dependency rule, test hygiene, reviewed snapshots, the file-size budget, no import circles and no printing libraries hold"
+        );
         return Ok(());
     }
     for problem in &problems {
@@ -121,6 +129,33 @@ fn kill_by_name() -> Result<Vec<String>> {
                         ));
                     }
                 }
+            }
+        }
+    }
+    Ok(problems)
+}
+
+/// Snapshots insta wrote for a test that failed, never reviewed.
+fn pending_snapshots() -> Result<Vec<String>> {
+    let mut problems = Vec::new();
+    let root = crate::root();
+    let mut stack = vec![root.join("crates"), root.join("tests")];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).with_context(|| dir.display().to_string())? {
+            let path = entry?.path();
+            let name = path
+                .file_name()
+                .map(|name| name.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            if path.is_dir() {
+                if name != "target" {
+                    stack.push(path);
+                }
+            } else if name.ends_with(".snap.new") || name.ends_with(".pending-snap") {
+                problems.push(format!(
+                    "{}: a snapshot nobody reviewed; accept it with `cargo insta review` or delete it",
+                    path.strip_prefix(&root).unwrap_or(&path).display()
+                ));
             }
         }
     }
@@ -204,9 +239,21 @@ fn library_prints() -> Result<Vec<String>> {
             if path.extension().is_none_or(|ext| ext != "rs") {
                 continue;
             }
+            // Unit-test files (`mod tests;` in its own file) may print what they generate.
+            let stem = path
+                .file_stem()
+                .map(|stem| stem.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            if stem == "tests" || stem.ends_with("_tests") || stem == "proptests" {
+                continue;
+            }
             let text = std::fs::read_to_string(&path)?;
             for (number, line) in text.lines().enumerate() {
                 let code = line.trim_start();
+                // Unit tests come last in a file, after their `#[cfg(test)]`.
+                if code == "#[cfg(test)]" {
+                    break;
+                }
                 if code.starts_with("//") {
                     continue;
                 }

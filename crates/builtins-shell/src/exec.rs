@@ -84,6 +84,8 @@ pub(crate) struct Finished {
     pub(crate) timed_out: bool,
     /// What it printed.
     pub(crate) capture: Capture,
+    /// What exec-time enforcement refused, one line each (empty without it).
+    pub(crate) refusals: Vec<String>,
 }
 
 /// Sends TERM to a process group when dropped (the call was cancelled or is done), and
@@ -147,6 +149,15 @@ pub(crate) struct Spawn<'a> {
     pub(crate) env: Option<&'a [(OsString, OsString)]>,
 }
 
+/// Exec-time enforcement for a run: the prefix (a sandbox trampoline) installs the exec
+/// guard and expects a Unix socket as its stdin; this says how to decide what it stops.
+#[cfg(all(target_os = "linux", target_pointer_width = "64"))]
+pub(crate) type Guard = guard::GuardSetup;
+
+/// Without Linux, there is no exec guard.
+#[cfg(not(all(target_os = "linux", target_pointer_width = "64")))]
+pub(crate) struct Guard;
+
 /// Runs `command` with `shell -c` in `workdir`, stdin closed, stdout and stderr merged.
 #[cfg(test)]
 pub(crate) async fn run(shell: &Path, command: &str, workdir: &Path, timeout: Duration) -> std::io::Result<Finished> {
@@ -159,12 +170,13 @@ pub(crate) async fn run(shell: &Path, command: &str, workdir: &Path, timeout: Du
             env: None,
         },
         timeout,
+        None,
     )
     .await
 }
 
-/// [`run`] with everything a [`Spawn`] says.
-pub(crate) async fn run_with(spawn: Spawn<'_>, timeout: Duration) -> std::io::Result<Finished> {
+/// [`run`] with everything a [`Spawn`] says, and the exec guard when `guard` is given.
+pub(crate) async fn run_with(spawn: Spawn<'_>, timeout: Duration, guard: Option<Guard>) -> std::io::Result<Finished> {
     let Spawn {
         shell,
         command,
@@ -177,7 +189,7 @@ pub(crate) async fn run_with(spawn: Spawn<'_>, timeout: Duration) -> std::io::Re
     // (pipe-max-size), which only costs speed. Measured here for 1 GiB: 64 KiB 0.19 s,
     // 128 KiB 0.18 s, 1 MiB 0.39 s (a pipe larger than the cache thrashes it).
     let _ = rustix::pipe::fcntl_setpipe_size(&reader, READ_CHUNK);
-    let mut child = {
+    let child = {
         let mut builder = match prefix.split_first() {
             Some((program, args)) => {
                 let mut builder = tokio::process::Command::new(program);
@@ -199,25 +211,44 @@ pub(crate) async fn run_with(spawn: Spawn<'_>, timeout: Duration) -> std::io::Re
             .arg("-c")
             .arg(command)
             .current_dir(workdir)
-            .stdin(Stdio::null())
             .stdout(writer.try_clone()?)
             .stderr(writer)
             .process_group(0);
+        // With the exec guard, stdin is the socket the trampoline sends its listener over
+        // (it puts `/dev/null` in its place before the command runs).
+        let channel = match &guard {
+            Some(_) => {
+                let (mine, theirs) = std::os::unix::net::UnixStream::pair()?;
+                builder.stdin(Stdio::from(OwnedFd::from(theirs)));
+                Some(mine)
+            }
+            None => {
+                builder.stdin(Stdio::null());
+                None
+            }
+        };
         // The builder holds the write ends; dropping it here leaves only the child's.
-        builder.spawn()?
+        (builder.spawn()?, channel)
     };
-    let mut guard = GroupGuard {
+    let (mut child, channel) = child;
+    let mut guard_group = GroupGuard {
         pgid: child.id().and_then(|id| Pid::from_raw(id as i32)),
+    };
+    let supervisor = match (guard, channel, child.id()) {
+        (Some(setup), Some(channel), Some(pid)) => start_guard(setup, channel, pid).await,
+        _ => None,
     };
     let mut pipe = tokio::net::unix::pipe::Receiver::from_owned_fd(OwnedFd::from(reader))?;
     let mut capture = Capture::default();
     let mut buffer = vec![0u8; READ_CHUNK];
+    let started = tokio::time::Instant::now();
     let deadline = tokio::time::sleep(timeout);
     tokio::pin!(deadline);
     let mut timed_out = false;
     let mut pipe_open = true;
 
-    // Phase 1: until the shell exits or the timeout fires.
+    // Phase 1: until the shell exits or the timeout fires. Time a program spent waiting in
+    // `execve` for a person's answer does not count against the timeout.
     let status = loop {
         tokio::select! {
             read = pipe.read(&mut buffer), if pipe_open => match read {
@@ -226,6 +257,10 @@ pub(crate) async fn run_with(spawn: Spawn<'_>, timeout: Duration) -> std::io::Re
             },
             status = child.wait() => break Some(status?),
             () = &mut deadline, if !timed_out => {
+                if let Some(moved) = asked_extension(supervisor.as_ref(), started + timeout) {
+                    deadline.as_mut().reset(moved);
+                    continue;
+                }
                 timed_out = true;
                 break None;
             }
@@ -235,7 +270,7 @@ pub(crate) async fn run_with(spawn: Spawn<'_>, timeout: Duration) -> std::io::Re
         Some(status) => status,
         None => {
             // Timed out: TERM the group, give it the grace, then KILL.
-            if let Some(pgid) = guard.pgid {
+            if let Some(pgid) = guard_group.pgid {
                 let _ = kill_process_group(pgid, Signal::TERM);
             }
             let waited = tokio::time::timeout(KILL_GRACE, async {
@@ -253,7 +288,7 @@ pub(crate) async fn run_with(spawn: Spawn<'_>, timeout: Duration) -> std::io::Re
             match waited {
                 Ok(status) => status?,
                 Err(_) => {
-                    if let Some(pgid) = guard.pgid {
+                    if let Some(pgid) = guard_group.pgid {
                         let _ = kill_process_group(pgid, Signal::KILL);
                     }
                     child.wait().await?
@@ -267,11 +302,11 @@ pub(crate) async fn run_with(spawn: Spawn<'_>, timeout: Duration) -> std::io::Re
     if pipe_open {
         let drained = tokio::time::timeout(PIPE_GRACE, drain(&mut pipe, &mut buffer, &mut capture)).await;
         if drained.is_err() {
-            guard.terminate();
+            guard_group.terminate();
             let _ = tokio::time::timeout(PIPE_GRACE, drain(&mut pipe, &mut buffer, &mut capture)).await;
         }
     }
-    guard.terminate();
+    guard_group.terminate();
     let exit = status.code().or_else(|| {
         use std::os::unix::process::ExitStatusExt;
         status.signal().map(|signal| 128 + signal)
@@ -280,7 +315,68 @@ pub(crate) async fn run_with(spawn: Spawn<'_>, timeout: Duration) -> std::io::Re
         exit,
         timed_out,
         capture,
+        refusals: finish_guard(supervisor),
     })
+}
+
+#[cfg(all(target_os = "linux", target_pointer_width = "64"))]
+type Supervisor = guard::Supervisor;
+
+#[cfg(not(all(target_os = "linux", target_pointer_width = "64")))]
+struct Supervisor;
+
+/// Receives the trampoline's listener (off the async workers: it waits on a socket) and
+/// starts supervising. `None` if the trampoline failed before it sent one: it then exits
+/// with its own error, which the output shows.
+#[cfg(all(target_os = "linux", target_pointer_width = "64"))]
+async fn start_guard(setup: Guard, channel: std::os::unix::net::UnixStream, pid: u32) -> Option<Supervisor> {
+    use std::os::fd::AsFd;
+    let listener = tokio::task::spawn_blocking(move || {
+        toolgate_sandbox::ExecListener::accept(channel.as_fd(), None, GUARD_HANDSHAKE)
+    })
+    .await
+    .ok()?
+    .ok()?;
+    Some(guard::Supervisor::start(listener, pid, setup))
+}
+
+#[cfg(not(all(target_os = "linux", target_pointer_width = "64")))]
+async fn start_guard(_: Guard, _: std::os::unix::net::UnixStream, _: u32) -> Option<Supervisor> {
+    None
+}
+
+/// How long the trampoline may take to hand its exec guard over.
+#[cfg(all(target_os = "linux", target_pointer_width = "64"))]
+const GUARD_HANDSHAKE: Duration = Duration::from_secs(30);
+
+/// Where the deadline moves when it fires while programs waited, or wait, for a
+/// person: time spent waiting in `execve` for an answer does not count.
+#[cfg(all(target_os = "linux", target_pointer_width = "64"))]
+fn asked_extension(supervisor: Option<&Supervisor>, planned: tokio::time::Instant) -> Option<tokio::time::Instant> {
+    let supervisor = supervisor?;
+    let now = tokio::time::Instant::now();
+    if supervisor.asking() > 0 {
+        return Some(now + Duration::from_millis(500));
+    }
+    let moved = planned + supervisor.asked_for();
+    (moved > now).then_some(moved)
+}
+
+#[cfg(not(all(target_os = "linux", target_pointer_width = "64")))]
+fn asked_extension(_: Option<&Supervisor>, _: tokio::time::Instant) -> Option<tokio::time::Instant> {
+    None
+}
+
+#[cfg(all(target_os = "linux", target_pointer_width = "64"))]
+fn finish_guard(supervisor: Option<Supervisor>) -> Vec<String> {
+    supervisor
+        .map(|supervisor| supervisor.finish().notes)
+        .unwrap_or_default()
+}
+
+#[cfg(not(all(target_os = "linux", target_pointer_width = "64")))]
+fn finish_guard(_: Option<Supervisor>) -> Vec<String> {
+    Vec::new()
 }
 
 async fn drain(pipe: &mut tokio::net::unix::pipe::Receiver, buffer: &mut [u8], capture: &mut Capture) {
@@ -356,5 +452,7 @@ mod shell_tests {
     }
 }
 
+#[cfg(all(target_os = "linux", target_pointer_width = "64"))]
+pub(crate) mod guard;
 #[cfg(test)]
 mod process;

@@ -85,8 +85,26 @@ pub fn description(sandbox: Option<&str>) -> String {
 /// permission was granted and off the async worker threads (it may walk the file system).
 /// An error refuses the call with its message; the command does not run.
 pub trait Launcher: Send + Sync {
-    /// How to start one command line in `workdir` for the caller in `ctx`.
-    fn prepare(&self, ctx: &Context, workdir: &Path) -> Result<Launch, ToolFailure>;
+    /// How to start one command line for the caller in `ctx`, as `line` describes it.
+    fn prepare(&self, ctx: &Context, line: &LaunchLine<'_>) -> Result<Launch, ToolFailure>;
+
+    /// Whether every command line it starts runs under the exec guard ([`Launch::exec_guard`]).
+    /// The bash tool then asks, rather than refuses, the parts of a line the analysis
+    /// cannot see through: a deny rule still holds when the program starts.
+    fn enforces_exec(&self) -> bool {
+        false
+    }
+}
+
+/// What a [`Launcher`] is told about the command line it starts.
+#[derive(Clone, Copy, Debug)]
+#[non_exhaustive]
+pub struct LaunchLine<'a> {
+    /// The directory it runs in.
+    pub workdir: &'a Path,
+    /// Files whose `read` was approved for this call (by a rule or a person): a sandbox
+    /// that hides what the read rules ask for leaves these readable.
+    pub approved_reads: &'a [PathBuf],
 }
 
 /// How one command line is started (see [`Launcher`]).
@@ -104,6 +122,14 @@ pub struct Launch {
     /// For a failed command: a note explaining what of its output the launcher refused.
     #[allow(clippy::type_complexity)]
     pub note: Option<Box<dyn Fn(&str) -> Option<String> + Send + Sync>>,
+    /// Run once the command has ended (whatever its exit): what it returns is added to the
+    /// result, one line each (a sandbox undoing what must not stay, and saying so).
+    #[allow(clippy::type_complexity)]
+    pub after: Option<Box<dyn FnOnce() -> Vec<String> + Send>>,
+    /// Whether the prefix installs the exec guard (`toolgate_sandbox::Policy::exec_guard`):
+    /// it then gets a Unix socket as stdin, hands the guard's listener over it, and the
+    /// bash tool decides every program the command starts (exec-time enforcement).
+    pub exec_guard: bool,
 }
 
 /// Everything about how the bash tool runs commands besides the rules.
@@ -136,6 +162,18 @@ impl Launch {
     /// Reports `sandbox` (`workspace-write`, …) as the sandbox the command ran in.
     pub fn with_sandbox(mut self, sandbox: impl Into<String>) -> Self {
         self.sandbox = Some(sandbox.into());
+        self
+    }
+
+    /// Runs `after` once the command has ended; its lines go into the result.
+    pub fn with_after(mut self, after: impl FnOnce() -> Vec<String> + Send + 'static) -> Self {
+        self.after = Some(Box::new(after));
+        self
+    }
+
+    /// Says that the prefix installs the exec guard (see [`Launch::exec_guard`]).
+    pub fn with_exec_guard(mut self, on: bool) -> Self {
+        self.exec_guard = on;
         self
     }
 
@@ -242,7 +280,7 @@ pub fn bash_tool_with(location: Location, permissions: Arc<dyn Permissions>, opt
         let shared = Arc::clone(&shared);
         async move {
             let (location, permissions, options) = &*shared;
-            execute(location, permissions.as_ref(), options, input, ctx).await
+            execute(location, permissions, options, input, ctx).await
         }
     })
     .project(|output: &BashOutput| vec![Content::text(output.text.clone())])
@@ -251,7 +289,7 @@ pub fn bash_tool_with(location: Location, permissions: Arc<dyn Permissions>, opt
 
 async fn execute(
     location: &Location,
-    permissions: &dyn Permissions,
+    permissions: &Arc<dyn Permissions>,
     options: &BashOptions,
     input: BashInput,
     ctx: Context,
@@ -289,9 +327,52 @@ async fn execute(
         .map_err(|error| ToolFailure::new(format!("The command could not be analysed: {error}")))?
     };
     let plan = planned.map_err(|error| ToolFailure::new(error.to_string()))?;
+    let enforced = options
+        .launcher
+        .as_ref()
+        .is_some_and(|launcher| launcher.enforces_exec());
+    // Files whose read is approved once the assertions pass: a sandbox may leave them
+    // readable although the read rules ask for them.
+    let approved_reads: Vec<PathBuf> = plan
+        .requests
+        .iter()
+        .filter(|request| request.action == "read")
+        .flat_map(|request| {
+            request
+                .resources
+                .iter()
+                .filter_map(move |resource| match request.kind(resource) {
+                    toolgate_core::ResourceKind::Exact(text) if Path::new(text).is_absolute() => {
+                        Some(PathBuf::from(text))
+                    }
+                    toolgate_core::ResourceKind::Exact(text) => Some(location.root().join(text)),
+                    _ => None,
+                })
+        })
+        .collect();
     for request in plan.requests {
+        let request = if request.action == "bash" {
+            request.enforced_later(enforced)
+        } else {
+            request
+        };
         permissions.assert(&ctx, request).await?;
     }
+    // What was predicted and approved: exec-time enforcement lets these start without a
+    // new question. An opaque part stands for itself only (its own words), not for
+    // whatever it may run.
+    let predicted: Vec<toolgate_core::Resource> = plan
+        .analysis
+        .parts
+        .iter()
+        .map(|part| {
+            if part.opaque {
+                toolgate_core::Resource::exact(part.display())
+            } else {
+                part.resource.clone()
+            }
+        })
+        .collect();
     if !options.shell.is_file() {
         return Err(ToolFailure::new(format!(
             "bash is not installed ({} not found): toolgate runs every command with bash, the shell its analysis reads",
@@ -304,13 +385,19 @@ async fn execute(
             plan.workdir.display()
         )));
     }
-    let launch = match &options.launcher {
+    let mut launch = match &options.launcher {
         Some(launcher) => {
             let launcher = Arc::clone(launcher);
             let (ctx, workdir) = (ctx.clone(), plan.workdir.clone());
-            tokio::task::spawn_blocking(move || launcher.prepare(&ctx, &workdir))
-                .await
-                .map_err(|error| ToolFailure::new(format!("The sandbox could not be prepared: {error}")))??
+            tokio::task::spawn_blocking(move || {
+                let line = LaunchLine {
+                    workdir: &workdir,
+                    approved_reads: &approved_reads,
+                };
+                launcher.prepare(&ctx, &line)
+            })
+            .await
+            .map_err(|error| ToolFailure::new(format!("The sandbox could not be prepared: {error}")))??
         }
         None => Launch::default(),
     };
@@ -321,10 +408,18 @@ async fn execute(
         prefix: &launch.prefix,
         env: options.env.as_deref(),
     };
-    let finished = exec::run_with(spawn, Duration::from_millis(timeout))
+    let guard = launch
+        .exec_guard
+        .then(|| exec_guard(location, permissions, options, &ctx, predicted));
+    let finished = exec::run_with(spawn, Duration::from_millis(timeout), guard)
         .await
         .map_err(|error| ToolFailure::new(format!("Unable to execute command: {}: {error}", input.command)))?;
     let dropped = finished.capture.dropped();
+    let mut refusals = finished.refusals.clone();
+    if let Some(after) = launch.after.take() {
+        let notes = tokio::task::spawn_blocking(after).await.unwrap_or_default();
+        refusals.extend(notes);
+    }
     let mut text = if finished.capture.total() == 0 {
         "(no output)".to_string()
     } else {
@@ -347,6 +442,11 @@ async fn execute(
             text.push_str(&note);
         }
     }
+    // What exec-time enforcement refused, one line the model can act on each.
+    for refusal in refusals {
+        text.push('\n');
+        text.push_str(&refusal);
+    }
     Ok(BashOutput {
         exit: finished.exit,
         truncated: dropped > 0,
@@ -355,6 +455,55 @@ async fn execute(
         sandbox: launch.sandbox,
         text,
     })
+}
+
+/// What the exec guard needs to decide the programs of one call.
+#[cfg(all(target_os = "linux", target_pointer_width = "64"))]
+fn exec_guard(
+    location: &Location,
+    permissions: &Arc<dyn Permissions>,
+    options: &BashOptions,
+    ctx: &Context,
+    predicted: Vec<toolgate_core::Resource>,
+) -> exec::Guard {
+    let env: Vec<(OsString, OsString)> = match &options.env {
+        Some(env) => env
+            .iter()
+            .filter(|(name, _)| !is_toolgate_secret(name))
+            .cloned()
+            .collect(),
+        None => std::env::vars_os()
+            .filter(|(name, _)| !is_toolgate_secret(name))
+            .collect(),
+    };
+    // Where the command can write: a program planted there is not trusted by name.
+    let temp = std::env::temp_dir();
+    let writable = [
+        location.root().to_path_buf(),
+        temp.clone(),
+        std::fs::canonicalize(&temp).unwrap_or(temp),
+    ]
+    .into_iter()
+    .chain(std::iter::once(PathBuf::from("/dev/shm")))
+    .collect();
+    exec::guard::GuardSetup {
+        ctx: ctx.clone(),
+        permissions: Arc::clone(permissions),
+        predicted,
+        env,
+        writable,
+    }
+}
+
+#[cfg(not(all(target_os = "linux", target_pointer_width = "64")))]
+fn exec_guard(
+    _: &Location,
+    _: &Arc<dyn Permissions>,
+    _: &BashOptions,
+    _: &Context,
+    _: Vec<toolgate_core::Resource>,
+) -> exec::Guard {
+    exec::Guard
 }
 
 // The items of other toolgate crates that this crate's signatures name, and those crates

@@ -35,10 +35,10 @@ mod sqlite;
 mod store;
 mod wildcard;
 
-pub use agents::{Agent, AgentError, AgentSettings, Agents, ConfigLayer, Mode};
+pub use agents::{Agent, AgentBlock, AgentError, AgentSettings, Agents, ConfigLayer, Mode};
 pub use audit::{AuditLog, AuthFailure, Caller, rfc3339};
 pub use config::{ConfigError, deep_merge, expand_home, key_path, rules_from_config};
-pub use denied::{WALK_BUDGET, WalkBudgetExceeded, denied_paths};
+pub use denied::{WALK_BUDGET, WalkBudgetExceeded, denied_paths, withheld_paths};
 pub use doom::{DOOM_LOOP_THRESHOLD, DoomLoop, DoomMemory};
 pub use holed::decide_resource;
 pub use rules::{Decision, Effect, Origin, Rule, Ruleset, combine};

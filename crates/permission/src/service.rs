@@ -6,13 +6,15 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use serde_json::{Map, Value};
 use tokio::sync::{broadcast, oneshot};
-use toolgate_core::{BoxFuture, Context, PermissionRequest, Permissions, Refusal, Resource, ResourceKind};
+use toolgate_core::{
+    BoxFuture, Context, PermissionRequest, Permissions, Refusal, Resource, ResourceKind, RuleDecision, Verdict,
+};
 
 use crate::agents::{Agent, Agents};
 use crate::audit::{AuditLog, Caller};
 use crate::config::PATH_ACTIONS;
 use crate::doom::{DOOM_LOOP_THRESHOLD, DoomLoop, DoomMemory};
-use crate::holed::{Match, evaluate_holed, evaluate_opaque, has_deny, match_holed};
+use crate::holed::{Match, evaluate_holed_with, evaluate_opaque_with, has_deny, match_holed};
 use crate::rules::{Effect, Origin, Rule, Ruleset};
 use crate::store::{ApprovalStore, StoreError};
 
@@ -546,8 +548,8 @@ impl PermissionService {
         let mut chain = vec![&agent.rules];
         chain.extend(session);
         let decision = match holed {
-            Some(holed) => evaluate_holed(&chain, action, holed),
-            None => evaluate_opaque(&chain, action),
+            Some(holed) => evaluate_holed_with(&chain, action, holed, request.enforced),
+            None => evaluate_opaque_with(&chain, action, request.enforced),
         };
         (decision.effect, decision.rule.cloned())
     }
@@ -772,7 +774,13 @@ impl PermissionService {
         Ok(Decided {
             effect: crate::rules::combine(effects.iter().copied()),
             effects,
-            blind: if deny_exists { blind } else { Vec::new() },
+            // With the action checked again when it happens, --auto may approve what the
+            // analysis could not see: a deny still holds when the program starts.
+            blind: if deny_exists && !request.enforced {
+                blind
+            } else {
+                Vec::new()
+            },
             consults_saved: true,
         })
     }
@@ -809,6 +817,40 @@ impl PermissionService {
             .metadata("tool", tool)
             .metadata("input", input.clone());
         self.assert(ctx, request).await
+    }
+
+    /// Decides `request` without asking, recording or waiting: the strictest effect over
+    /// its resources (configured rules, session rules, then saved approvals, which only
+    /// turn an ask into allow), the rule behind it, and whether that rule is explicit — a
+    /// rule a person wrote (config, agent config, managed layer, session) whose pattern is
+    /// not the bare `*`. An unknown agent is denied, as by [`assert`](Self::assert).
+    pub fn decide_now(&self, ctx: &Context, request: &PermissionRequest) -> RuleDecision {
+        let rank = |effect: Effect| match effect {
+            Effect::Allow => 0,
+            Effect::Ask => 1,
+            Effect::Deny => 2,
+        };
+        let explained = self.explain(&ctx.session_id, &ctx.agent, request);
+        let Some(strictest) = explained.iter().max_by_key(|e| rank(e.effect)) else {
+            return RuleDecision::new(Verdict::Allow, None, false);
+        };
+        let verdict = match strictest.effect {
+            Effect::Allow => Verdict::Allow,
+            Effect::Ask => Verdict::Ask,
+            Effect::Deny => Verdict::Deny,
+        };
+        let explicit = strictest.rule.as_ref().is_some_and(|rule| {
+            matches!(
+                rule.origin,
+                Origin::UserConfig | Origin::AgentConfig | Origin::Managed | Origin::Session
+            ) && rule.resource != "*"
+        });
+        let rule = strictest
+            .rule
+            .as_ref()
+            .filter(|rule| rule.origin != Origin::SavedApproval)
+            .map(Rule::to_ref);
+        RuleDecision::new(verdict, rule, explicit)
     }
 
     /// Whether asserting `request` now would put a question to a person: the service is
@@ -1167,5 +1209,9 @@ impl Permissions for PermissionService {
 
     fn would_ask(&self, ctx: &Context, request: &PermissionRequest) -> bool {
         PermissionService::would_ask(self, ctx, request)
+    }
+
+    fn decide(&self, ctx: &Context, request: &PermissionRequest) -> Option<RuleDecision> {
+        Some(PermissionService::decide_now(self, ctx, request))
     }
 }

@@ -37,6 +37,8 @@
 //! ```
 
 mod explain;
+#[cfg(all(target_os = "linux", target_pointer_width = "64"))]
+mod guard;
 #[cfg(target_os = "linux")]
 mod linux;
 mod policy;
@@ -45,10 +47,12 @@ mod project;
 use std::ffi::OsString;
 use std::path::Path;
 
+#[cfg(all(target_os = "linux", target_pointer_width = "64"))]
+pub use guard::{ExecCall, ExecListener, FileId, Program, Readiness, Stopped};
 pub use policy::{DEVICES, Mode, ParseError, Policy};
-pub use project::git_code_paths;
 #[cfg(target_os = "linux")]
 pub use project::mask_file;
+pub use project::{GitWatch, git_code_paths};
 
 /// The first argument that puts the binary into its sandbox trampoline mode.
 pub const TRAMPOLINE: &str = "__sandbox-exec";
@@ -271,6 +275,9 @@ pub fn trampoline_main(args: Vec<OsString>) -> TrampolineExit {
     if args.first().is_some_and(|arg| arg == "--probe") {
         return probe_main();
     }
+    if args.first().is_some_and(|arg| arg == "--probe-exec-guard") {
+        return probe_guard_main();
+    }
     let (policy, command) = match Policy::from_args(&args) {
         Ok(parsed) => parsed,
         Err(error) => return TrampolineExit::failed(EXIT_SETUP_FAILED, error),
@@ -301,6 +308,91 @@ fn exec(program: &OsString, args: &[OsString]) -> TrampolineExit {
 #[cfg(not(unix))]
 fn exec(_: &OsString, _: &[OsString]) -> TrampolineExit {
     TrampolineExit::failed(EXIT_SETUP_FAILED, SandboxError::Unsupported)
+}
+
+/// The exit code and stdout line of a guard probe that worked.
+const GUARD_OK: &str = "exec-guard ok";
+
+fn probe_guard_main() -> TrampolineExit {
+    if let Some(what) = std::env::var_os(SIMULATE_MISSING_GUARD_ENV).filter(|value| !value.is_empty()) {
+        return TrampolineExit::failed(
+            1,
+            format!(
+                "{} is missing (simulated by {SIMULATE_MISSING_GUARD_ENV})",
+                what.to_string_lossy()
+            ),
+        );
+    }
+    match install_guard_probe() {
+        Ok(()) => TrampolineExit {
+            code: 0,
+            stdout: Some(GUARD_OK.to_string()),
+            stderr: None,
+        },
+        Err(error) => TrampolineExit::failed(1, error),
+    }
+}
+
+#[cfg(all(target_os = "linux", target_pointer_width = "64"))]
+fn install_guard_probe() -> Result<(), SandboxError> {
+    guard::probe()
+}
+
+#[cfg(not(all(target_os = "linux", target_pointer_width = "64")))]
+fn install_guard_probe() -> Result<(), SandboxError> {
+    Err(SandboxError::Unsupported)
+}
+
+/// The environment variable that makes the exec guard's probe report it missing (tests of
+/// the fallback path; like [`SIMULATE_MISSING_ENV`], it can only weaken what a process
+/// whose environment the user controls anyway does).
+pub const SIMULATE_MISSING_GUARD_ENV: &str = "TOOLGATE_TEST_EXEC_GUARD_MISSING";
+
+/// Whether exec-time enforcement works here, found out by running `exe` (a binary that
+/// calls [`trampoline_main`] for [`TRAMPOLINE`]) in its guard-probe mode: `Ok`, or what is
+/// missing (an old kernel, a libseccomp older than 2.5, seccomp refused).
+pub fn probe_exec_guard(exe: &Path) -> Result<(), String> {
+    let output = std::process::Command::new(exe)
+        .args([TRAMPOLINE, "--probe-exec-guard"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|error| format!("could not run the exec guard probe {}: {error}", exe.display()))?;
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    if output.status.success() && stdout.lines().any(|line| line == GUARD_OK) {
+        return Ok(());
+    }
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    Err(stderr
+        .lines()
+        .rev()
+        .find_map(|line| line.strip_prefix("toolgate: sandbox: "))
+        .map(str::to_string)
+        .unwrap_or_else(|| format!("the exec guard probe failed ({}): {}", output.status, stderr.trim())))
+}
+
+/// [`probe_exec_guard`], remembered in `cache` while nothing it depends on changes (as
+/// [`probe_cached`]); only a working guard is remembered.
+pub fn probe_exec_guard_cached(exe: &Path, cache: &Path) -> Result<(), String> {
+    let key = cache_key(exe).map(|key| format!("{key} guard"));
+    if std::env::var_os(SIMULATE_MISSING_GUARD_ENV).is_none()
+        && let Some(key) = &key
+        && let Ok(text) = std::fs::read_to_string(cache)
+        && text.lines().next() == Some(key.as_str())
+    {
+        return Ok(());
+    }
+    let result = probe_exec_guard(exe);
+    if let (Some(key), Ok(())) = (&key, &result)
+        && let Some(dir) = cache.parent()
+        && std::fs::create_dir_all(dir).is_ok()
+    {
+        let temp = dir.join(format!(".guard.{}", std::process::id()));
+        if std::fs::write(&temp, format!("{key}\n{GUARD_OK}\n")).is_ok() {
+            let _ = std::fs::rename(&temp, cache);
+        }
+        let _ = std::fs::remove_file(&temp);
+    }
+    result
 }
 
 fn probe_main() -> TrampolineExit {

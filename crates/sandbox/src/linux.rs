@@ -31,6 +31,13 @@ fn errno(what: impl Into<String>) -> impl FnOnce(rustix::io::Errno) -> SandboxEr
 }
 
 pub(crate) fn apply(policy: &Policy) -> Result<Applied, SandboxError> {
+    if !policy.sandboxed() {
+        // The exec guard alone: no namespaces, mounts, Landlock or sandbox filter.
+        if policy.exec_guard {
+            crate::guard::install_from_stdin()?;
+        }
+        return Ok(Applied { landlock_abi: 0 });
+    }
     let root = rustix::process::geteuid().is_root();
     enter_namespaces(root)?;
     mount_view(policy)?;
@@ -44,6 +51,11 @@ pub(crate) fn apply(policy: &Policy) -> Result<Applied, SandboxError> {
         drop_capabilities()?;
     }
     let landlock_abi = landlock(policy)?;
+    // Before the sandbox's own filter, which refuses `pidfd_getfd` (the guard needs it once
+    // to hand its listener over).
+    if policy.exec_guard {
+        crate::guard::install_from_stdin()?;
+    }
     seccomp(policy)?;
     Ok(Applied { landlock_abi })
 }
@@ -262,6 +274,36 @@ fn mount_view(policy: &Policy) -> Result<(), SandboxError> {
             rustix::mount::mount_bind(mask, path).map_err(errno(format!("hide {}", path.display())))?;
             remount_read_only(path)?;
         }
+    }
+    hide_raw_devices()
+}
+
+/// Character devices that are raw memory or I/O ports.
+const RAW_MEMORY: &[&str] = &["/dev/mem", "/dev/kmem", "/dev/port"];
+
+/// Raw block devices and memory are out of reach: `/dev/null` is bound over each, so a
+/// command (root in particular) cannot read the disk under the hidden files, or write it,
+/// around the sandbox. Reads give end of file, writes vanish.
+fn hide_raw_devices() -> Result<(), SandboxError> {
+    use std::os::unix::fs::FileTypeExt;
+    let mut devices: Vec<PathBuf> = RAW_MEMORY.iter().map(PathBuf::from).collect();
+    for dir in ["/dev", "/dev/mapper"] {
+        let Ok(entries) = std::fs::read_dir(dir) else { continue };
+        for entry in entries.flatten() {
+            if entry.file_type().is_ok_and(|kind| kind.is_block_device()) {
+                devices.push(entry.path());
+            }
+        }
+    }
+    for device in devices {
+        let Ok(meta) = std::fs::symlink_metadata(&device) else {
+            continue;
+        };
+        let kind = meta.file_type();
+        if !kind.is_block_device() && !kind.is_char_device() {
+            continue;
+        }
+        rustix::mount::mount_bind("/dev/null", &device).map_err(errno(format!("hide {}", device.display())))?;
     }
     Ok(())
 }

@@ -73,8 +73,9 @@ impl std::str::FromStr for Mode {
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Policy {
-    /// `read-only` or `workspace-write` (`off` is treated as `read-only`: a policy that
-    /// exists always restricts).
+    /// `read-only` or `workspace-write`; `off` only together with
+    /// [`exec_guard`](Policy::exec_guard): without it, a policy that exists always
+    /// restricts, and `off` is treated as `read-only`.
     pub mode: Mode,
     /// Directories (or files) where everything may be written, in `workspace-write` mode.
     pub writable: Vec<PathBuf>,
@@ -90,6 +91,9 @@ pub struct Policy {
     /// directory): a Unix socket no one listens on, mode 000, which `open` refuses for
     /// every user, root included (`ENXIO`), and which recursive searches skip.
     pub mask_file: Option<PathBuf>,
+    /// Whether the exec guard is installed (see [`crate::ExecListener`]): the trampoline
+    /// then expects a Unix socket from the supervisor as its stdin.
+    pub exec_guard: bool,
 }
 
 /// A trampoline command line that could not be read.
@@ -141,7 +145,20 @@ impl Policy {
             network,
             workdir: project,
             mask_file: None,
+            exec_guard: false,
         }
+    }
+
+    /// Installs the exec guard (or not): every program the command starts is put to the
+    /// supervisor first. With [`Mode::Off`], the guard is all the trampoline sets up.
+    pub fn exec_guard(mut self, on: bool) -> Policy {
+        self.exec_guard = on;
+        self
+    }
+
+    /// True when the policy confines the command (a sandbox mode other than off).
+    pub fn sandboxed(&self) -> bool {
+        self.mode != Mode::Off
     }
 
     /// Adds writable directories (ignored in `read-only` mode).
@@ -188,8 +205,9 @@ impl Policy {
 
     /// The options that encode this policy for the trampoline.
     pub fn to_args(&self) -> Vec<OsString> {
-        // A policy always restricts: `off` travels as `read-only`.
-        let mode = if self.mode == Mode::Off {
+        // A policy always restricts: `off` travels as `read-only`, unless the exec guard
+        // is all it asks for.
+        let mode = if self.mode == Mode::Off && !self.exec_guard {
             Mode::ReadOnly
         } else {
             self.mode
@@ -202,6 +220,10 @@ impl Policy {
             "--cwd".into(),
             self.workdir.clone().into(),
         ];
+        if self.exec_guard {
+            args.push("--exec-guard".into());
+            args.push("on".into());
+        }
         if let Some(file) = &self.mask_file {
             args.push("--mask-file".into());
             args.push(file.clone().into());
@@ -245,14 +267,22 @@ impl Policy {
             network: false,
             workdir: PathBuf::from("/"),
             mask_file: None,
+            exec_guard: false,
         };
         let mut cwd = None;
+        let mut off = false;
         let mut iter = args.iter().map(AsRef::as_ref);
         while let Some(option) = iter.next() {
             if option == "--" {
                 let command: Vec<OsString> = iter.map(OsStr::to_os_string).collect();
                 if command.is_empty() {
                     return Err(ParseError::NoCommand);
+                }
+                if off && !policy.exec_guard {
+                    return Err(ParseError::Invalid {
+                        option: "--mode".into(),
+                        value: "off".into(),
+                    });
                 }
                 policy.workdir = cwd.unwrap_or_else(|| PathBuf::from("/"));
                 return Ok((policy, command));
@@ -266,12 +296,22 @@ impl Policy {
             match name.as_str() {
                 "--mode" => {
                     policy.mode = match value.to_str().and_then(Mode::parse) {
-                        Some(Mode::Off) | None => return Err(invalid()),
-                        Some(mode) => mode,
+                        None => return Err(invalid()),
+                        Some(mode) => {
+                            off = mode == Mode::Off;
+                            mode
+                        }
                     }
                 }
                 "--network" => {
                     policy.network = match value.to_str() {
+                        Some("on") => true,
+                        Some("off") => false,
+                        _ => return Err(invalid()),
+                    }
+                }
+                "--exec-guard" => {
+                    policy.exec_guard = match value.to_str() {
                         Some("on") => true,
                         Some("off") => false,
                         _ => return Err(invalid()),
@@ -343,11 +383,26 @@ mod tests {
         assert!(refused(&["--mode", "read-only"]));
         assert!(refused(&["--mode", "read-only", "--"]));
         assert!(refused(&["--mode", "off", "--", "sh"]));
+        assert!(refused(&["--mode", "off", "--exec-guard", "off", "--", "sh"]));
+        assert!(refused(&["--exec-guard", "maybe", "--", "sh"]));
         assert!(refused(&["--mode", "everything", "--", "sh"]));
         assert!(refused(&["--write", "relative/path", "--", "sh"]));
         assert!(refused(&["--mask"]));
         assert!(refused(&["--unknown", "x", "--", "sh"]));
         assert!(refused(&["--network", "maybe", "--", "sh"]));
+    }
+
+    #[test]
+    fn the_exec_guard_alone_travels_as_mode_off() {
+        let policy = Policy::new(Mode::Off, "/p", true).exec_guard(true);
+        let line = policy.command_line("/bin/toolgate", "/bin/bash", ["-c", "true"]);
+        let (parsed, _) = Policy::from_args(&line[2..]).unwrap();
+        assert_eq!(parsed, policy);
+        assert!(!parsed.sandboxed());
+        // Without the guard, `off` still travels as the strictest mode.
+        let plain = Policy::new(Mode::Off, "/p", false);
+        let line = plain.command_line("/bin/toolgate", "/bin/bash", ["-c", "true"]);
+        assert_eq!(Policy::from_args(&line[2..]).unwrap().0.mode, Mode::ReadOnly);
     }
 
     #[test]

@@ -41,12 +41,14 @@ mod expand;
 mod path;
 mod plan;
 mod programs;
+mod spell;
 mod syntax;
 mod walk;
 
 pub use analysis::{Analysis, Part, PathRef, Piece};
 pub use expand::PathHole;
 pub use plan::{Plan, PlanError, ShellEnv, plan, plan_with};
+pub use spell::{Spellings, spellings};
 pub use walk::analyze;
 
 #[cfg(doctest)]

@@ -56,7 +56,9 @@ pub use context::Context;
 pub use future::BoxFuture;
 pub use id::ascending_id;
 pub use location::{ExternalDirectory, Location, PathError, PathKind, ResolvedPath};
-pub use permissions::{AllowAll, DenyAll, PermissionRequest, Permissions, Refusal, ResourceKind, RuleRef};
+pub use permissions::{
+    AllowAll, DenyAll, PermissionRequest, Permissions, Refusal, ResourceKind, RuleDecision, RuleRef, Verdict,
+};
 pub use resource::{Hole, HoleClass, Resource, Segment};
 pub use tool::{Defect, ModelDefinition, Outcome, SchemaToolBuilder, Tool, ToolBuilder, ToolFailure};
 

@@ -38,6 +38,13 @@ pub struct PermissionRequest {
     /// action could apply, the effect is at best ask, and no saved approval satisfies them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub opaque: Vec<String>,
+    /// True when what the request stands for is checked again when it really happens
+    /// (exec-time enforcement decides every program a command line starts): a resource
+    /// with holes that only *possibly* matches a deny rule, or an opaque one, is then asked
+    /// rather than refused before anything runs — the deny still holds when the program
+    /// starts. A deny that matches whatever the holes hold still refuses at once.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub enforced: bool,
 }
 
 impl PermissionRequest {
@@ -131,6 +138,12 @@ impl PermissionRequest {
             || self.opaque.iter().any(|resource| resource == display)
     }
 
+    /// Marks the request as checked again when it happens (see [`Self::enforced`]).
+    pub fn enforced_later(mut self, enforced: bool) -> Self {
+        self.enforced = enforced;
+        self
+    }
+
     /// Adds one metadata entry for the prompt.
     pub fn metadata(mut self, key: impl Into<String>, value: impl Into<Value>) -> Self {
         self.metadata.insert(key.into(), value.into());
@@ -158,6 +171,45 @@ pub struct RuleRef {
     pub resource: String,
     /// `allow`, `ask` or `deny`.
     pub effect: String,
+}
+
+/// What the rules give a request, decided without asking anyone (see
+/// [`Permissions::decide`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// A rule or a saved approval allows it.
+    Allow,
+    /// Nothing allows or denies it: asserting it would ask a person.
+    Ask,
+    /// A rule denies it.
+    Deny,
+}
+
+/// A decision made without asking: the verdict, the rule behind it, and whether that rule
+/// names what it decides (see [`RuleDecision::explicit`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct RuleDecision {
+    /// The verdict.
+    pub verdict: Verdict,
+    /// The deciding rule; `None` when no rule matched (the default ask) or a saved
+    /// approval decided.
+    pub rule: Option<RuleRef>,
+    /// True when the deciding rule was written by a person (a config, the managed layer,
+    /// a session) for this resource rather than for everything: any pattern but the bare
+    /// `*`. The built-in defaults and a catch-all `*` rule are not explicit.
+    pub explicit: bool,
+}
+
+impl RuleDecision {
+    /// A decision with `verdict` by `rule`.
+    pub fn new(verdict: Verdict, rule: Option<RuleRef>, explicit: bool) -> RuleDecision {
+        RuleDecision {
+            verdict,
+            rule,
+            explicit,
+        }
+    }
 }
 
 /// Why a permission assertion did not allow the call.
@@ -228,6 +280,16 @@ pub trait Permissions: Send + Sync {
     fn would_ask(&self, ctx: &Context, request: &PermissionRequest) -> bool {
         let _ = (ctx, request);
         false
+    }
+
+    /// Decides `request` (exact resources) for the session and agent of `ctx` without
+    /// asking, recording or waiting: the strictest verdict over its resources and the
+    /// rule behind it. Exec-time enforcement calls it for every program a command starts,
+    /// so it must be fast and must not block. `None` (the default) means this
+    /// implementation cannot decide without asserting: the caller then asserts.
+    fn decide(&self, ctx: &Context, request: &PermissionRequest) -> Option<RuleDecision> {
+        let _ = (ctx, request);
+        None
     }
 }
 

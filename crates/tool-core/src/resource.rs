@@ -124,6 +124,60 @@ impl Resource {
         }
     }
 
+    /// Whether `text` is one of the values the resource could take: its known text where
+    /// it is known, anything in a hole of any value, and text without `/` or `\\` in a
+    /// hole of one name. Exec-time enforcement asks it of what the analysis predicted:
+    /// `rm build` is an instance of `rm $DIR`.
+    ///
+    /// ```
+    /// use toolgate_core::{HoleClass, Resource};
+    /// let mut predicted = Resource::exact("rm -rf ");
+    /// predicted.push_hole("$DIR", HoleClass::Any);
+    /// assert!(predicted.admits("rm -rf build"));
+    /// assert!(predicted.admits("rm -rf "));
+    /// assert!(!predicted.admits("rm build"));
+    /// let mut glob = Resource::exact("cat ");
+    /// glob.push_hole("*", HoleClass::Name);
+    /// assert!(glob.admits("cat notes.txt"));
+    /// assert!(!glob.admits("cat a/b"));
+    /// ```
+    pub fn admits(&self, text: &str) -> bool {
+        let bytes = text.as_bytes();
+        // `reach[p]`: the segments so far can end at byte `p`. One pass per segment, so
+        // the cost is the text's length times the number of segments, never exponential.
+        let mut reach = vec![false; bytes.len() + 1];
+        reach[0] = true;
+        for segment in &self.segments {
+            let mut next = vec![false; bytes.len() + 1];
+            match segment {
+                Segment::Text { text } => {
+                    let needle = text.as_bytes();
+                    for (p, _) in reach.iter().enumerate().filter(|(_, ok)| **ok) {
+                        if bytes[p..].starts_with(needle) {
+                            next[p + needle.len()] = true;
+                        }
+                    }
+                }
+                Segment::Hole(hole) => {
+                    let mut open = false;
+                    for p in 0..=bytes.len() {
+                        open |= reach[p];
+                        next[p] = open;
+                        let separator = bytes.get(p).is_some_and(|b| *b == b'/' || *b == b'\\');
+                        if hole.class == HoleClass::Name && separator {
+                            open = false;
+                        }
+                    }
+                }
+            }
+            reach = next;
+            if !reach.contains(&true) {
+                return false;
+            }
+        }
+        reach[bytes.len()]
+    }
+
     /// How the resource is shown: the known text with each hole's display in its place.
     pub fn display(&self) -> String {
         let mut out = String::new();
@@ -173,6 +227,29 @@ mod tests {
         resource.push_hole("*", HoleClass::Name);
         resource.push_hole("*", HoleClass::Name);
         assert_eq!(resource.segments().len(), 3);
+    }
+
+    #[test]
+    fn admits_is_exact_where_known_and_bounded_where_not() {
+        let mut resource = Resource::exact("a ");
+        resource.push_hole("$X", HoleClass::Name);
+        resource.push_text(" b");
+        assert!(resource.admits("a x b"));
+        assert!(resource.admits("a  b"));
+        assert!(!resource.admits("a x/y b"));
+        assert!(!resource.admits("a x c"));
+        assert!(Resource::exact("ls").admits("ls"));
+        assert!(!Resource::exact("ls").admits("ls -l"));
+        assert!(Resource::unknown("$CMD").admits("anything / at all"));
+        assert!(Resource::default().admits(""));
+        // Many holes over a long text: linear passes, not backtracking.
+        let mut many = Resource::default();
+        for _ in 0..64 {
+            many.push_hole("*", HoleClass::Name);
+            many.push_text("a");
+        }
+        assert!(!many.admits(&"a".repeat(63)));
+        assert!(many.admits(&"a".repeat(10_000)));
     }
 
     #[test]

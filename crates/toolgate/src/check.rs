@@ -54,7 +54,13 @@ fn requests(setup: &Setup, action: &str, resources: &[String]) -> Result<Request
                 },
             );
         }
+        let enforced = crate::sandbox::enforces_exec(&setup.sandbox, &setup.dirs);
         for request in plan.requests {
+            let request = if request.action == "bash" {
+                request.enforced_later(enforced)
+            } else {
+                request
+            };
             match merged.iter_mut().find(|r| r.action == request.action) {
                 Some(existing) => {
                     for resource in request.resources {
@@ -119,6 +125,8 @@ fn rule_text(rule: Option<&Rule>) -> String {
 }
 
 pub(crate) fn check(project: &Project, action: &str, resources: &[String], json: bool) -> Result<(), Failure> {
+    // OpenCode V2's name for the bash tool's permission: analysed as the same lines.
+    let action = if action == "shell" { "bash" } else { action };
     let setup = Setup::new(project, AskMode::Headless)?;
     let (requests, notes, opaque_lines) = requests(&setup, action, resources)?;
     let mut reports = Vec::new();
@@ -234,6 +242,15 @@ pub(crate) fn check(project: &Project, action: &str, resources: &[String], json:
     Ok(())
 }
 
+/// `toolgate config --schema`: the JSON Schema of a config file.
+pub(crate) fn schema() -> Result<(), Failure> {
+    outln!(
+        "{}",
+        serde_json::to_string_pretty(&toolgate_config::schema()).map_err(Failure::runtime)?
+    );
+    Ok(())
+}
+
 pub(crate) fn config(project: &Project, json: bool) -> Result<(), Failure> {
     let setup = Setup::new(project, AskMode::Headless)?;
     let agent = setup
@@ -241,24 +258,33 @@ pub(crate) fn config(project: &Project, json: bool) -> Result<(), Failure> {
         .agents()
         .get(&setup.agent)
         .ok_or_else(|| Failure::usage(format!("unknown agent {:?}", setup.agent)))?;
+    // Saved approvals take part in every decision a rule does not deny.
+    let approvals = match setup.service.store() {
+        Some(store) => store.list(setup.service.project_id()).map_err(Failure::runtime)?,
+        None => Vec::new(),
+    };
+    let sources = setup.config.sources();
     if json {
         let value = json!({
             "agent": agent.name,
-            "sources": setup.config.sources,
+            "sources": sources.iter().map(|(kind, source)| json!({"kind": kind.as_str(), "source": source})).collect::<Vec<_>>(),
             "dataDir": setup.dirs.data,
             "project": setup.dir,
             "rules": agent.rules.rules().iter().map(rule_json).collect::<Vec<_>>(),
+            "approvals": approvals,
             "sandbox": crate::sandbox::report(&setup.sandbox_parts()).1,
         });
         outln!("{}", serde_json::to_string_pretty(&value).map_err(Failure::runtime)?);
         return Ok(());
     }
     outln!("agent {} — rules in order, the last match wins", agent.name);
-    if setup.config.sources.is_empty() {
+    if sources.is_empty() {
         outln!("config files: none (defaults only)");
     } else {
-        let files: Vec<String> = setup.config.sources.iter().map(|p| p.display().to_string()).collect();
-        outln!("config files: {}", files.join(", "));
+        outln!("config files: (in order; later ones win where their rules match)");
+        for (index, (kind, source)) in sources.iter().enumerate() {
+            outln!("{:>4}  {:<26} {source}", index + 1, kind.as_str());
+        }
     }
     outln!("{}", crate::sandbox::report(&setup.sandbox_parts()).0);
     for (index, rule) in agent.rules.rules().iter().enumerate() {
@@ -270,6 +296,20 @@ pub(crate) fn config(project: &Project, json: bool) -> Result<(), Failure> {
             rule.effect.as_str(),
             origin_text(rule)
         );
+    }
+    if approvals.is_empty() {
+        outln!("saved approvals: none");
+    } else {
+        outln!("saved approvals (allow what no configured rule denies; `toolgate approvals` manages them):");
+        for approval in &approvals {
+            outln!(
+                "{}  {:<20} {:<40} {}",
+                approval.id,
+                approval.action,
+                approval.resource,
+                format_time(approval.time_created)
+            );
+        }
     }
     Ok(())
 }

@@ -120,6 +120,9 @@ echo '{\"command\": \"cargo test\"}' | toolgate call bash - --auto\n  toolgate c
         /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
+        /// Print the JSON Schema of a config file (for editors: see README "Configuration").
+        #[arg(long)]
+        schema: bool,
     },
     /// The audit log of permission decisions and settled calls.
     #[command(after_help = "Examples:\n  toolgate audit tail\n  toolgate audit tail -n 100 --json")]
@@ -319,7 +322,8 @@ fn main() -> ExitCode {
             project,
             json,
         } => check::check(&project, &action, &resources, json),
-        Command::Config { project, json } => check::config(&project, json),
+        Command::Config { schema: true, .. } => check::schema(),
+        Command::Config { project, json, .. } => check::config(&project, json),
         Command::Serve {
             listen,
             allow_hosts,

@@ -8,12 +8,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use serde_json::{Value, json};
-use toolgate_builtins_shell::{BashOptions, Launch, Launcher, ShellEnvPolicy};
+use toolgate_builtins_shell::{BashOptions, Launch, LaunchLine, Launcher, ShellEnvPolicy};
 use toolgate_core::{Context, Location, Permissions, Tool, ToolFailure};
-use toolgate_permission::{PermissionService, WALK_BUDGET, denied_paths};
+use toolgate_permission::{Effect, PermissionService, Ruleset, WALK_BUDGET, denied_paths, withheld_paths};
 use toolgate_sandbox::{Mode, Policy, Support};
 
-use crate::config::{Config, ConfigError, Dirs};
+use crate::config::{Config, Dirs};
 
 /// How many paths the sandbox may mount (hidden plus read-only) per command.
 const MOUNT_BUDGET: usize = 4096;
@@ -26,6 +26,9 @@ pub(crate) struct Settings {
     /// `writable` as configured (`~` expanded, relative to the project).
     pub(crate) writable: Vec<PathBuf>,
     pub(crate) required: bool,
+    /// Whether exec-time enforcement is on (`sandbox.enforce_exec`, default true; a
+    /// managed `true` holds).
+    pub(crate) enforce_exec: bool,
     /// The managed layer's mode: `--sandbox` and the other layers can only be stricter.
     managed_floor: Mode,
     /// Where the mode came from, for `toolgate config`.
@@ -35,17 +38,10 @@ pub(crate) struct Settings {
 impl Settings {
     /// The settings of the merged config and the managed layer.
     pub(crate) fn from_config(config: &Config, dirs: &Dirs, project: &Path) -> Settings {
-        let section = config.merged.get("sandbox");
-        let managed = config.managed_sandbox.as_ref();
-        let get = |value: Option<&Value>, key: &str| value.and_then(|v| v.get(key)).cloned();
-        let mode_of = |value: Option<&Value>| {
-            get(value, "mode")
-                .as_ref()
-                .and_then(Value::as_str)
-                .and_then(Mode::parse)
-        };
-        let user_mode = mode_of(section);
-        let managed_floor = mode_of(managed).unwrap_or(Mode::Off);
+        let section = config.settings.sandbox.clone().unwrap_or_default();
+        let managed = config.managed_sandbox.clone().unwrap_or_default();
+        let user_mode = section.mode.map(mode_of);
+        let managed_floor = managed.mode.map(mode_of).unwrap_or(Mode::Off);
         let mode = user_mode.unwrap_or(Mode::Off).stricter(managed_floor);
         let mode_origin = if managed_floor > user_mode.unwrap_or(Mode::Off) {
             "managed"
@@ -54,19 +50,19 @@ impl Settings {
         } else {
             "default"
         };
-        let network = get(section, "network").and_then(|v| v.as_bool()).unwrap_or(false)
-            && get(managed, "network").and_then(|v| v.as_bool()).unwrap_or(true);
-        let required = get(section, "required").and_then(|v| v.as_bool()).unwrap_or(false)
-            || get(managed, "required").and_then(|v| v.as_bool()).unwrap_or(false);
+        let flag = |flag: Option<toolgate_config::Flag>| flag.map(|flag| flag.0);
+        let network = flag(section.network).unwrap_or(false) && flag(managed.network).unwrap_or(true);
+        let required = flag(section.required).unwrap_or(false) || flag(managed.required).unwrap_or(false);
+        let enforce_exec = flag(section.enforce_exec).unwrap_or(true) || flag(managed.enforce_exec).unwrap_or(false);
         // An administrator's list replaces the user's.
-        let writable = get(managed, "writable")
-            .or_else(|| get(section, "writable"))
-            .and_then(|v| v.as_array().cloned())
+        let writable = managed
+            .writable
+            .or(section.writable)
+            .map(|list| list.0)
             .unwrap_or_default()
             .iter()
-            .filter_map(Value::as_str)
             .map(|path| {
-                let expanded = toolgate_permission::expand_home(path, dirs.home.as_deref());
+                let expanded = toolgate_config::expand_home(path, dirs.home.as_deref());
                 project.join(expanded)
             })
             .collect();
@@ -75,6 +71,7 @@ impl Settings {
             network,
             writable,
             required,
+            enforce_exec,
             managed_floor,
             mode_origin,
         }
@@ -118,51 +115,35 @@ impl Settings {
     }
 }
 
-/// Checks the `sandbox` and `shell_env` keys of one config file.
-pub(crate) fn validate(value: &Value, file: &str) -> Result<(), ConfigError> {
-    let fail = |path: &str, expected: &str, found: &Value| {
-        ConfigError(format!("config {file}: {path}: expected {expected}, found {found}"))
+/// The sandbox crate's mode for the config's.
+fn mode_of(mode: toolgate_config::SandboxMode) -> Mode {
+    match mode {
+        toolgate_config::SandboxMode::Off => Mode::Off,
+        toolgate_config::SandboxMode::WorkspaceWrite => Mode::WorkspaceWrite,
+        toolgate_config::SandboxMode::ReadOnly => Mode::ReadOnly,
+    }
+}
+
+/// The shell crate's environment policy for one `shell_env` block.
+pub(crate) fn policy_of(section: &toolgate_config::ShellEnv) -> ShellEnvPolicy {
+    use toolgate_builtins_shell::Inherit;
+    let inherit = match section.inherit {
+        None | Some(toolgate_config::Inherit::All) => Inherit::All,
+        Some(toolgate_config::Inherit::Core) => Inherit::Core,
+        Some(toolgate_config::Inherit::None) => Inherit::None,
     };
-    if let Some(section) = value.get("sandbox") {
-        let Value::Object(map) = section else {
-            return Err(fail("sandbox", "an object", section));
-        };
-        for (key, field) in map {
-            let path = format!("sandbox.{key}");
-            match key.as_str() {
-                "mode" if field.as_str().and_then(Mode::parse).is_none() => {
-                    return Err(fail(&path, "\"off\", \"read-only\" or \"workspace-write\"", field));
-                }
-                "network" | "required" if !field.is_boolean() => return Err(fail(&path, "true or false", field)),
-                "writable" if !field.as_array().is_some_and(|list| list.iter().all(Value::is_string)) => {
-                    return Err(fail(&path, "a list of directories", field));
-                }
-                "mode" | "network" | "required" | "writable" => {}
-                _ => {
-                    return Err(ConfigError(format!(
-                        "config {file}: {path}: unknown key (mode, network, writable, required)"
-                    )));
-                }
-            }
-        }
-    }
-    if let Some(section) = value.get("shell_env") {
-        let policy: ShellEnvPolicy = serde_json::from_value(section.clone())
-            .map_err(|error| ConfigError(format!("config {file}: shell_env: {error}")))?;
-        policy
-            .validate()
-            .map_err(|error| ConfigError(format!("config {file}: shell_env.{error}")))?;
-    }
-    Ok(())
+    let set = section
+        .set
+        .iter()
+        .flatten()
+        .map(|(name, value)| (name.clone(), value.clone()))
+        .collect();
+    ShellEnvPolicy::new(inherit, section.exclude.clone(), set)
 }
 
 /// The merged `shell_env` settings (each file's were checked when it was read).
 pub(crate) fn shell_policy(config: &Config) -> ShellEnvPolicy {
-    config
-        .merged
-        .get("shell_env")
-        .and_then(|section| serde_json::from_value(section.clone()).ok())
-        .unwrap_or_default()
+    config.settings.shell_env.as_ref().map(policy_of).unwrap_or_default()
 }
 
 /// The environment a command gets under `shell_env`, from toolgate's own.
@@ -186,6 +167,24 @@ pub(crate) fn support(dirs: &Dirs) -> &'static Support {
     })
 }
 
+/// Whether exec-time enforcement holds for bash commands under `settings`.
+pub(crate) fn enforces_exec(settings: &Settings, dirs: &Dirs) -> bool {
+    settings.enforce_exec && exe().is_some() && guard_support(dirs).is_ok()
+}
+
+/// Whether exec-time enforcement works here: probed once per process, or remembered in
+/// `<data>/sandbox/exec-guard` while nothing it depends on changed.
+pub(crate) fn guard_support(dirs: &Dirs) -> &'static Result<(), String> {
+    static SUPPORT: OnceLock<Result<(), String>> = OnceLock::new();
+    SUPPORT.get_or_init(|| match exe() {
+        Some(exe) => toolgate_sandbox::probe_exec_guard_cached(exe, &dirs.data.join("sandbox").join("exec-guard")),
+        None => Err("cannot find the toolgate binary to run the exec guard with".into()),
+    })
+}
+
+/// The sentence the bash tool's description adds when every program is checked as it starts.
+const GUARD_SENTENCE: &str = "Every program the command starts (scripts, build tools and their children included) is checked against the rules when it starts: a refused one fails with \"Operation not permitted\" and the result names the rule; do not retry it another way, ask the user.";
+
 /// What the bash tool and its sandbox are made from: a command's setup, in parts (so
 /// this file needs nothing of the setup's own file).
 pub(crate) struct Parts<'a> {
@@ -196,17 +195,54 @@ pub(crate) struct Parts<'a> {
     pub(crate) service: &'a PermissionService,
 }
 
-/// The bash tool as `setup` configures it: its environment, and its sandbox when on.
+/// The bash tool as `setup` configures it: its environment, its sandbox when on, and
+/// exec-time enforcement where the kernel supports it (with the sandbox off too).
 pub(crate) fn bash_tool(setup: &Parts<'_>, location: Location, permissions: Arc<dyn Permissions>) -> Tool {
     let env: Arc<[(OsString, OsString)]> = shell_environment(setup.config).into();
     let mut options = BashOptions::default().with_env(env);
     let settings = &setup.sandbox;
+    let guard = if settings.enforce_exec {
+        match (guard_support(setup.dirs), exe()) {
+            (Ok(()), Some(_)) => true,
+            (Err(why), _) if settings.required => {
+                options.sandbox_sentence = Some(format!(
+                    "Bash is disabled: exec-time enforcement is required here (sandbox.required) but {why}."
+                ));
+                options.launcher = Some(Arc::new(Refuse(format!(
+                    "bash is disabled: the configuration requires the sandbox (sandbox.required), but exec-time \
+                     enforcement is unavailable: {why}; set sandbox.enforce_exec to false to run without it"
+                ))));
+                return toolgate_builtins_shell::bash_tool_with(location, permissions, options);
+            }
+            (Err(why), _) => {
+                warn_unguarded(why);
+                false
+            }
+            _ => false,
+        }
+    } else {
+        false
+    };
+    if (settings.mode == Mode::Off || !support(setup.dirs).is_available())
+        && let (true, Some(exe)) = (guard, exe())
+    {
+        options.launcher = Some(Arc::new(GuardLauncher {
+            exe: exe.clone(),
+            project: setup.dir.to_path_buf(),
+        }));
+        options.sandbox_sentence = Some(format!("{} {GUARD_SENTENCE}", toolgate_builtins_shell::NOT_SANDBOXED));
+    }
     if settings.mode != Mode::Off {
         let support = support(setup.dirs);
         match (support, exe()) {
             (Support::Available { .. }, Some(exe)) => {
-                options.sandbox_sentence = Some(settings.sentence());
-                options.launcher = Some(Arc::new(SandboxLauncher::new(setup, exe.clone())));
+                let sentence = settings.sentence();
+                options.sandbox_sentence = Some(if guard {
+                    format!("{sentence} {GUARD_SENTENCE}")
+                } else {
+                    sentence
+                });
+                options.launcher = Some(Arc::new(SandboxLauncher::new(setup, exe.clone(), guard)));
             }
             _ if settings.required => {
                 options.sandbox_sentence = Some(format!(
@@ -241,11 +277,45 @@ fn warn_unsandboxed(support: &Support) {
     }
 }
 
+/// Once per process: exec-time enforcement is on but this kernel cannot hold it.
+fn warn_unguarded(why: &str) {
+    static WARNED: AtomicBool = AtomicBool::new(false);
+    if !WARNED.swap(true, Ordering::SeqCst) {
+        eprintln!(
+            "toolgate: warning: exec-time enforcement is unavailable ({why}); programs a command starts are not \
+             checked as they start (set sandbox.required to refuse instead)"
+        );
+    }
+}
+
+/// Starts each command line through `toolgate __sandbox-exec` with the exec guard alone
+/// (no sandbox): every program the command starts is decided as it starts.
+struct GuardLauncher {
+    exe: PathBuf,
+    project: PathBuf,
+}
+
+impl Launcher for GuardLauncher {
+    fn prepare(&self, _: &Context, line: &LaunchLine<'_>) -> Result<Launch, ToolFailure> {
+        let workdir = line.workdir;
+        let policy = Policy::new(Mode::Off, &self.project, true)
+            .workdir(workdir)
+            .exec_guard(true);
+        let mut prefix = policy.command_line(&self.exe, "", Vec::<OsString>::new());
+        prefix.pop();
+        Ok(Launch::default().with_prefix(prefix).with_exec_guard(true))
+    }
+
+    fn enforces_exec(&self) -> bool {
+        true
+    }
+}
+
 /// A launcher that refuses every command (the sandbox is required and missing).
 struct Refuse(String);
 
 impl Launcher for Refuse {
-    fn prepare(&self, _: &Context, _: &Path) -> Result<Launch, ToolFailure> {
+    fn prepare(&self, _: &Context, _: &LaunchLine<'_>) -> Result<Launch, ToolFailure> {
         Err(ToolFailure::new(self.0.clone()))
     }
 }
@@ -257,26 +327,31 @@ struct SandboxLauncher {
     project: PathBuf,
     exe: PathBuf,
     service: PermissionService,
-    /// toolgate's own files: its config (in the project and global) and its data.
+    /// toolgate's own files: its config (in the project and global, OpenCode's included:
+    /// every file read, `.opencode/`, OpenCode's global directory) and its data.
     protected: Vec<PathBuf>,
     data: PathBuf,
+    /// Whether the exec guard is installed too.
+    guard: bool,
 }
 
 impl SandboxLauncher {
-    fn new(setup: &Parts<'_>, exe: PathBuf) -> SandboxLauncher {
+    fn new(setup: &Parts<'_>, exe: PathBuf, guard: bool) -> SandboxLauncher {
         let mut protected: Vec<PathBuf> = [
             "toolgate.json",
             "toolgate.jsonc",
             "opencode.json",
             "opencode.jsonc",
+            ".opencode",
             ".toolgate",
         ]
         .iter()
         .map(|name| setup.dir.join(name))
         .collect();
         protected.push(setup.dirs.config.clone());
+        protected.extend(setup.dirs.opencode.clone());
         protected.push(setup.dirs.data.clone());
-        protected.extend(setup.config.sources.iter().cloned());
+        protected.extend(setup.config.files());
         SandboxLauncher {
             settings: setup.sandbox.clone(),
             project: setup.dir.to_path_buf(),
@@ -284,10 +359,11 @@ impl SandboxLauncher {
             service: setup.service.clone(),
             protected,
             data: setup.dirs.data.clone(),
+            guard,
         }
     }
 
-    fn policy(&self, ctx: &Context, workdir: &Path) -> Result<Policy, String> {
+    fn policy(&self, ctx: &Context, workdir: &Path, approved_reads: &[PathBuf]) -> Result<Policy, String> {
         let writable: Vec<PathBuf> = self
             .settings
             .writable
@@ -296,11 +372,26 @@ impl SandboxLauncher {
             .collect();
         let mut policy = Policy::new(self.settings.mode, &self.project, self.settings.network)
             .writable(writable)
-            .workdir(workdir);
+            .workdir(workdir)
+            .exec_guard(self.guard);
         let agents = self.service.agents();
         let agent = agents.get(&ctx.agent).unwrap_or_else(|| agents.default_agent());
         let mut budget = WALK_BUDGET;
-        let masked = denied_paths(&agent.rules, "read", &self.project, &mut budget).map_err(|e| e.to_string())?;
+        // No one can be asked from inside the kernel: what the read rules ask for is hidden
+        // like what they deny, unless this call's reads were approved for it.
+        let approved: Vec<PathBuf> = approved_reads
+            .iter()
+            .map(|path| std::fs::canonicalize(path).unwrap_or_else(|_| path.clone()))
+            .collect();
+        let masked: Vec<PathBuf> = withheld_paths(&agent.rules, "read", &self.project, &mut budget)
+            .map_err(|e| e.to_string())?
+            .into_iter()
+            .filter(|path| {
+                let real = std::fs::canonicalize(path).unwrap_or_else(|_| path.clone());
+                // A denied path stays hidden whatever was approved (nothing approves a deny).
+                !approved.contains(&real) || denied(&agent.rules, &self.project, &real)
+            })
+            .collect();
         let mut read_only: Vec<PathBuf> = canonical_existing(&self.protected);
         read_only.extend(canonical_existing(&toolgate_sandbox::git_code_paths(&self.project)));
         if self.settings.mode == Mode::WorkspaceWrite {
@@ -323,18 +414,31 @@ impl SandboxLauncher {
 }
 
 impl Launcher for SandboxLauncher {
-    fn prepare(&self, ctx: &Context, workdir: &Path) -> Result<Launch, ToolFailure> {
+    fn prepare(&self, ctx: &Context, line: &LaunchLine<'_>) -> Result<Launch, ToolFailure> {
         let policy = self
-            .policy(ctx, workdir)
+            .policy(ctx, line.workdir, line.approved_reads)
             .map_err(|error| ToolFailure::new(format!("The sandbox could not be prepared: {error}")))?;
         let mut prefix = policy.command_line(&self.exe, "", Vec::<OsString>::new());
         // `command_line` ends with the program (here empty); the shell comes after it.
         prefix.pop();
         let sandbox = policy.mode.to_string();
-        Ok(Launch::default()
+        // What git would follow to code and a command may create (not protected by a
+        // read-only mount: it did not exist) is moved aside once the command has ended.
+        let watch = (policy.mode == Mode::WorkspaceWrite).then(|| toolgate_sandbox::GitWatch::before(&self.project));
+        let launch = Launch::default();
+        let launch = match watch {
+            Some(watch) => launch.with_after(move || watch.after()),
+            None => launch,
+        };
+        Ok(launch
             .with_prefix(prefix)
             .with_sandbox(sandbox)
+            .with_exec_guard(policy.exec_guard)
             .with_note(move |output: &str| policy.explain(output)))
+    }
+
+    fn enforces_exec(&self) -> bool {
+        self.guard
     }
 }
 
@@ -345,18 +449,55 @@ fn canonical_existing(paths: &[PathBuf]) -> Vec<PathBuf> {
         .collect()
 }
 
+/// Whether the read rules deny `path` (absolute) outright, project-relative or absolute.
+fn denied(rules: &Ruleset, project: &Path, path: &Path) -> bool {
+    let absolute = path.to_string_lossy();
+    let relative = path
+        .strip_prefix(project)
+        .ok()
+        .map(|rel| rel.to_string_lossy().into_owned());
+    rules.evaluate("read", &absolute).effect == Effect::Deny
+        || relative.is_some_and(|rel| rules.evaluate("read", &rel).effect == Effect::Deny)
+}
+
 /// `sandbox` as `toolgate config` and `toolgate check bash` report it.
 pub(crate) fn report(setup: &Parts<'_>) -> (String, Value) {
     let settings = &setup.sandbox;
     let env = shell_environment(setup.config);
     let inherit = shell_policy(setup.config).inherit.as_str();
+    let (guard_text, guard_value) = if !settings.enforce_exec {
+        (
+            "exec checks: off (sandbox.enforce_exec)".to_string(),
+            json!({"on": false, "available": guard_support(setup.dirs).is_ok()}),
+        )
+    } else {
+        match guard_support(setup.dirs) {
+            Ok(()) => (
+                "exec checks: on (every program a command starts is checked against the bash rules as it starts)"
+                    .to_string(),
+                json!({"on": true, "available": true}),
+            ),
+            Err(why) => (
+                format!(
+                    "exec checks: unavailable ({why}){}",
+                    if settings.required {
+                        ": bash refuses to run (sandbox.required)"
+                    } else {
+                        ""
+                    }
+                ),
+                json!({"on": false, "available": false, "support": why}),
+            ),
+        }
+    };
     if settings.mode == Mode::Off {
         let text = format!(
-            "sandbox: off ({}): bash is not sandboxed; shell_env: inherit {inherit}, {} variables",
+            "sandbox: off ({}): bash is not sandboxed; {guard_text}; shell_env: inherit {inherit}, {} variables",
             settings.mode_origin,
             env.len()
         );
         let value = json!({"mode": "off", "origin": settings.mode_origin, "sandboxed": false,
+            "execEnforcement": guard_value,
             "shellEnv": {"inherit": inherit, "variables": env.len()}});
         return (text, value);
     }
@@ -368,7 +509,7 @@ pub(crate) fn report(setup: &Parts<'_>) -> (String, Value) {
         (false, false) => format!("{support}: bash runs UNSANDBOXED"),
     };
     let text = format!(
-        "sandbox: {} ({}), network {}, writable: project, temp dir{}{}, required {} — {state}; shell_env: inherit {inherit}, {} variables",
+        "sandbox: {} ({}), network {}, writable: project, temp dir{}{}, required {} — {state}; {guard_text}; shell_env: inherit {inherit}, {} variables",
         settings.mode,
         settings.mode_origin,
         if settings.network { "on" } else { "off" },
@@ -386,6 +527,7 @@ pub(crate) fn report(setup: &Parts<'_>) -> (String, Value) {
         "available": support.is_available(),
         "support": support.to_string(),
         "sandboxed": support.is_available(),
+        "execEnforcement": guard_value,
         "shellEnv": {"inherit": inherit, "variables": env.len()},
     });
     (text, value)

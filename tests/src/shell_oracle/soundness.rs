@@ -1,10 +1,10 @@
-//! The soundness check of the bash analysis (issue #12): what the analysis asked against
+//! The soundness check of the bash analysis: what the analysis asked against
 //! what bash really did, under one fixed rule set.
 //!
 //! This module is shared: the oracle (`e2e::shell_oracle`) uses it on what it observed in
-//! the sandbox, and `crates/builtins-shell/tests/oracle_corpus.rs` includes it by path to
+//! the sandbox, and `crates/shell-analysis/tests/it/main.rs` includes it by path to
 //! replay the recorded failures without a sandbox. It only names crates both can see
-//! (`toolgate-core`, `toolgate-permission`, `toolgate-builtins-shell`, `serde`, `serde_json`).
+//! (`toolgate-core`, `toolgate-permission`, `toolgate-shell-analysis`, `serde`, `serde_json`).
 //!
 //! # The comparison, precisely
 //!
@@ -47,9 +47,15 @@ use toolgate_permission::rules_from_config;
 use toolgate_permission::{Effect, Origin, Rule, Ruleset};
 
 /// The corpus file, relative to the workspace root.
-pub const CORPUS: &str = "crates/builtins-shell/tests/corpus/oracle-failures.jsonl";
+pub const CORPUS: &str = "crates/shell-analysis/tests/corpus/oracle-failures.jsonl";
 
-/// The rules of issue #12, as a configuration value.
+/// The analysis crate's integration tests, relative to the workspace root: their sources
+/// and their snapshots (`snapshots/`) hold the table cases, as `("line", Effect)` rows.
+pub const TABLE_TESTS: &str = "crates/shell-analysis/tests/it";
+
+/// The rules every line is checked under, as a configuration value: bash asks by default,
+/// a few programs are allowed, `rm`, `curl` and `git push` denied; reads and edits allowed
+/// except `.env` files and `secrets/`.
 pub fn issue_rules_config() -> serde_json::Value {
     serde_json::json!({
         "bash": {

@@ -1,7 +1,10 @@
 //! Archivers: `tar` and the others, their members and where they extract to.
 
-use super::getopt::{Spec, getopt, head};
-use super::table::NONE;
+use super::getopt::{getopt, head};
+use super::table::{
+    PATCH_INPUT, PATCH_OUTPUT, TAR, TAR_ABSOLUTE, TAR_ARCHIVE, TAR_CREATE, TAR_DELETE, TAR_DIRECTORY, TAR_EXTRACT,
+    TAR_NAME_FILES, TAR_REMOVE, TAR_RUNS, TAR_WRITE_FILES, UNZIP_DIRECTORY,
+};
 use super::{Ctx, Role, Verdict, push_role};
 use crate::arg::{Access, Arg};
 use crate::expand::{Field, PathHole, Seg};
@@ -19,7 +22,7 @@ pub(super) fn tar(ctx: &Ctx<'_>, verdict: &mut Verdict) {
         let mut taken = 0;
         for c in first.chars() {
             rebuilt.push(Arg::text(format!("-{c}")));
-            if "fbCgHIKLNTVX".contains(c) && taken < values.len() {
+            if TAR.values.contains(c) && taken < values.len() {
                 rebuilt.push(values[taken].clone());
                 taken += 1;
             }
@@ -27,110 +30,9 @@ pub(super) fn tar(ctx: &Ctx<'_>, verdict: &mut Verdict) {
         rebuilt.extend(values.drain(taken..));
         args = rebuilt;
     }
-    let spec = Spec {
-        flags: "AcdrtuxzjJaSpPvwkmOWhilBGMnoRsUZ",
-        values: "fbCgHIKLNTVX",
-        long: &[
-            "create",
-            "extract",
-            "get",
-            "list",
-            "append",
-            "update",
-            "diff",
-            "compare",
-            "delete",
-            "catenate",
-            "concatenate",
-            "gzip",
-            "gunzip",
-            "bzip2",
-            "xz",
-            "lzma",
-            "zstd",
-            "auto-compress",
-            "verbose",
-            "preserve-permissions",
-            "same-permissions",
-            "absolute-names",
-            "keep-old-files",
-            "overwrite",
-            "no-same-owner",
-            "same-owner",
-            "numeric-owner",
-            "dereference",
-            "one-file-system",
-            "sparse",
-            "remove-files",
-            "show-transformed-names",
-            "totals",
-            "wildcards",
-            "no-wildcards",
-            "anchored",
-            "no-recursion",
-            "recursion",
-            "null",
-            "ignore-failed-read",
-            "help",
-            "version",
-            "strip-trailing-slashes",
-            "skip-old-files",
-            "keep-newer-files",
-            "unlink-first",
-            "recursive-unlink",
-            "touch",
-            "no-overwrite-dir",
-        ],
-        long_values: &[
-            "file",
-            "directory",
-            "exclude",
-            "exclude-from",
-            "files-from",
-            "transform",
-            "xform",
-            "strip-components",
-            "blocking-factor",
-            "format",
-            "owner",
-            "group",
-            "mode",
-            "mtime",
-            "newer",
-            "newer-mtime",
-            "after-date",
-            "label",
-            "to-command",
-            "use-compress-program",
-            "checkpoint-action",
-            "info-script",
-            "new-volume-script",
-            "rsh-command",
-            "rmt-command",
-            "index-file",
-            "listed-incremental",
-            "tape-length",
-            "exclude-tag",
-            "suffix",
-            "backup",
-        ],
-        long_optional: &["checkpoint", "backup", "warning"],
-        ..NONE
-    };
-    let parsed = getopt(&spec, &args);
-    let opaque = [
-        "-I",
-        "--to-command",
-        "--use-compress-program",
-        "--checkpoint-action",
-        "-F",
-        "--info-script",
-        "--new-volume-script",
-        "--rsh-command",
-        "--rmt-command",
-    ];
+    let parsed = getopt(&TAR, &args);
     for opt in &parsed.opts {
-        if opaque.contains(&&*opt.name) {
+        if TAR_RUNS.contains(&&*opt.name) {
             verdict.opaque(format!("`tar {}` runs a program", opt.name));
         }
     }
@@ -140,34 +42,21 @@ pub(super) fn tar(ctx: &Ctx<'_>, verdict: &mut Verdict) {
             parsed.unknown.join(" ")
         ));
     }
-    let dir = parsed
-        .values(&["-C", "--directory"])
-        .last()
-        .map(|arg| arg.field.clone());
-    let archives: Vec<Arg> = parsed.values(&["-f", "--file"]).cloned().collect();
-    let create = parsed.has(&[
-        "-c",
-        "--create",
-        "-r",
-        "--append",
-        "-u",
-        "--update",
-        "-A",
-        "--catenate",
-        "--concatenate",
-    ]);
-    let extract = parsed.has(&["-x", "--extract", "--get"]);
-    let delete = parsed.has(&["--delete"]);
+    let dir = parsed.values(TAR_DIRECTORY).last().map(|arg| arg.field.clone());
+    let archives: Vec<Arg> = parsed.values(TAR_ARCHIVE).cloned().collect();
+    let create = parsed.has(TAR_CREATE);
+    let extract = parsed.has(TAR_EXTRACT);
+    let delete = parsed.has(TAR_DELETE);
     for archive in &archives {
         if create || delete {
             push_role(verdict, archive, Role::Write, false);
         }
         push_role(verdict, archive, Role::Read, false);
     }
-    for value in parsed.values(&["-T", "--files-from", "-X", "--exclude-from"]) {
+    for value in parsed.values(TAR_NAME_FILES) {
         push_role(verdict, value, Role::Read, false);
     }
-    for value in parsed.values(&["--index-file", "-g", "--listed-incremental"]) {
+    for value in parsed.values(TAR_WRITE_FILES) {
         push_role(verdict, value, Role::Write, false);
     }
     let operands: Vec<Arg> = parsed.operands.iter().filter_map(|i| args.get(*i).cloned()).collect();
@@ -177,7 +66,7 @@ pub(super) fn tar(ctx: &Ctx<'_>, verdict: &mut Verdict) {
         }
     }
     if extract {
-        let absolute = parsed.has(&["-P", "--absolute-names"]);
+        let absolute = parsed.has(TAR_ABSOLUTE);
         let target = if absolute {
             Arg::unknown("(archive members)")
         } else {
@@ -194,11 +83,11 @@ pub(super) fn tar(ctx: &Ctx<'_>, verdict: &mut Verdict) {
             }
         };
         verdict.effect_under(&target, Access::Write, true, dir.as_ref());
-        if parsed.has(&["--remove-files"]) {
+        if parsed.has(TAR_REMOVE) {
             verdict.opaque("`tar --remove-files`");
         }
     }
-    if create && parsed.has(&["--remove-files"]) {
+    if create && parsed.has(TAR_REMOVE) {
         for operand in &operands {
             verdict.effect_under(operand, Access::Write, true, dir.as_ref());
         }
@@ -230,7 +119,7 @@ pub(super) fn archive(ctx: &Ctx<'_>, verdict: &mut Verdict) {
             let dir = ctx
                 .args
                 .windows(2)
-                .find(|pair| head(&pair[0]) == "-d")
+                .find(|pair| head(&pair[0]) == UNZIP_DIRECTORY)
                 .map(|pair| pair[1].field.clone());
             verdict.effect_under(&below("(archive members)"), Access::Write, true, dir.as_ref());
         }
@@ -245,10 +134,11 @@ pub(super) fn archive(ctx: &Ctx<'_>, verdict: &mut Verdict) {
                 push_role(verdict, operand, if i == 0 { Role::Write } else { Role::Read }, false);
             }
             for pair in ctx.args.windows(2) {
-                match head(&pair[0]).as_str() {
-                    "-i" | "--input" => push_role(verdict, &pair[1], Role::Read, false),
-                    "-o" | "--output" => push_role(verdict, &pair[1], Role::Write, false),
-                    _ => {}
+                let option = head(&pair[0]);
+                if PATCH_INPUT.contains(&option.as_str()) {
+                    push_role(verdict, &pair[1], Role::Read, false);
+                } else if PATCH_OUTPUT.contains(&option.as_str()) {
+                    push_role(verdict, &pair[1], Role::Write, false);
                 }
             }
         }

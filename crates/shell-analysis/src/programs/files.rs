@@ -2,6 +2,9 @@
 //! `chmod`-likes, `dd`, `xxd`, `uniq`.
 
 use super::getopt::{head, split_value};
+use super::table::{
+    CHMOD_MODE_CHARS, COPY_RECURSIVE, COPY_SYMBOLIC, COPY_TARGET, DD_FILES, DD_INFO, INSTALL_DIRECTORY, INSTALL_RUNS,
+};
 use super::{Ctx, Role, Verdict, push_role};
 use crate::arg::{Access, Arg};
 use crate::expand::{PathHole, Seg};
@@ -17,18 +20,18 @@ pub(super) fn uniq(ctx: &Ctx<'_>, verdict: &mut Verdict) {
 
 pub(super) fn copy(ctx: &Ctx<'_>, verdict: &mut Verdict) {
     let operands: Vec<&Arg> = ctx.operands().collect();
-    let recursive = ctx.parsed.has(&["-r", "-R", "--recursive", "-a", "--archive"]);
-    let symbolic = ctx.parsed.has(&["-s", "--symbolic"]);
-    if ctx.name == "install" && ctx.parsed.has(&["-d", "--directory"]) {
+    let recursive = ctx.parsed.has(COPY_RECURSIVE);
+    let symbolic = ctx.parsed.has(COPY_SYMBOLIC);
+    if ctx.name == "install" && ctx.parsed.has(INSTALL_DIRECTORY) {
         for arg in &operands {
             push_role(verdict, arg, Role::Write, false);
         }
         return;
     }
-    if ctx.name == "install" && ctx.parsed.has(&["--strip-program"]) {
+    if ctx.name == "install" && ctx.parsed.has(INSTALL_RUNS) {
         verdict.opaque("`install --strip-program` runs a program");
     }
-    let target = ctx.parsed.values(&["-t", "--target-directory"]).next().cloned();
+    let target = ctx.parsed.values(COPY_TARGET).next().cloned();
     let (sources, dest): (Vec<&Arg>, Option<Arg>) = match &target {
         Some(dir) => (operands.clone(), Some(dir.clone())),
         None if operands.len() >= 2 => (
@@ -108,7 +111,7 @@ pub(super) fn chmod(ctx: &Ctx<'_>, verdict: &mut Verdict) {
                 tree |= text == "--recursive";
                 continue;
             }
-            let mode_like = ctx.name == "chmod" && text[1..].chars().all(|c| "rwxXstugoa+-=,0123456789".contains(c));
+            let mode_like = ctx.name == "chmod" && text[1..].chars().all(|c| CHMOD_MODE_CHARS.contains(c));
             if text.starts_with('-') && text.len() > 1 && !(first && mode_like && !reference) {
                 tree |= text.contains('R');
                 continue;
@@ -138,12 +141,10 @@ pub(super) fn dd(ctx: &Ctx<'_>, verdict: &mut Verdict) {
         if let Some(eq) = text.find('=') {
             let key = &text[..eq];
             let value = split_value(arg, eq + 1);
-            match key {
-                "if" => push_role(verdict, &value, Role::Read, false),
-                "of" => push_role(verdict, &value, Role::Write, false),
-                _ => {}
+            if let Some((_, role)) = DD_FILES.iter().find(|(name, _)| *name == key) {
+                push_role(verdict, &value, *role, false);
             }
-        } else if !matches!(arg.literal().as_deref(), Some("--help" | "--version")) {
+        } else if !arg.literal().is_some_and(|text| DD_INFO.contains(&&*text)) {
             verdict.opaque(format!("`dd {}`", arg.field.display()));
         }
     }

@@ -3,6 +3,10 @@
 use std::borrow::Cow;
 
 use super::getopt::head;
+use super::table::{
+    FIND_EXEC, FIND_EXEC_END, FIND_EXPRESSION_START, FIND_FILE_VALUE, FIND_FLAGS, FIND_GLOBAL, FIND_VALUE, FIND_WRITE,
+    XARGS_ARG_FILE, XARGS_REPLACE,
+};
 use super::{Ctx, Nested, Role, Verdict, push_role};
 use crate::arg::{Access, Arg};
 use crate::expand::{Field, PathHole, Seg};
@@ -13,7 +17,7 @@ pub(super) fn find(ctx: &Ctx<'_>, verdict: &mut Verdict) {
     let mut index = 0;
     while let Some(text) = args.get(index).and_then(Arg::literal) {
         match &*text {
-            "-H" | "-L" | "-P" => index += 1,
+            t if FIND_GLOBAL.contains(&t) => index += 1,
             "-D" => index += 2,
             t if t.starts_with("-O") || (t.starts_with("-D") && t.len() > 2) => index += 1,
             _ => break,
@@ -22,7 +26,7 @@ pub(super) fn find(ctx: &Ctx<'_>, verdict: &mut Verdict) {
     let mut starts: Vec<&Arg> = Vec::new();
     while let Some(arg) = args.get(index) {
         let text = head(arg);
-        if text.starts_with('-') || text == "(" || text == "!" || text == ")" || text == "," {
+        if text.starts_with('-') || FIND_EXPRESSION_START.contains(&text.as_str()) {
             break;
         }
         if arg.maybe_option() {
@@ -53,93 +57,6 @@ pub(super) fn find(ctx: &Ctx<'_>, verdict: &mut Verdict) {
             split: start.split,
         }
     };
-    let one_value = [
-        "-name",
-        "-iname",
-        "-path",
-        "-ipath",
-        "-wholename",
-        "-iwholename",
-        "-regex",
-        "-iregex",
-        "-type",
-        "-xtype",
-        "-size",
-        "-mtime",
-        "-mmin",
-        "-atime",
-        "-amin",
-        "-ctime",
-        "-cmin",
-        "-user",
-        "-group",
-        "-uid",
-        "-gid",
-        "-perm",
-        "-links",
-        "-inum",
-        "-lname",
-        "-ilname",
-        "-fstype",
-        "-maxdepth",
-        "-mindepth",
-        "-regextype",
-        "-printf",
-        "-used",
-        "-context",
-        "-newermt",
-        "-newerat",
-        "-newerct",
-        "-newerBt",
-    ];
-    let file_value = [
-        "-newer",
-        "-anewer",
-        "-cnewer",
-        "-samefile",
-        "-files0-from",
-        "-newermm",
-        "-neweraa",
-        "-newercc",
-    ];
-    let flags = [
-        "-empty",
-        "-nouser",
-        "-nogroup",
-        "-readable",
-        "-writable",
-        "-executable",
-        "-depth",
-        "-prune",
-        "-quit",
-        "-print",
-        "-print0",
-        "-ls",
-        "-true",
-        "-false",
-        "-not",
-        "-and",
-        "-or",
-        "-a",
-        "-o",
-        "-mount",
-        "-xdev",
-        "-noleaf",
-        "-ignore_readdir_race",
-        "-noignore_readdir_race",
-        "-daystart",
-        "-follow",
-        "-warn",
-        "-nowarn",
-        "(",
-        ")",
-        "!",
-        ",",
-        "-help",
-        "--help",
-        "-version",
-        "--version",
-    ];
     while let Some(arg) = args.get(index) {
         let Some(text) = arg.literal() else {
             verdict.opaque("`find` with an expression only known when it runs");
@@ -147,9 +64,9 @@ pub(super) fn find(ctx: &Ctx<'_>, verdict: &mut Verdict) {
         };
         index += 1;
         match &*text {
-            t if flags.contains(&t) => {}
-            t if one_value.contains(&t) => index += 1,
-            t if file_value.contains(&t) || t.starts_with("-newer") => {
+            t if FIND_FLAGS.contains(&t) => {}
+            t if FIND_VALUE.contains(&t) => index += 1,
+            t if FIND_FILE_VALUE.contains(&t) || t.starts_with("-newer") => {
                 if let Some(value) = args.get(index) {
                     push_role(verdict, value, Role::Read, false);
                 }
@@ -160,7 +77,7 @@ pub(super) fn find(ctx: &Ctx<'_>, verdict: &mut Verdict) {
                     verdict.effect(&found(start), Access::Write, true);
                 }
             }
-            "-fprint" | "-fprint0" | "-fls" => {
+            t if FIND_WRITE.contains(&t) => {
                 if let Some(value) = args.get(index) {
                     push_role(verdict, value, Role::Write, false);
                 }
@@ -172,10 +89,10 @@ pub(super) fn find(ctx: &Ctx<'_>, verdict: &mut Verdict) {
                 }
                 index += 2;
             }
-            "-exec" | "-execdir" | "-ok" | "-okdir" => {
+            t if FIND_EXEC.contains(&t) => {
                 let begin = index;
                 while let Some(arg) = args.get(index) {
-                    if matches!(arg.literal().as_deref(), Some(";" | "+")) {
+                    if arg.literal().is_some_and(|text| FIND_EXEC_END.contains(&&*text)) {
                         break;
                     }
                     index += 1;
@@ -230,14 +147,14 @@ pub(super) fn replace_braces(arg: &Arg, starts: &[Arg], found: &dyn Fn(&Arg) -> 
 }
 
 pub(super) fn xargs(ctx: &Ctx<'_>, verdict: &mut Verdict) {
-    for value in ctx.parsed.values(&["-a", "--arg-file"]) {
+    for value in ctx.parsed.values(XARGS_ARG_FILE) {
         push_role(verdict, value, Role::Read, false);
     }
     let replace: Option<String> = ctx
         .parsed
         .opts
         .iter()
-        .find(|opt| matches!(&*opt.name, "-I" | "-i" | "--replace"))
+        .find(|opt| XARGS_REPLACE.contains(&&*opt.name))
         .map(|opt| {
             opt.value
                 .as_ref()

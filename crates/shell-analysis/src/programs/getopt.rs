@@ -27,6 +27,20 @@ pub(crate) struct Spec {
     pub(crate) posix: bool,
 }
 
+impl Spec {
+    /// No options: the spec a table entry starts from (`Spec { flags: "x", ..Spec::NONE }`).
+    pub(crate) const NONE: Spec = Spec {
+        flags: "",
+        values: "",
+        optional: "",
+        long: &[],
+        long_values: &[],
+        long_optional: &[],
+        numeric: false,
+        posix: false,
+    };
+}
+
 /// One option as parsed: its canonical name (`-x`, `--long`) and its value.
 #[derive(Clone, Debug)]
 pub(crate) struct Opt {
@@ -238,7 +252,6 @@ pub(crate) fn getopt(spec: &Spec, args: &[Arg]) -> Parsed {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::programs::table::NONE;
 
     fn args(words: &[&str]) -> Vec<Arg> {
         words.iter().map(|w| Arg::text(*w)).collect()
@@ -251,7 +264,7 @@ mod tests {
             values: "e",
             long: &["recursive"],
             long_values: &["regexp", "file"],
-            ..NONE
+            ..Spec::NONE
         };
         let parsed = getopt(
             &spec,

@@ -3,6 +3,11 @@
 use std::borrow::Cow;
 
 use super::getopt::{head, split_value};
+use super::table::{
+    GIT_CONFIG_WRITES, GIT_EXEC, GIT_EXEC_SUBCOMMANDS, GIT_GLOBAL_DIRS, GIT_GLOBAL_FLAGS, GIT_GLOBAL_VALUES, GIT_INFO,
+    GIT_MESSAGE_SUBCOMMANDS, GIT_OUTPUT, GIT_OUTPUT_SUBCOMMANDS, GIT_PATH_SUBCOMMANDS, GIT_PATH_WRITERS,
+    GIT_RUNNING_SUBCOMMANDS, GIT_RUNS, GIT_SAFE_KEYS, GIT_SAFE_SECTIONS, GIT_UPLOAD, GIT_UPLOAD_SUBCOMMANDS,
+};
 use super::{Ctx, Nested, Verdict};
 use crate::arg::{Access, Arg};
 
@@ -53,8 +58,8 @@ pub(super) fn git(ctx: &Ctx<'_>, verdict: &mut Verdict) {
                 }
                 index += 2;
             }
-            "--git-dir" | "--work-tree" | "--namespace" | "--super-prefix" | "--attr-source" | "--list-cmds" => {
-                if matches!(name.as_str(), "--git-dir" | "--work-tree")
+            n if GIT_GLOBAL_VALUES.contains(&n) => {
+                if GIT_GLOBAL_DIRS.contains(&n)
                     && let Some(dir) = value(1)
                 {
                     verdict.effect(&dir, Access::Dir, false);
@@ -69,24 +74,8 @@ pub(super) fn git(ctx: &Ctx<'_>, verdict: &mut Verdict) {
                 verdict.opaque("`git --config-env` takes settings from the environment");
                 return;
             }
-            "--no-pager"
-            | "-P"
-            | "-p"
-            | "--paginate"
-            | "--bare"
-            | "--no-replace-objects"
-            | "--literal-pathspecs"
-            | "--glob-pathspecs"
-            | "--noglob-pathspecs"
-            | "--icase-pathspecs"
-            | "--no-optional-locks"
-            | "--exec-path"
-            | "--html-path"
-            | "--man-path"
-            | "--info-path"
-            | "--no-lazy-fetch"
-            | "--no-advice" => index += 1,
-            "--version" | "--help" | "-h" | "-v" => return,
+            n if GIT_GLOBAL_FLAGS.contains(&n) => index += 1,
+            n if GIT_INFO.contains(&n) => return,
             _ => {
                 verdict.opaque(format!("`git {name}` (a global option the analysis does not know)"));
                 return;
@@ -106,7 +95,7 @@ pub(super) fn git(ctx: &Ctx<'_>, verdict: &mut Verdict) {
     let rest = &args[index + 1..];
     for (i, arg) in rest.iter().enumerate() {
         let Some(text) = arg.literal() else {
-            if arg.maybe_option() && !matches!(&*sub, "commit" | "tag") {
+            if arg.maybe_option() && !GIT_MESSAGE_SUBCOMMANDS.contains(&&*sub) {
                 verdict.opaque(format!("`git {sub}` with an option only known when it runs"));
                 return;
             }
@@ -118,22 +107,7 @@ pub(super) fn git(ctx: &Ctx<'_>, verdict: &mut Verdict) {
         let name = text.split('=').next().unwrap_or("");
         let takes_next = !text.contains('=');
         match name {
-            "--output" | "-o"
-                if matches!(
-                    &*sub,
-                    "log"
-                        | "show"
-                        | "diff"
-                        | "format-patch"
-                        | "whatchanged"
-                        | "diff-tree"
-                        | "diff-files"
-                        | "diff-index"
-                        | "range-diff"
-                        | "blame"
-                        | "shortlog"
-                ) || name == "--output" =>
-            {
+            n if GIT_OUTPUT.contains(&n) && (GIT_OUTPUT_SUBCOMMANDS.contains(&&*sub) || n == "--output") => {
                 let value = if takes_next {
                     rest.get(i + 1).cloned()
                 } else {
@@ -144,17 +118,15 @@ pub(super) fn git(ctx: &Ctx<'_>, verdict: &mut Verdict) {
                     verdict.effect(&value, Access::Write, tree);
                 }
             }
-            "--exec" | "-x" if matches!(&*sub, "rebase" | "archive") || name == "--exec" => {
+            n if GIT_EXEC.contains(&n) && (GIT_EXEC_SUBCOMMANDS.contains(&&*sub) || n == "--exec") => {
                 verdict.opaque(format!("`git {sub} {name}` runs a command"));
                 return;
             }
-            "--upload-pack" | "--receive-pack" | "-u"
-                if name != "-u" || matches!(&*sub, "fetch" | "pull" | "clone" | "ls-remote" | "archive") =>
-            {
+            n if GIT_UPLOAD.contains(&n) && (n != "-u" || GIT_UPLOAD_SUBCOMMANDS.contains(&&*sub)) => {
                 verdict.opaque(format!("`git {sub} {name}` runs a program"));
                 return;
             }
-            "--extcmd" | "--open-files-in-pager" | "-O" | "--template" | "--tool" if name != "-O" || sub == "grep" => {
+            n if GIT_RUNS.contains(&n) && (n != "-O" || sub == "grep") => {
                 verdict.opaque(format!("`git {sub} {name}` runs a program"));
                 return;
             }
@@ -164,22 +136,7 @@ pub(super) fn git(ctx: &Ctx<'_>, verdict: &mut Verdict) {
     match &*sub {
         "config" => {
             let operands: Vec<&Arg> = rest.iter().filter(|arg| !head(arg).starts_with('-')).collect();
-            let writes = rest.iter().any(|arg| {
-                matches!(
-                    head(arg).as_str(),
-                    "--add"
-                        | "--unset"
-                        | "--unset-all"
-                        | "--replace-all"
-                        | "--rename-section"
-                        | "--remove-section"
-                        | "-e"
-                        | "--edit"
-                        | "set"
-                        | "unset"
-                        | "edit"
-                )
-            }) || operands.len() >= 2;
+            let writes = rest.iter().any(|arg| GIT_CONFIG_WRITES.contains(&head(arg).as_str())) || operands.len() >= 2;
             let key = operands.first().and_then(|arg| arg.literal()).unwrap_or_default();
             if writes && !git_safe_key(&key) {
                 verdict.opaque(format!(
@@ -190,7 +147,7 @@ pub(super) fn git(ctx: &Ctx<'_>, verdict: &mut Verdict) {
         "submodule" if rest.iter().any(|arg| head(arg) == "foreach") => {
             verdict.opaque("`git submodule foreach` runs a command");
         }
-        "filter-branch" | "filter-repo" | "difftool" | "mergetool" | "instaweb" | "web--browse" => {
+        s if GIT_RUNNING_SUBCOMMANDS.contains(&s) => {
             verdict.opaque(format!("`git {sub}` runs commands"));
         }
         "bisect" if rest.first().and_then(Arg::literal).as_deref() == Some("run") && rest.len() > 1 => {
@@ -199,8 +156,7 @@ pub(super) fn git(ctx: &Ctx<'_>, verdict: &mut Verdict) {
                 ..Nested::default()
             });
         }
-        "show" | "cat-file" | "archive" | "grep" | "diff" | "log" | "blame" | "annotate" | "add" | "checkout"
-        | "restore" | "rm" => {
+        s if GIT_PATH_SUBCOMMANDS.contains(&s) => {
             // `REV:path` reads a file from the repository; paths after `--` or that look
             // like paths are read (`git show HEAD:.env`, `git diff -- .env`).
             let mut after_dashes = false;
@@ -234,7 +190,7 @@ pub(super) fn git(ctx: &Ctx<'_>, verdict: &mut Verdict) {
                 }
                 let looks = after_dashes || text.contains('/') || text.starts_with('.') || text.contains('*');
                 if looks {
-                    let access = if matches!(&*sub, "checkout" | "restore" | "rm") {
+                    let access = if GIT_PATH_WRITERS.contains(&&*sub) {
                         Access::Write
                     } else {
                         Access::Read
@@ -250,45 +206,5 @@ pub(super) fn git(ctx: &Ctx<'_>, verdict: &mut Verdict) {
 /// `git -c` / `git config` keys that never make git run a program or read another config.
 pub(super) fn git_safe_key(key: &str) -> bool {
     let key = key.to_ascii_lowercase();
-    let exact = [
-        "user.name",
-        "user.email",
-        "core.quotepath",
-        "core.autocrlf",
-        "core.safecrlf",
-        "core.eol",
-        "core.filemode",
-        "core.ignorecase",
-        "core.abbrev",
-        "init.defaultbranch",
-        "column.ui",
-        "log.showsignature",
-        "log.decorate",
-        "log.abbrevcommit",
-        "log.date",
-        "pull.rebase",
-        "pull.ff",
-        "merge.ff",
-        "push.default",
-        "fetch.prune",
-        "diff.renames",
-        "diff.algorithm",
-        "diff.colormoved",
-        "status.short",
-        "status.branch",
-        "status.showuntrackedfiles",
-        "format.pretty",
-        "commit.gpgsign",
-        "tag.gpgsign",
-        "rebase.autosquash",
-        "rebase.autostash",
-        "branch.sort",
-        "tag.sort",
-        "core.longpaths",
-        "gc.auto",
-        "maintenance.auto",
-        "advice.detachedhead",
-        "protocol.version",
-    ];
-    exact.contains(&key.as_str()) || key.starts_with("color.") || key.starts_with("advice.")
+    GIT_SAFE_KEYS.contains(&key.as_str()) || GIT_SAFE_SECTIONS.iter().any(|section| key.starts_with(section))
 }

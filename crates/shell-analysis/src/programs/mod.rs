@@ -27,10 +27,15 @@ mod git;
 mod net;
 mod packages;
 mod runners;
+// The table is data laid out by hand: one entry a line, long ones wrapped.
+#[rustfmt::skip]
 mod table;
+mod text;
 
 pub(crate) use packages::home_writes;
-mod text;
+
+#[cfg(test)]
+mod tests;
 
 /// A path effect of a command.
 #[derive(Clone, Debug)]
@@ -139,10 +144,94 @@ pub(crate) struct Model {
     /// The worst an unknown option does.
     pub(crate) unknown: Unknown,
     /// A step for what the table cannot say.
-    pub(crate) special: Option<fn(&Ctx<'_>, &mut Verdict)>,
+    pub(crate) special: Option<Special>,
     /// False when the special step reads the arguments itself (the table's options,
     /// operands and unknown-option rule do not apply).
     pub(crate) generic: bool,
+}
+
+/// The special steps, by the family file that holds each; an entry of the table names its
+/// step by one of these, and [`run_special`] runs it (so the table depends on no code).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Special {
+    /// `xxd`: input, then output (files.rs).
+    Xxd,
+    /// `uniq`: input, then output (files.rs).
+    Uniq,
+    /// `chmod`-likes: a mode or owner, then files changed (files.rs).
+    Chmod,
+    /// `cp`, `mv`, `ln`, `install`: sources and the destination (files.rs).
+    Copy,
+    /// `dd`: `if=` and `of=` (files.rs).
+    Dd,
+    /// `tar` (archive.rs).
+    Tar,
+    /// Compressors, `zip`, `unzip`, `7z`, `patch` (archive.rs).
+    Archive,
+    /// `find` expressions (find.rs).
+    Find,
+    /// `xargs` and the command it runs (find.rs).
+    Xargs,
+    /// `git` global options and subcommands (git.rs).
+    Git,
+    /// `curl` (net.rs).
+    Curl,
+    /// `wget` (net.rs).
+    Wget,
+    /// `ssh`, `scp`, `nc` (net.rs).
+    Ssh,
+    /// Package managers' and build tools' global options (packages.rs).
+    GlobalOptions,
+    /// Wrappers that run a command: `env`, `sudo`, `timeout`… (runners.rs).
+    Wrapper,
+    /// `sh -c` and other shells (runners.rs).
+    Shell,
+    /// Interpreters of other languages (runners.rs).
+    Interpreter,
+    /// Programs that always run what the analysis cannot see (runners.rs).
+    AlwaysOpaque,
+    /// `make` (runners.rs).
+    Make,
+    /// `grep` recursion (text.rs).
+    Grep,
+    /// `rg`: trees, the current directory by default (text.rs).
+    Ripgrep,
+    /// `sed` scripts (text.rs).
+    Sed,
+    /// `awk` programs (text.rs).
+    Awk,
+    /// `jq` filters and files (text.rs).
+    Jq,
+}
+
+/// Runs the special step `special` of the program `ctx` names.
+fn run_special(special: Special, ctx: &Ctx<'_>, verdict: &mut Verdict) {
+    match special {
+        Special::Xxd => files::xxd(ctx, verdict),
+        Special::Uniq => files::uniq(ctx, verdict),
+        Special::Chmod => files::chmod(ctx, verdict),
+        Special::Copy => files::copy(ctx, verdict),
+        Special::Dd => files::dd(ctx, verdict),
+        Special::Tar => archive::tar(ctx, verdict),
+        Special::Archive => archive::archive(ctx, verdict),
+        Special::Find => find::find(ctx, verdict),
+        Special::Xargs => find::xargs(ctx, verdict),
+        Special::Git => git::git(ctx, verdict),
+        Special::Curl => net::curl(ctx, verdict),
+        Special::Wget => net::wget(ctx, verdict),
+        Special::Ssh => net::ssh(ctx, verdict),
+        Special::GlobalOptions => packages::global_options(ctx, verdict),
+        Special::Wrapper => runners::wrapper(ctx, verdict),
+        Special::Shell => runners::shell(ctx, verdict),
+        Special::Interpreter => runners::interpreter(ctx, verdict),
+        Special::AlwaysOpaque => runners::always_opaque(ctx, verdict),
+        Special::Make => runners::make(ctx, verdict),
+        Special::Grep => text::grep(ctx, verdict),
+        Special::Ripgrep => text::ripgrep(ctx, verdict),
+        Special::Sed => text::sed(ctx, verdict),
+        Special::Awk => text::awk(ctx, verdict),
+        Special::Jq => text::jq(ctx, verdict),
+    }
 }
 
 /// What a special step sees.
@@ -230,7 +319,7 @@ pub(crate) fn model_for(name: &str, args: &[Arg]) -> Verdict {
     };
     if !model.generic {
         if let Some(special) = model.special {
-            special(&ctx, &mut verdict);
+            run_special(special, &ctx, &mut verdict);
         }
         return verdict;
     }
@@ -267,7 +356,7 @@ pub(crate) fn model_for(name: &str, args: &[Arg]) -> Verdict {
         }
     }
     if let Some(special) = model.special {
-        special(&ctx, &mut verdict);
+        run_special(special, &ctx, &mut verdict);
     }
     verdict
 }

@@ -2,108 +2,18 @@
 
 use std::borrow::Cow;
 
-use super::getopt::{Spec, getopt, head, split_value};
-use super::table::NONE;
+use super::getopt::{getopt, head, split_value};
+use super::table::{
+    CURL_CONFIG, CURL_DATA, CURL_OUTPUT_DIR, CURL_READ, CURL_REMOTE_NAME, CURL_WITH_VALUE, CURL_WRITE, NETCAT,
+    NETCAT_RUNS, SSH_COPY, SSH_IDENTITY, SSH_RISKY_WORDS, SSH_RUNS, WGET, WGET_DOCUMENT, WGET_EXECUTE, WGET_PREFIX,
+    WGET_READ, WGET_WRITE,
+};
 use super::{Ctx, Role, Verdict, push_role};
 use crate::arg::{Access, Arg};
 use crate::expand::{Field, PathHole, Seg};
 
 pub(super) fn curl(ctx: &Ctx<'_>, verdict: &mut Verdict) {
     let args = ctx.args;
-    let write = [
-        "-o",
-        "--output",
-        "-D",
-        "--dump-header",
-        "-c",
-        "--cookie-jar",
-        "--trace",
-        "--trace-ascii",
-        "--stderr",
-        "--libcurl",
-        "--etag-save",
-        "--hsts",
-        "--alt-svc",
-    ];
-    let read_file = [
-        "-T",
-        "--upload-file",
-        "--netrc-file",
-        "-E",
-        "--cert",
-        "--key",
-        "--cacert",
-        "--capath",
-        "--crlfile",
-        "--proxy-cacert",
-        "--proxy-cert",
-        "--proxy-key",
-        "--etag-compare",
-    ];
-    let data = [
-        "-d",
-        "--data",
-        "--data-binary",
-        "--data-ascii",
-        "--data-urlencode",
-        "--json",
-        "-F",
-        "--form",
-        "--form-string",
-        "-b",
-        "--cookie",
-        "-H",
-        "--header",
-    ];
-    let config = ["-K", "--config"];
-    let with_value = [
-        "-A",
-        "--user-agent",
-        "-e",
-        "--referer",
-        "-u",
-        "--user",
-        "-X",
-        "--request",
-        "-x",
-        "--proxy",
-        "-m",
-        "--max-time",
-        "--connect-timeout",
-        "-r",
-        "--range",
-        "-w",
-        "--write-out",
-        "-Y",
-        "--speed-limit",
-        "-y",
-        "--speed-time",
-        "-z",
-        "--time-cond",
-        "--resolve",
-        "--retry",
-        "--retry-delay",
-        "--retry-max-time",
-        "--limit-rate",
-        "--max-redirs",
-        "--max-filesize",
-        "--interface",
-        "--dns-servers",
-        "--url",
-        "--output-dir",
-        "-U",
-        "--proxy-user",
-        "--oauth2-bearer",
-        "--connect-to",
-        "-Q",
-        "--quote",
-        "-P",
-        "--ftp-port",
-        "--local-port",
-        "--noproxy",
-        "-C",
-        "--continue-at",
-    ];
     let mut index = 0;
     let mut output_dir: Option<Field> = None;
     while let Some(arg) = args.get(index) {
@@ -116,21 +26,21 @@ pub(super) fn curl(ctx: &Ctx<'_>, verdict: &mut Verdict) {
             .then(|| (name[..2].to_string(), split_value(arg, 2)));
         let (name, attached) = match short_attached {
             Some((short, value))
-                if write.contains(&short.as_str())
-                    || read_file.contains(&short.as_str())
-                    || data.contains(&short.as_str())
-                    || config.contains(&short.as_str())
-                    || with_value.contains(&short.as_str()) =>
+                if CURL_WRITE.contains(&short.as_str())
+                    || CURL_READ.contains(&short.as_str())
+                    || CURL_DATA.contains(&short.as_str())
+                    || CURL_CONFIG.contains(&short.as_str())
+                    || CURL_WITH_VALUE.contains(&short.as_str()) =>
             {
                 (short, Some(value))
             }
             _ => (name, attached),
         };
-        let takes = write.contains(&name.as_str())
-            || read_file.contains(&name.as_str())
-            || data.contains(&name.as_str())
-            || config.contains(&name.as_str())
-            || with_value.contains(&name.as_str());
+        let takes = CURL_WRITE.contains(&name.as_str())
+            || CURL_READ.contains(&name.as_str())
+            || CURL_DATA.contains(&name.as_str())
+            || CURL_CONFIG.contains(&name.as_str())
+            || CURL_WITH_VALUE.contains(&name.as_str());
         let value = if takes {
             match attached {
                 Some(value) => Some(value),
@@ -143,23 +53,20 @@ pub(super) fn curl(ctx: &Ctx<'_>, verdict: &mut Verdict) {
             None
         };
         if let Some(value) = &value {
-            if write.contains(&name.as_str()) {
+            if CURL_WRITE.contains(&name.as_str()) {
                 verdict.effect_under(value, Access::Write, false, output_dir.as_ref());
-            } else if read_file.contains(&name.as_str()) {
+            } else if CURL_READ.contains(&name.as_str()) {
                 push_role(verdict, value, Role::Read, false);
-            } else if config.contains(&name.as_str()) {
+            } else if CURL_CONFIG.contains(&name.as_str()) {
                 push_role(verdict, value, Role::Read, false);
                 verdict.opaque("`curl --config` reads options from a file");
-            } else if name == "--output-dir" {
+            } else if name == CURL_OUTPUT_DIR {
                 output_dir = Some(value.field.clone());
-            } else if data.contains(&name.as_str()) {
+            } else if CURL_DATA.contains(&name.as_str()) {
                 data_file(verdict, value);
             }
         }
-        if matches!(
-            name.as_str(),
-            "-O" | "--remote-name" | "--remote-name-all" | "-J" | "--remote-header-name"
-        ) {
+        if CURL_REMOTE_NAME.contains(&name.as_str()) {
             let target = Arg {
                 field: Field {
                     segs: vec![Seg::Hole {
@@ -204,92 +111,18 @@ pub(super) fn data_file(verdict: &mut Verdict, value: &Arg) {
 }
 
 pub(super) fn wget(ctx: &Ctx<'_>, verdict: &mut Verdict) {
-    let spec = Spec {
-        flags: "bqvnNcSrkKmpEHLx46dFh",
-        values: "eoaOiPTtwlQUADRIXB",
-        long: &[
-            "background",
-            "quiet",
-            "verbose",
-            "no-verbose",
-            "continue",
-            "timestamping",
-            "server-response",
-            "recursive",
-            "convert-links",
-            "mirror",
-            "page-requisites",
-            "spider",
-            "no-clobber",
-            "help",
-            "version",
-            "no-check-certificate",
-            "force-directories",
-            "no-directories",
-            "no-parent",
-            "content-disposition",
-            "adjust-extension",
-        ],
-        long_values: &[
-            "execute",
-            "output-file",
-            "append-output",
-            "output-document",
-            "input-file",
-            "directory-prefix",
-            "post-file",
-            "body-file",
-            "post-data",
-            "body-data",
-            "method",
-            "user-agent",
-            "header",
-            "tries",
-            "timeout",
-            "wait",
-            "level",
-            "quota",
-            "user",
-            "password",
-            "load-cookies",
-            "save-cookies",
-            "config",
-            "certificate",
-            "private-key",
-            "ca-certificate",
-            "accept",
-            "reject",
-            "domains",
-            "base",
-            "referer",
-            "limit-rate",
-        ],
-        ..NONE
-    };
-    let parsed = getopt(&spec, ctx.args);
-    if parsed.has(&["-e", "--execute", "--config"]) {
+    let parsed = getopt(&WGET, ctx.args);
+    if parsed.has(WGET_EXECUTE) {
         verdict.opaque("`wget --execute/--config` runs wgetrc commands");
     }
-    let prefix = parsed
-        .values(&["-P", "--directory-prefix"])
-        .next()
-        .map(|arg| arg.field.clone());
-    for value in parsed.values(&["-o", "--output-file", "-a", "--append-output", "--save-cookies"]) {
+    let prefix = parsed.values(WGET_PREFIX).next().map(|arg| arg.field.clone());
+    for value in parsed.values(WGET_WRITE) {
         push_role(verdict, value, Role::Write, false);
     }
-    for value in parsed.values(&[
-        "-i",
-        "--input-file",
-        "--post-file",
-        "--body-file",
-        "--load-cookies",
-        "--certificate",
-        "--private-key",
-        "--ca-certificate",
-    ]) {
+    for value in parsed.values(WGET_READ) {
         push_role(verdict, value, Role::Read, false);
     }
-    let documents: Vec<&Arg> = parsed.values(&["-O", "--output-document"]).collect();
+    let documents: Vec<&Arg> = parsed.values(WGET_DOCUMENT).collect();
     if documents.is_empty() {
         let target = Arg {
             field: Field {
@@ -314,11 +147,8 @@ pub(super) fn ssh(ctx: &Ctx<'_>, verdict: &mut Verdict) {
     for (index, arg) in args.iter().enumerate() {
         let text = head(arg);
         let option = |name: &str| text == name || (text.starts_with(name) && text.len() > name.len());
-        if option("-o")
-            || option("-F")
-            || option("-S")
-            || (option("-e") && matches!(ctx.name, "nc" | "netcat"))
-            || (option("-c") && matches!(ctx.name, "nc" | "netcat"))
+        if SSH_RUNS.iter().any(|name| option(name))
+            || (NETCAT_RUNS.iter().any(|name| option(name)) && NETCAT.contains(&ctx.name))
         {
             let value = if text.len() > 2 {
                 head(arg)[2..].to_string()
@@ -329,16 +159,11 @@ pub(super) fn ssh(ctx: &Ctx<'_>, verdict: &mut Verdict) {
                     .unwrap_or_default()
             };
             let lower = value.to_ascii_lowercase();
-            if !option("-o")
-                || lower.contains("command")
-                || lower.contains("include")
-                || lower.contains("match")
-                || lower.contains("askpass")
-            {
+            if !option("-o") || SSH_RISKY_WORDS.iter().any(|word| lower.contains(word)) {
                 verdict.opaque(format!("`{} {text}` can run a local program", ctx.name));
             }
         }
-        if option("-i")
+        if option(SSH_IDENTITY)
             && let Some(key) = if text.len() > 2 {
                 Some(split_value(arg, 2))
             } else {
@@ -348,7 +173,7 @@ pub(super) fn ssh(ctx: &Ctx<'_>, verdict: &mut Verdict) {
             push_role(verdict, &key, Role::Read, false);
         }
     }
-    if matches!(ctx.name, "scp" | "sftp") {
+    if SSH_COPY.contains(&ctx.name) {
         let operands: Vec<&Arg> = args.iter().filter(|arg| !head(arg).starts_with('-')).collect();
         let last = operands.len().saturating_sub(1);
         for (i, operand) in operands.iter().enumerate() {

@@ -2,6 +2,7 @@
 //! the home they write.
 
 use super::getopt::{head, split_value};
+use super::table::{GLOBAL_DIR_OPTIONS, GLOBAL_OPTIONS, GO_EXEC, HOME_WRITES, VERSION_QUERIES};
 use super::{Ctx, Verdict};
 use crate::arg::{Access, Arg};
 
@@ -9,20 +10,11 @@ use crate::arg::{Access, Arg};
 /// (relative to the home), for any run but a bare version query: `npm --version` writes
 /// nothing, `npm help` already logs.
 pub(crate) fn home_writes(name: &str, args: &[Arg]) -> &'static [&'static str] {
-    let dirs: &'static [&'static str] = match name {
-        "npm" | "npx" => &[".npm"],
-        "pnpm" => &[".local/share/pnpm", ".cache/pnpm"],
-        "yarn" => &[".cache/yarn", ".yarn"],
-        "bun" | "bunx" => &[".bun"],
-        "cargo" => &[".cargo"],
-        "go" => &["go", ".cache/go-build"],
-        "pip" | "pip3" => &[".cache/pip"],
-        "uv" | "uvx" => &[".cache/uv", ".local/share/uv"],
-        "poetry" => &[".cache/pypoetry"],
-        _ => return &[],
+    let Some((_, dirs)) = HOME_WRITES.iter().find(|(names, _)| names.contains(&name)) else {
+        return &[];
     };
     match args.get(1..) {
-        Some([only]) if matches!(only.literal().as_deref(), Some("--version" | "-v" | "-V")) => &[],
+        Some([only]) if only.literal().is_some_and(|text| VERSION_QUERIES.contains(&&*text)) => &[],
         _ => dirs,
     }
 }
@@ -30,70 +22,10 @@ pub(crate) fn home_writes(name: &str, args: &[Arg]) -> &'static [&'static str] {
 /// Multi-level commands with global options before the subcommand: also matched without
 /// them (`npm --prefix x run build` is `npm run build` too).
 pub(super) fn global_options(ctx: &Ctx<'_>, verdict: &mut Verdict) {
-    let (flags, values): (&[&str], &[&str]) = match ctx.name {
-        "npm" | "npx" => (
-            &[
-                "-g",
-                "--global",
-                "-s",
-                "--silent",
-                "-q",
-                "--quiet",
-                "-y",
-                "--yes",
-                "-d",
-                "--verbose",
-                "--no-audit",
-                "--no-fund",
-            ],
-            &["--prefix", "-w", "--workspace", "--loglevel", "-C", "--registry"],
-        ),
-        "pnpm" => (
-            &["-r", "--recursive", "-s", "--silent", "-w", "--workspace-root"],
-            &["-C", "--dir", "--filter", "-F", "--loglevel"],
-        ),
-        "yarn" => (&["-s", "--silent", "--verbose"], &["--cwd"]),
-        "cargo" => (
-            &["-v", "--verbose", "-q", "--quiet", "--frozen", "--locked", "--offline"],
-            &["--color", "-C", "-Z"],
-        ),
-        "go" => (&[], &["-C"]),
-        "docker" | "podman" => (
-            &["-D", "--debug", "--tls", "--tlsverify"],
-            &[
-                "--context",
-                "-c",
-                "-H",
-                "--host",
-                "--config",
-                "-l",
-                "--log-level",
-                "--tlscacert",
-                "--tlscert",
-                "--tlskey",
-            ],
-        ),
-        "kubectl" => (
-            &[],
-            &[
-                "--context",
-                "-n",
-                "--namespace",
-                "--kubeconfig",
-                "--cluster",
-                "--user",
-                "-v",
-                "-s",
-                "--server",
-                "--token",
-                "--as",
-            ],
-        ),
-        "terraform" => (&[], &[]),
-        "helm" => (&["--debug"], &["--kube-context", "-n", "--namespace", "--kubeconfig"]),
-        "gh" => (&[], &["-R", "--repo"]),
-        _ => (&[], &[]),
-    };
+    let (flags, values): (&[&str], &[&str]) = GLOBAL_OPTIONS
+        .iter()
+        .find(|(names, _, _)| names.contains(&ctx.name))
+        .map_or((&[], &[]), |(_, flags, values)| (*flags, *values));
     let args = ctx.args;
     let mut index = 0;
     let mut kept = vec![0];
@@ -130,7 +62,7 @@ pub(super) fn global_options(ctx: &Ctx<'_>, verdict: &mut Verdict) {
             } else {
                 args.get(index + 1).cloned()
             };
-            if matches!(name.as_str(), "--prefix" | "-C" | "--dir" | "--cwd")
+            if GLOBAL_DIR_OPTIONS.contains(&name.as_str())
                 && let Some(value) = &value
             {
                 verdict.effect(value, Access::Dir, false);
@@ -144,7 +76,7 @@ pub(super) fn global_options(ctx: &Ctx<'_>, verdict: &mut Verdict) {
     if ctx.name == "go"
         && args
             .iter()
-            .any(|arg| matches!(head(arg).split('=').next(), Some("-exec" | "-toolexec")))
+            .any(|arg| head(arg).split('=').next().is_some_and(|name| GO_EXEC.contains(&name)))
     {
         verdict.opaque("`go -exec/-toolexec` runs a program");
     }

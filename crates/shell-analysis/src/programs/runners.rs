@@ -1,8 +1,13 @@
 //! Programs that run other code: wrappers (`env`, `sudo`, `timeout`…), shells,
 //! interpreters, `make`.
 
-use super::getopt::{Spec, getopt, head};
-use super::table::NONE;
+use super::getopt::{getopt, head};
+use super::table::{
+    DENO_INLINE, DOAS_SHELL, ENV_SPLIT, FLOCK_COMMAND, INTERPRETER_DEFAULT_INLINE, INTERPRETERS, MAKE, MAKE_DIRECTORY,
+    MAKE_EVAL, MAKE_FILE, MAKE_STRIPPED, MAKE_STRIPPED_VALUES, OPAQUE_REASON_DEFAULT, OPAQUE_REASONS, PROCESS_OPTIONS,
+    SHELL_FLAGS, SHELL_LONG_FLAGS, SHELL_RC, SHELL_SET_OPTIONS, SUDO_ELSEWHERE, SUDO_SHELL, WRAPPER_CHDIR,
+    WRAPPER_DEFAULT, WRAPPER_OUTPUT, WRAPPERS, WRAPPERS_UNMODELLED,
+};
 use super::text::strip_forms;
 use super::{Ctx, Nested, Role, Verdict, push_role};
 use crate::arg::{Access, Arg};
@@ -10,194 +15,17 @@ use crate::arg::{Access, Arg};
 /// Wrappers: options of their own, then the command they run.
 pub(super) fn wrapper(ctx: &Ctx<'_>, verdict: &mut Verdict) {
     let args = ctx.args;
-    let (spec, positional): (Spec, usize) = match ctx.name {
-        "env" => (
-            Spec {
-                flags: "0iv",
-                values: "uCS",
-                long: &[
-                    "ignore-environment",
-                    "null",
-                    "debug",
-                    "help",
-                    "version",
-                    "list-signal-handling",
-                ],
-                long_values: &["unset", "chdir", "split-string"],
-                long_optional: &["block-signal", "default-signal", "ignore-signal"],
-                posix: true,
-                ..NONE
-            },
-            0,
-        ),
-        "sudo" => (
-            Spec {
-                flags: "AbEHiKklnPSsVv",
-                values: "CDghpRrTUu",
-                long: &[
-                    "askpass",
-                    "background",
-                    "preserve-env",
-                    "set-home",
-                    "login",
-                    "remove-timestamp",
-                    "reset-timestamp",
-                    "list",
-                    "non-interactive",
-                    "preserve-groups",
-                    "stdin",
-                    "shell",
-                    "validate",
-                    "version",
-                    "help",
-                    "edit",
-                ],
-                long_values: &[
-                    "close-from",
-                    "chdir",
-                    "group",
-                    "host",
-                    "prompt",
-                    "chroot",
-                    "role",
-                    "type",
-                    "other-user",
-                    "user",
-                    "command-timeout",
-                ],
-                posix: true,
-                ..NONE
-            },
-            0,
-        ),
-        "doas" => (
-            Spec {
-                flags: "nsL",
-                values: "uC",
-                posix: true,
-                ..NONE
-            },
-            0,
-        ),
-        "nice" => (
-            Spec {
-                values: "n",
-                long_values: &["adjustment"],
-                long: &["help", "version"],
-                numeric: true,
-                posix: true,
-                ..NONE
-            },
-            0,
-        ),
-        "timeout" => (
-            Spec {
-                flags: "v",
-                values: "sk",
-                long: &["foreground", "preserve-status", "verbose", "help", "version"],
-                long_values: &["signal", "kill-after"],
-                posix: true,
-                ..NONE
-            },
-            1,
-        ),
-        "stdbuf" => (
-            Spec {
-                values: "ioe",
-                long_values: &["input", "output", "error"],
-                posix: true,
-                ..NONE
-            },
-            0,
-        ),
-        "ionice" => (
-            Spec {
-                flags: "tx",
-                values: "cnpPu",
-                long_values: &["class", "classdata", "pid", "pgid", "uid"],
-                long: &["ignore", "help", "version"],
-                posix: true,
-                ..NONE
-            },
-            0,
-        ),
-        "setsid" => (
-            Spec {
-                flags: "cfw",
-                long: &["ctty", "fork", "wait", "help", "version"],
-                posix: true,
-                ..NONE
-            },
-            0,
-        ),
-        "time" => (
-            Spec {
-                flags: "apqv",
-                values: "fo",
-                long: &["append", "portability", "quiet", "verbose", "help", "version"],
-                long_values: &["format", "output"],
-                posix: true,
-                ..NONE
-            },
-            0,
-        ),
-        "taskset" => (
-            Spec {
-                flags: "acp",
-                long: &["all-tasks", "cpu-list", "pid", "help", "version"],
-                posix: true,
-                ..NONE
-            },
-            1,
-        ),
-        "chrt" => (
-            Spec {
-                flags: "abdfiormpRv",
-                values: "TPD",
-                posix: true,
-                ..NONE
-            },
-            1,
-        ),
-        "flock" => (
-            Spec {
-                flags: "sxunoFeE",
-                values: "wEc",
-                long: &[
-                    "shared",
-                    "exclusive",
-                    "unlock",
-                    "nonblock",
-                    "close",
-                    "no-fork",
-                    "verbose",
-                    "help",
-                    "version",
-                ],
-                long_values: &["timeout", "conflict-exit-code", "command"],
-                posix: true,
-                ..NONE
-            },
-            1,
-        ),
-        "strace" | "ltrace" => (
-            Spec {
-                flags: "cCdDfFhiqrtTvVwxyzZk",
-                values: "abeEIoOpPsSuUX",
-                posix: true,
-                ..NONE
-            },
-            0,
-        ),
-        "numactl" | "prlimit" | "cgexec" | "runuser" | "firejail" | "torsocks" | "proxychains" | "proxychains4" => {
-            verdict.opaque(format!(
-                "`{}` runs a command with settings the analysis does not model",
-                ctx.name
-            ));
-            return;
-        }
-        _ => (Spec { posix: true, ..NONE }, 0),
-    };
+    if WRAPPERS_UNMODELLED.contains(&ctx.name) {
+        verdict.opaque(format!(
+            "`{}` runs a command with settings the analysis does not model",
+            ctx.name
+        ));
+        return;
+    }
+    let (spec, positional) = WRAPPERS
+        .iter()
+        .find(|(names, _, _)| names.contains(&ctx.name))
+        .map_or((WRAPPER_DEFAULT, 0), |(_, spec, positional)| (*spec, *positional));
     let parsed = getopt(&spec, args);
     if !parsed.unknown.is_empty() {
         verdict.opaque(format!(
@@ -207,33 +35,33 @@ pub(super) fn wrapper(ctx: &Ctx<'_>, verdict: &mut Verdict) {
         ));
         return;
     }
-    if matches!(ctx.name, "env") && parsed.has(&["-S", "--split-string"]) {
+    if matches!(ctx.name, "env") && parsed.has(ENV_SPLIT) {
         verdict.opaque("`env -S` splits a string into a command");
         return;
     }
-    if ctx.name == "sudo" && parsed.has(&["-s", "--shell", "-i", "--login", "-e", "--edit"]) {
+    if ctx.name == "sudo" && parsed.has(SUDO_SHELL) {
         verdict.opaque("`sudo -s/-i/-e` runs a shell or an editor");
         return;
     }
-    if ctx.name == "doas" && parsed.has(&["-s"]) {
+    if ctx.name == "doas" && parsed.has(DOAS_SHELL) {
         verdict.opaque("`doas -s` runs a shell");
         return;
     }
-    if matches!(ctx.name, "sudo" | "doas") && parsed.has(&["-C", "-R", "--chroot", "-D", "--chdir"]) {
+    if matches!(ctx.name, "sudo" | "doas") && parsed.has(SUDO_ELSEWHERE) {
         verdict.opaque(format!("`{}` in another directory or root", ctx.name));
         return;
     }
-    if matches!(ctx.name, "taskset" | "ionice") && parsed.has(&["-p", "--pid", "-P", "--pgid", "-u", "--uid"]) {
+    if matches!(ctx.name, "taskset" | "ionice") && parsed.has(PROCESS_OPTIONS) {
         return;
     }
-    if ctx.name == "flock" && parsed.has(&["-c", "--command"]) {
-        match parsed.values(&["-c", "--command"]).next().and_then(Arg::literal) {
+    if ctx.name == "flock" && parsed.has(FLOCK_COMMAND) {
+        match parsed.values(FLOCK_COMMAND).next().and_then(Arg::literal) {
             Some(script) => verdict.scripts.push(script.into_owned()),
             None => verdict.opaque("`flock -c` with a command only known when it runs"),
         }
         return;
     }
-    for value in parsed.values(&["-o", "--output"]) {
+    for value in parsed.values(WRAPPER_OUTPUT) {
         push_role(verdict, value, Role::Write, false);
     }
     let mut start = parsed.rest.min(args.len());
@@ -255,10 +83,10 @@ pub(super) fn wrapper(ctx: &Ctx<'_>, verdict: &mut Verdict) {
         }
     }
     start += positional;
-    let chdir = parsed.values(&["-C", "--chdir"]).next().map(|arg| arg.field.clone());
+    let chdir = parsed.values(WRAPPER_CHDIR).next().map(|arg| arg.field.clone());
     if ctx.name == "env"
         && chdir.is_some()
-        && let Some(dir) = parsed.values(&["-C", "--chdir"]).next()
+        && let Some(dir) = parsed.values(WRAPPER_CHDIR).next()
     {
         verdict.effect(dir, Access::Dir, false);
     }
@@ -290,22 +118,11 @@ pub(super) fn shell(ctx: &Ctx<'_>, verdict: &mut Verdict) {
             break;
         }
         if text.starts_with("--") {
-            if matches!(&*text, "--rcfile" | "--init-file") {
+            if SHELL_RC.contains(&&*text) {
                 verdict.opaque(format!("`{} {text}` runs a file", ctx.name));
                 return;
             }
-            if !matches!(
-                &*text,
-                "--norc"
-                    | "--noprofile"
-                    | "--login"
-                    | "--posix"
-                    | "--noediting"
-                    | "--restricted"
-                    | "--verbose"
-                    | "--help"
-                    | "--version"
-            ) {
+            if !SHELL_LONG_FLAGS.contains(&&*text) {
                 verdict.opaque(format!("`{} {text}`", ctx.name));
                 return;
             }
@@ -316,11 +133,10 @@ pub(super) fn shell(ctx: &Ctx<'_>, verdict: &mut Verdict) {
             for c in flags.chars() {
                 match c {
                     'c' => command = true,
-                    'e' | 'u' | 'x' | 'v' | 'l' | 'i' | 'r' | 'p' | 'h' | 'B' | 'E' | 'T' | 'C' | 'f' | 'a' | 'b'
-                    | 'm' => {}
+                    c if SHELL_FLAGS.contains(c) => {}
                     'o' | 'O' => {
                         let option = args.get(index + 1).and_then(Arg::literal).unwrap_or_default();
-                        if !matches!(&*option, "pipefail" | "errexit" | "nounset" | "xtrace") {
+                        if !SHELL_SET_OPTIONS.contains(&&*option) {
                             verdict.opaque(format!("`{} -{c} {option}` changes how the script is read", ctx.name));
                             return;
                         }
@@ -364,34 +180,12 @@ pub(super) fn shell(ctx: &Ctx<'_>, verdict: &mut Verdict) {
 /// Interpreters: inline code (`-c`, `-e`, `--eval`) or code from input cannot be seen and
 /// is never saved; a script file is the project's code.
 pub(super) fn interpreter(ctx: &Ctx<'_>, verdict: &mut Verdict) {
-    let (inline, with_value): (&[&str], &[&str]) = match ctx.name {
-        "python" | "python2" | "python3" | "pypy" | "pypy3" => (&["-c"], &["-m", "-W", "-X", "-Q"]),
-        "node" | "nodejs" | "ts-node" | "tsx" | "node-ts" => (
-            &["-e", "--eval", "-p", "--print"],
-            &[
-                "-r",
-                "--require",
-                "--import",
-                "--loader",
-                "--input-type",
-                "--experimental-loader",
-                "--env-file",
-                "--conditions",
-                "-C",
-            ],
-        ),
-        "perl" => (&["-e", "-E"], &["-M", "-m", "-I", "-x", "-d"]),
-        "ruby" => (&["-e"], &["-r", "-I", "-C", "-E", "-F"]),
-        "php" => (&["-r", "-R", "-B", "-E"], &["-f", "-c", "-d", "-z"]),
-        "lua" | "luajit" => (&["-e"], &["-l"]),
-        "deno" | "bun" => (&["-e", "--eval", "eval", "-p", "--print"], &[]),
-        "Rscript" | "R" => (&["-e", "--expr"], &[]),
-        "julia" => (&["-e", "-E", "--eval", "--print"], &[]),
-        "osascript" => (&["-e"], &["-l"]),
-        "pwsh" | "powershell" => (&["-c", "-Command", "-command", "-EncodedCommand", "-e"], &[]),
-        "elixir" | "erl" | "escript" => (&["-e", "-eval"], &[]),
-        _ => (&["-e", "-c"], &[]),
-    };
+    let (inline, with_value): (&[&str], &[&str]) = INTERPRETERS
+        .iter()
+        .find(|(names, _, _)| names.contains(&ctx.name))
+        .map_or((INTERPRETER_DEFAULT_INLINE, &[]), |(_, inline, with_value)| {
+            (*inline, *with_value)
+        });
     let args = ctx.args;
     let mut index = 0;
     while let Some(arg) = args.get(index) {
@@ -441,7 +235,7 @@ pub(super) fn interpreter(ctx: &Ctx<'_>, verdict: &mut Verdict) {
             return;
         }
         if ctx.name == "deno" || ctx.name == "bun" {
-            if matches!(&*text, "eval" | "repl") {
+            if DENO_INLINE.contains(&&*text) {
                 verdict.opaque(format!("`{} {text}` runs code given inline", ctx.name));
                 return;
             }
@@ -468,17 +262,10 @@ pub(super) fn interpreter(ctx: &Ctx<'_>, verdict: &mut Verdict) {
 }
 
 pub(super) fn always_opaque(ctx: &Ctx<'_>, verdict: &mut Verdict) {
-    let reason = match ctx.name {
-        "watch" => "`watch` runs its arguments as shell code, repeatedly",
-        "parallel" => "`parallel` runs its arguments as shell code",
-        "at" | "batch" | "crontab" => "it schedules commands to run later",
-        "zsh" | "fish" | "csh" | "tcsh" | "xonsh" | "nu" | "elvish" => {
-            "a shell whose language the analysis does not model"
-        }
-        "vim" | "vi" | "nvim" | "emacs" | "nano" | "ed" | "ex" => "an editor can run commands and write any file",
-        "sqlite3" => "sqlite3 dot-commands can run programs and write files",
-        _ => "it runs commands the analysis cannot see",
-    };
+    let reason = OPAQUE_REASONS
+        .iter()
+        .find(|(names, _)| names.contains(&ctx.name))
+        .map_or(OPAQUE_REASON_DEFAULT, |(_, reason)| *reason);
     if ctx.name == "sqlite3" && ctx.args.len() <= 1 && !ctx.args.iter().any(|a| head(a).starts_with('-')) {
         // `sqlite3 db.sqlite` with SQL from input: still may hold dot-commands.
     }
@@ -486,82 +273,19 @@ pub(super) fn always_opaque(ctx: &Ctx<'_>, verdict: &mut Verdict) {
 }
 
 pub(super) fn make(ctx: &Ctx<'_>, verdict: &mut Verdict) {
-    let spec = Spec {
-        flags: "bBdeiknpqrRsStvwL",
-        values: "CfIjlloOW",
-        long: &[
-            "always-make",
-            "environment-overrides",
-            "ignore-errors",
-            "keep-going",
-            "just-print",
-            "dry-run",
-            "recon",
-            "print-data-base",
-            "question",
-            "no-builtin-rules",
-            "no-builtin-variables",
-            "silent",
-            "quiet",
-            "stop",
-            "touch",
-            "version",
-            "print-directory",
-            "no-print-directory",
-            "warn-undefined-variables",
-            "check-symlink-times",
-            "trace",
-            "help",
-        ],
-        long_values: &[
-            "directory",
-            "file",
-            "makefile",
-            "include-dir",
-            "jobs",
-            "load-average",
-            "old-file",
-            "assume-old",
-            "what-if",
-            "new-file",
-            "assume-new",
-            "eval",
-            "output-sync",
-            "debug",
-        ],
-        long_optional: &["jobs", "output-sync", "debug", "shuffle", "jobserver-style"],
-        ..NONE
-    };
-    let parsed = getopt(&spec, ctx.args);
-    if parsed.has(&["-E", "--eval"]) {
+    let parsed = getopt(&MAKE, ctx.args);
+    if parsed.has(MAKE_EVAL) {
         verdict.opaque("`make --eval` runs given text as a makefile");
     }
-    for file in parsed.values(&["-f", "--file", "--makefile"]) {
+    for file in parsed.values(MAKE_FILE) {
         if file.literal().as_deref() == Some("-") {
             verdict.opaque("`make -f -` reads a makefile from its input");
         } else {
             verdict.effect(file, Access::Read, false);
         }
     }
-    for dir in parsed.values(&["-C", "--directory"]) {
+    for dir in parsed.values(MAKE_DIRECTORY) {
         verdict.effect(dir, Access::Dir, false);
     }
-    strip_forms(
-        ctx,
-        verdict,
-        &[
-            "-C",
-            "--directory",
-            "-f",
-            "--file",
-            "--makefile",
-            "-j",
-            "--jobs",
-            "-s",
-            "--silent",
-            "-k",
-            "--keep-going",
-        ],
-        &["-C", "-f", "-j", "-l", "-o", "-W", "-I", "-O"],
-    );
+    strip_forms(ctx, verdict, MAKE_STRIPPED, MAKE_STRIPPED_VALUES);
 }

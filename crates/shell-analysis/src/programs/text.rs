@@ -4,22 +4,24 @@
 use std::borrow::Cow;
 
 use super::getopt::head;
+use super::table::{
+    AWK_PROGRAM_FILES, AWK_RISKY_WORDS, AWK_SOURCE, GREP_PATTERN_OPTIONS, GREP_RECURSIVE, JQ_FILTER_FILE, JQ_LAYOUT,
+    JQ_NAMED_FILES, JQ_NAMED_VALUES, JQ_POSITIONAL, RG_PATTERN_OPTIONS, SED_EXPRESSION, SED_IN_PLACE, SED_SANDBOX,
+    SED_SCRIPT_FILE, SED_SCRIPT_OPTIONS, SED_STREAMS,
+};
 use super::{Ctx, Role, Verdict, push_role};
 use crate::arg::{Access, Arg};
 
 pub(super) fn grep(ctx: &Ctx<'_>, verdict: &mut Verdict) {
-    let recursive = ctx.parsed.has(&["-r", "-R", "--recursive", "--dereference-recursive"]);
-    let skip = usize::from(!ctx.parsed.has(&["-e", "-f", "--regexp", "--file"]));
+    let recursive = ctx.parsed.has(GREP_RECURSIVE);
+    let skip = usize::from(!ctx.parsed.has(GREP_PATTERN_OPTIONS));
     if recursive && ctx.operands().count() <= skip {
         verdict.effect(&Arg::text("."), Access::Read, true);
     }
 }
 
 pub(super) fn ripgrep(ctx: &Ctx<'_>, verdict: &mut Verdict) {
-    let skip = usize::from(
-        !ctx.parsed
-            .has(&["-e", "-f", "--regexp", "--file", "--files", "--type-list"]),
-    );
+    let skip = usize::from(!ctx.parsed.has(RG_PATTERN_OPTIONS));
     // rg searches directories recursively, the current one when none is given.
     for effect in verdict.effects.iter_mut() {
         if effect.access == Access::Read {
@@ -44,22 +46,22 @@ pub(super) fn jq(ctx: &Ctx<'_>, verdict: &mut Verdict) {
             continue;
         }
         match text.as_str() {
-            "-f" | "--from-file" => {
+            t if JQ_FILTER_FILE.contains(&t) => {
                 if let Some(file) = args.get(index + 1) {
                     push_role(verdict, file, Role::Read, false);
                 }
                 filter_given = true;
                 index += 2;
             }
-            "--arg" | "--argjson" => index += 3,
-            "--rawfile" | "--slurpfile" => {
+            t if JQ_NAMED_VALUES.contains(&t) => index += 3,
+            t if JQ_NAMED_FILES.contains(&t) => {
                 if let Some(file) = args.get(index + 2) {
                     push_role(verdict, file, Role::Read, false);
                 }
                 index += 3;
             }
-            "--indent" | "--tab" | "-L" => index += if text == "--tab" { 1 } else { 2 },
-            "--args" | "--jsonargs" => {
+            t if JQ_LAYOUT.contains(&t) => index += if text == "--tab" { 1 } else { 2 },
+            t if JQ_POSITIONAL.contains(&t) => {
                 positional_args = true;
                 index += 1;
             }
@@ -99,13 +101,13 @@ pub(super) fn strip_forms(ctx: &Ctx<'_>, verdict: &mut Verdict, options: &[&str]
 }
 
 pub(super) fn sed(ctx: &Ctx<'_>, verdict: &mut Verdict) {
-    let in_place = ctx.parsed.has(&["-i", "--in-place"]);
-    let sandbox = ctx.parsed.has(&["--sandbox"]);
-    let mut scripts: Vec<Option<Cow<'_, str>>> = ctx.parsed.values(&["-e", "--expression"]).map(Arg::literal).collect();
-    if ctx.parsed.has(&["-f", "--file"]) {
+    let in_place = ctx.parsed.has(SED_IN_PLACE);
+    let sandbox = ctx.parsed.has(SED_SANDBOX);
+    let mut scripts: Vec<Option<Cow<'_, str>>> = ctx.parsed.values(SED_EXPRESSION).map(Arg::literal).collect();
+    if ctx.parsed.has(SED_SCRIPT_FILE) {
         verdict.opaque("`sed -f` runs a script file the analysis cannot see");
     }
-    let explicit = ctx.parsed.has(&["-e", "--expression", "-f", "--file"]);
+    let explicit = ctx.parsed.has(SED_SCRIPT_OPTIONS);
     if !explicit {
         scripts.push(ctx.operand(0).and_then(Arg::literal));
     }
@@ -130,19 +132,15 @@ pub(super) fn sed(ctx: &Ctx<'_>, verdict: &mut Verdict) {
                 return;
             }
             for (access, file) in effects.files {
-                match file.as_str() {
-                    "/dev/stdout" | "/dev/stderr" | "/dev/stdin" => {}
-                    _ => push_role(
-                        verdict,
-                        &Arg::text(file),
-                        if access == Access::Write {
-                            Role::Write
-                        } else {
-                            Role::Read
-                        },
-                        false,
-                    ),
+                if SED_STREAMS.contains(&file.as_str()) {
+                    continue;
                 }
+                let role = if access == Access::Write {
+                    Role::Write
+                } else {
+                    Role::Read
+                };
+                push_role(verdict, &Arg::text(file), role, false);
             }
             if effects.executes {
                 verdict.opaque("the `sed` script runs shell commands (`e`)");
@@ -383,14 +381,11 @@ pub(super) fn skip_blank_spaces(chars: &[char], i: &mut usize) {
 }
 
 pub(super) fn awk(ctx: &Ctx<'_>, verdict: &mut Verdict) {
-    if ctx
-        .parsed
-        .has(&["-f", "--file", "-E", "--exec", "-i", "--include", "-l", "--load"])
-    {
+    if ctx.parsed.has(AWK_PROGRAM_FILES) {
         verdict.opaque("`awk` runs a program file or extension the analysis cannot see");
         return;
     }
-    let inline: Vec<Option<Cow<'_, str>>> = ctx.parsed.values(&["-e", "--source"]).map(Arg::literal).collect();
+    let inline: Vec<Option<Cow<'_, str>>> = ctx.parsed.values(AWK_SOURCE).map(Arg::literal).collect();
     let (programs, skip) = if inline.is_empty() {
         (vec![ctx.operand(0).and_then(Arg::literal)], 1)
     } else {
@@ -469,10 +464,7 @@ pub(super) fn awk_may_run_or_write(program: &str) -> bool {
             previous_significant = c;
         }
     }
-    let words = [
-        "system", "getline", "close", "fflush", "ENVIRON", "PROCINFO", "@load", "@include",
-    ];
-    outside.contains('|') || outside.contains('>') || words.iter().any(|word| outside.contains(word))
+    outside.contains('|') || outside.contains('>') || AWK_RISKY_WORDS.iter().any(|word| outside.contains(word))
 }
 
 #[cfg(test)]

@@ -193,7 +193,13 @@ impl Walker<'_> {
             })
             .collect();
         let prefix = crate::arity::prefix(&tokens);
-        if prefix.is_empty() || prefix.contains(&HOLE) {
+        // A literal `*` or `?` in a word would be a wildcard in the saved pattern: one
+        // answer to `'*' --version` would save `* *`, every command.
+        if prefix.is_empty()
+            || prefix
+                .iter()
+                .any(|word| word.contains(HOLE) || word.contains(['*', '?']))
+        {
             return None;
         }
         Some(format!("{} *", prefix.join(" ")))

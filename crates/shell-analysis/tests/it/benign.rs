@@ -1,16 +1,10 @@
-//! Benign lines must stay allowed (issue #12, "The oracle"): a sound analysis that asks
-//! for everything would be useless. Each line below does only what its rules allow —
-//! redirections to `/dev/null`, a `cd` that ends with its subshell, a lookup that runs
-//! nothing, a function defined and called in the line — so the whole plan
-//! (`external_directory`, `bash`, `read`, `edit`) must come out `allow`.
+//! Benign lines must stay allowed: a sound analysis that asks for everything would be
+//! useless (the oracle checks soundness, this checks usefulness). Each line below does only
+//! what its rules allow — redirections to `/dev/null`, a `cd` that ends with its subshell,
+//! a lookup that runs nothing, a function defined and called in the line — so the whole
+//! plan (`external_directory`, `bash`, `read`, `edit`) must come out `allow`.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::print_stdout)]
-
-// Shared with the oracle; this test uses part of it.
-#[allow(unreachable_pub, dead_code)]
-#[path = "../../../tests/src/shell_oracle/soundness.rs"]
-mod soundness;
-
+use crate::soundness;
 use toolgate_core::Location;
 use toolgate_permission::rules_from_config;
 use toolgate_permission::{Effect, Origin, Ruleset};
@@ -35,7 +29,8 @@ fn rules() -> Ruleset {
     Ruleset::new(rules_from_config(&config, "permission", Origin::UserConfig, None).unwrap())
 }
 
-/// The rows the oracle also runs (it reads every `("…", Allow)` row of this file).
+/// The rows the oracle also runs in real bash (it reads every `("…", Allow)` row of the
+/// files of this test).
 const BENIGN: &[(&str, Effect)] = &[
     ("ls > /dev/null 2>&1 < /dev/null", Allow),
     ("cat /dev/null > out", Allow),

@@ -1,18 +1,12 @@
-//! Replays the failures the oracle of issue #12 recorded (`corpus/oracle-failures.jsonl`)
+//! Replays the failures the bash analysis oracle recorded (`corpus/oracle-failures.jsonl`)
 //! without a sandbox: each record holds a line and what bash really did with it in the
 //! fixture project; the line's analysis (`plan`) must ask at least as much as that, under
-//! the rules of the issue, approved once and with "always" (the comparison is defined in
+//! the oracle's rules, approved once and with "always" (the comparison is defined in
 //! `tests/src/shell_oracle/soundness.rs`, shared with the oracle). The oracle itself
 //! (`cargo nextest run -p e2e --test shell_oracle`) runs them again for real.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::print_stdout)]
-
-// Shared with the oracle; this test uses part of it.
-#[allow(unreachable_pub, dead_code)]
-#[path = "../../../tests/src/shell_oracle/soundness.rs"]
-mod soundness;
-
-use soundness::{check, issue_rules, read_corpus, write_fixture};
+use crate::soundness;
+use crate::soundness::{check, issue_rules, read_corpus, write_fixture};
 use toolgate_core::Location;
 
 #[test]

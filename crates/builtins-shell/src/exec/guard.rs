@@ -1,0 +1,956 @@
+//! Exec-time enforcement's policy: every program a command line starts, decided against
+//! the `bash` rules on what the kernel is really about to run.
+//!
+//! The mechanism ([`toolgate_sandbox::ExecListener`]) stops each `execve`; this module
+//! decides it, on the listener's own thread (a hop to another thread costs more than the
+//! decision), and hands only the rare question for a person to the async runtime.
+//!
+//! What a program is called: its rule name (`git`) only when its path is the file that
+//! name resolves to in the trusted `PATH` (the command's starting `PATH` without the
+//! directories the command can write: the project and the temp directories), or a hard
+//! link to one; otherwise its absolute path, so a `./tools/ls` is not `ls`. The words a
+//! rule sees are that name and `argv[1..]` (`argv[0]` is the caller's to choose), with
+//! the variables that make a program run code it was not given (`LD_PRELOAD`,
+//! `BASH_ENV`, `NODE_OPTIONS`, …) in front when the command changed them. A script's
+//! `#!` interpreter and a program run through the dynamic loader are decided too.
+//!
+//! How a program is decided (README "The bash tool" states the same):
+//! - a deny rule that matches → refused (`EPERM`), and the result says by which rule;
+//! - an explicit ask rule (one a person wrote whose pattern is not the bare `*`) that
+//!   matches → allowed only if the analysis predicted this command and it was approved
+//!   before the line ran; otherwise the program waits in `execve` while the person is
+//!   asked, with the real command line;
+//! - an ask that no explicit rule gives (a catch-all `*` ask, or no rule): allowed when
+//!   predicted and approved, or when the program is run by a program that was allowed
+//!   (cargo's rustc, make's cc inherit the approval); run by the line's own shell and not
+//!   predicted, it is a misreading of the analysis, and the person is asked;
+//! - allowed by the rules → allowed.
+
+use std::collections::HashMap;
+use std::ffi::{OsStr, OsString};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use toolgate_core::{Context, PermissionRequest, Permissions, Resource, RuleDecision, Verdict};
+use toolgate_sandbox::{ExecCall, ExecListener, FileId, Readiness, Stopped};
+
+/// How many `#!` interpreters deep the kernel goes (its `BINPRM_MAX_RECURSION`).
+const MAX_INTERPRETERS: usize = 4;
+use toolgate_shell_analysis::spellings;
+
+/// How often the listener's thread looks whether the call is over.
+const TICK: Duration = Duration::from_millis(50);
+/// How many refusal lines the result carries at most.
+const MAX_NOTES: usize = 20;
+/// How far up the process tree a new process's lineage is looked for.
+const MAX_DEPTH: usize = 64;
+
+/// Variables that make a program run code it was not given on its command line, without
+/// an `exec` the guard would see: the dynamic loader's, the shells' start-up files, the
+/// interpreters' options and module paths.
+const CODE_VARIABLES: &[&str] = &[
+    "BASH_ENV",
+    "ENV",
+    "SHELLOPTS",
+    "BASHOPTS",
+    "PS4",
+    "PROMPT_COMMAND",
+    "GCONV_PATH",
+    "GLIBC_TUNABLES",
+    "PYTHONPATH",
+    "PYTHONHOME",
+    "PYTHONSTARTUP",
+    "PYTHONINSPECT",
+    "NODE_OPTIONS",
+    "NODE_PATH",
+    "PERL5OPT",
+    "PERL5LIB",
+    "PERLLIB",
+    "PERL5DB",
+    "RUBYOPT",
+    "RUBYLIB",
+    "JAVA_TOOL_OPTIONS",
+    "_JAVA_OPTIONS",
+    "JDK_JAVA_OPTIONS",
+];
+
+/// Prefixes of such variables.
+const CODE_PREFIXES: &[&str] = &["LD_", "DYLD_", "BASH_FUNC_"];
+
+fn runs_code(name: &[u8]) -> bool {
+    CODE_VARIABLES.iter().any(|known| known.as_bytes() == name)
+        || CODE_PREFIXES.iter().any(|prefix| name.starts_with(prefix.as_bytes()))
+}
+
+/// What the bash tool knows before the line runs, for the guard.
+pub(crate) struct GuardSetup {
+    /// The call's context (session, agent) for the rules and the questions.
+    pub(crate) ctx: Context,
+    /// The permission service.
+    pub(crate) permissions: Arc<dyn Permissions>,
+    /// The `bash` parts the analysis predicted and the rules or the person approved.
+    pub(crate) predicted: Vec<Resource>,
+    /// The environment the command starts with.
+    pub(crate) env: Vec<(OsString, OsString)>,
+    /// Directories the command can write (a `PATH` entry under one is not trusted).
+    pub(crate) writable: Vec<PathBuf>,
+}
+
+/// Where a process stands: still the line's own shell (a subshell that has not run a
+/// program yet), or inside a program that was allowed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Lineage {
+    Line,
+    Under(String),
+}
+
+/// A process: thread-group id and start time (pids are reused, the pair is not).
+type ProcessKey = (u32, u64);
+
+/// The names of the trusted `PATH`, resolved as they are asked for.
+struct TrustedPath {
+    dirs: Vec<PathBuf>,
+    names: HashMap<OsString, Option<(FileId, PathBuf)>>,
+    /// Every program of the trusted directories by file, built the first time a program
+    /// is met that its own name does not resolve to (a hard link, a copy, a script).
+    index: Option<HashMap<(u64, u64), String>>,
+}
+
+impl TrustedPath {
+    fn new(path: Option<&OsStr>, writable: &[PathBuf]) -> TrustedPath {
+        let dirs = path
+            .map(std::env::split_paths)
+            .into_iter()
+            .flatten()
+            .filter(|dir| dir.is_absolute())
+            .map(|dir| std::fs::canonicalize(&dir).unwrap_or(dir))
+            .filter(|dir| !writable.iter().any(|root| dir.starts_with(root)))
+            .collect();
+        TrustedPath {
+            dirs,
+            names: HashMap::new(),
+            index: None,
+        }
+    }
+
+    /// The file `name` resolves to in the trusted `PATH`, as `execvp` would find it, and
+    /// its path there.
+    fn lookup(&mut self, name: &OsStr) -> Option<(FileId, PathBuf)> {
+        if let Some(found) = self.names.get(name) {
+            return found.clone();
+        }
+        let found = self.dirs.iter().find_map(|dir| {
+            let candidate = dir.join(name);
+            FileId::of(&candidate)
+                .filter(|file| file.mode & 0o170000 == 0o100000 && file.mode & 0o111 != 0)
+                .map(|file| (file, candidate))
+        });
+        self.names.insert(name.to_os_string(), found.clone());
+        found
+    }
+
+    /// The trusted name of the program `file`, if it is one (under another name).
+    fn name_of(&mut self, file: &FileId) -> Option<String> {
+        let index = self.index.get_or_insert_with(|| {
+            let mut index = HashMap::new();
+            for dir in &self.dirs {
+                let Ok(entries) = std::fs::read_dir(dir) else { continue };
+                for entry in entries.flatten() {
+                    let name = entry.file_name();
+                    if let (Some(name), Some(file)) = (name.to_str(), FileId::of(&entry.path())) {
+                        index.entry((file.dev, file.ino)).or_insert_with(|| name.to_string());
+                    }
+                }
+            }
+            index
+        });
+        index.get(&(file.dev, file.ino)).cloned()
+    }
+}
+
+/// How one program is to be decided: the spellings a rule may match, how it is shown,
+/// what "always" saves.
+#[derive(Clone, Debug)]
+struct Exec {
+    /// The spellings every rule is checked against (strictest wins).
+    forms: Vec<String>,
+    /// How it is shown (its rule name when it has one).
+    display: String,
+    /// What "always" saves; `None`: unsaveable.
+    save: Option<String>,
+    /// Spellings the analysis could have predicted (the line as written).
+    predictable: Vec<String>,
+    /// Other spellings of the same program that a rule may be written in — `argv[0]` when
+    /// it names the file by a path, the path relative to the working directory, `~/…` —
+    /// checked for deny and explicit ask rules only (they can make a decision stricter,
+    /// never looser, so a caller choosing `argv[0]` gains nothing).
+    aliases: Vec<String>,
+    /// The same spellings without the code-running variables in front, when the command
+    /// changed some: a rule for the bare program may deny it or ask, never allow it (with
+    /// `LD_PRELOAD=…` it is not the program the rule allowed).
+    plain: Vec<String>,
+}
+
+/// What the result says about the guard's work.
+#[derive(Default)]
+pub(crate) struct Report {
+    /// One line per refused program (at most [`MAX_NOTES`], then a count).
+    pub(crate) notes: Vec<String>,
+    /// How many programs were refused.
+    pub(crate) refused: usize,
+}
+
+/// State shared by the listener's thread and the questions in flight.
+struct Shared {
+    processes: HashMap<ProcessKey, Lineage>,
+    /// Questions in flight, by what is asked: notifications of the same exec (restarted by
+    /// a signal) wait for the one answer.
+    asking: HashMap<String, Vec<u64>>,
+    report: Report,
+    /// Programs already answered "yes" by a person in this call.
+    approved: Vec<String>,
+}
+
+/// The running supervisor of one command line.
+pub(crate) struct Supervisor {
+    stop: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+    shared: Arc<Mutex<Shared>>,
+    asks: Arc<AtomicUsize>,
+    asked_for: Arc<Mutex<Duration>>,
+}
+
+impl Supervisor {
+    /// Starts supervising `listener` for the command whose trampoline is `shell_pid`.
+    pub(crate) fn start(listener: ExecListener, shell_pid: u32, setup: GuardSetup) -> Supervisor {
+        let stop = Arc::new(AtomicBool::new(false));
+        let shared = Arc::new(Mutex::new(Shared {
+            processes: HashMap::new(),
+            asking: HashMap::new(),
+            report: Report::default(),
+            approved: Vec::new(),
+        }));
+        let asks = Arc::new(AtomicUsize::new(0));
+        let asked_for = Arc::new(Mutex::new(Duration::ZERO));
+        let runtime = tokio::runtime::Handle::try_current().ok();
+        let mut worker = Worker {
+            listener: Arc::new(listener),
+            shell_pid,
+            shell_seen: false,
+            trusted: TrustedPath::new(
+                setup
+                    .env
+                    .iter()
+                    .rev()
+                    .find(|(name, _)| name == "PATH")
+                    .map(|(_, value)| value.as_os_str()),
+                &setup.writable,
+            ),
+            base: setup
+                .env
+                .iter()
+                .filter(|(name, _)| runs_code(name.as_bytes()))
+                .cloned()
+                .collect(),
+            home: setup
+                .env
+                .iter()
+                .rev()
+                .find(|(name, _)| name == "HOME")
+                .map(|(_, value)| PathBuf::from(value))
+                .filter(|home| home.is_absolute() && home != Path::new("/")),
+            setup,
+            shared: Arc::clone(&shared),
+            stop: Arc::clone(&stop),
+            asks: Arc::clone(&asks),
+            asked_for: Arc::clone(&asked_for),
+            runtime,
+            tasks: Vec::new(),
+        };
+        let thread = std::thread::Builder::new()
+            .name("toolgate-exec-guard".into())
+            .spawn(move || worker.run())
+            .ok();
+        Supervisor {
+            stop,
+            thread,
+            shared,
+            asks,
+            asked_for,
+        }
+    }
+
+    /// How many programs wait for a person right now.
+    pub(crate) fn asking(&self) -> usize {
+        self.asks.load(Ordering::SeqCst)
+    }
+
+    /// How long programs have waited for a person in all (so the timeout can leave it out).
+    pub(crate) fn asked_for(&self) -> Duration {
+        self.asked_for.lock().map(|total| *total).unwrap_or_default()
+    }
+
+    /// Stops supervising (programs the command left behind can start nothing more: their
+    /// `execve` fails) and returns what the result should say.
+    pub(crate) fn finish(mut self) -> Report {
+        self.stop.store(true, Ordering::SeqCst);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+        let mut shared = lock(&self.shared);
+        std::mem::take(&mut shared.report)
+    }
+}
+
+impl Drop for Supervisor {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+    }
+}
+
+fn lock(shared: &Mutex<Shared>) -> MutexGuard<'_, Shared> {
+    shared.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// The listener's thread.
+struct Worker {
+    listener: Arc<ExecListener>,
+    shell_pid: u32,
+    shell_seen: bool,
+    trusted: TrustedPath,
+    /// The code-running variables the command started with (changing one is what counts).
+    base: Vec<(OsString, OsString)>,
+    /// The command's starting `HOME` (for `~/…` spellings).
+    home: Option<PathBuf>,
+    setup: GuardSetup,
+    shared: Arc<Mutex<Shared>>,
+    stop: Arc<AtomicBool>,
+    asks: Arc<AtomicUsize>,
+    asked_for: Arc<Mutex<Duration>>,
+    runtime: Option<tokio::runtime::Handle>,
+    tasks: Vec<tokio::task::JoinHandle<()>>,
+}
+
+impl Worker {
+    fn run(&mut self) {
+        while !self.stop.load(Ordering::SeqCst) {
+            match self.listener.wait(Some(TICK)) {
+                Ok(Readiness::Ready) => {}
+                Ok(Readiness::Idle) => continue,
+                Ok(Readiness::Closed) | Err(_) => break,
+            }
+            match self.listener.next() {
+                Ok(Stopped::Exec(call)) => self.decide(call),
+                Ok(Stopped::Unreadable { id, pid, reason }) => {
+                    let _ = self.listener.refuse(id, libc_eperm());
+                    self.note(format!(
+                        "toolgate refused to start a program (process {pid}): {reason}; the rules cannot be checked"
+                    ));
+                }
+                Ok(Stopped::Gone) | Ok(_) => {}
+                Err(_) => break,
+            }
+        }
+        // Questions still open end with the call: dropping them withdraws them.
+        for task in self.tasks.drain(..) {
+            task.abort();
+        }
+    }
+
+    fn note(&self, line: String) {
+        let mut shared = lock(&self.shared);
+        shared.report.refused += 1;
+        if shared.report.notes.len() < MAX_NOTES {
+            if !shared.report.notes.contains(&line) {
+                shared.report.notes.push(line);
+            }
+        } else if shared.report.notes.len() == MAX_NOTES {
+            shared
+                .report
+                .notes
+                .push("toolgate refused more programs than this result lists".to_string());
+        }
+    }
+
+    fn decide(&mut self, call: ExecCall) {
+        // The trampoline's own start of the shell.
+        if !self.shell_seen && call.pid == self.shell_pid {
+            self.shell_seen = true;
+            if let Some(key) = identity(call.pid).map(|p| p.key()) {
+                lock(&self.shared).processes.insert(key, Lineage::Line);
+            }
+            let _ = self.listener.allow(call.id);
+            return;
+        }
+        let lineage = self.lineage(call.pid);
+        let cwd = call.cwd.clone();
+        let cwd = cwd.as_deref();
+        let mut execs = vec![self.exec_of(
+            &call.program,
+            call.file.as_ref(),
+            call.resolved.as_deref(),
+            &call.argv,
+            &call.env,
+            cwd,
+        )];
+        // A script: the kernel runs its interpreter with the script's path and arguments,
+        // and the interpreter's interpreter when it is a script too. Each is found as the
+        // caller would find it (`#!/dev/fd/3` is its descriptor 3).
+        let mut script = call.program.clone().into_os_string();
+        let mut argv_rest: Vec<OsString> = call.argv.iter().skip(1).cloned().collect();
+        let mut interpreter = call.interpreter.clone();
+        for _ in 0..MAX_INTERPRETERS {
+            let Some(line) = interpreter.take() else { break };
+            let Some(first) = line.first() else { break };
+            let path = PathBuf::from(first);
+            let found = self.listener.identify(call.pid, &path);
+            let mut argv: Vec<OsString> = line.clone();
+            argv.push(script);
+            argv.extend(argv_rest);
+            execs.push(self.exec_of(
+                &path,
+                found.as_ref().map(|found| &found.file),
+                found.as_ref().map(|found| found.resolved.as_path()),
+                &argv,
+                &call.env,
+                cwd,
+            ));
+            interpreter = found.and_then(|found| found.interpreter);
+            script = path.into_os_string();
+            argv_rest = argv.into_iter().skip(1).collect();
+        }
+        // The dynamic loader asked to run a program: that program is what runs.
+        if (is_loader(&call.program) || call.resolved.as_deref().is_some_and(is_loader))
+            && let Some(program) = loader_program(&call.argv)
+        {
+            let found = self.listener.identify(call.pid, Path::new(&program));
+            let path = match (&call.cwd, Path::new(&program).is_absolute()) {
+                (Some(cwd), false) => cwd.join(&program),
+                _ => PathBuf::from(&program),
+            };
+            let at = call.argv.iter().position(|arg| *arg == program).unwrap_or(0);
+            execs.push(self.exec_of(
+                &path,
+                found.as_ref().map(|found| &found.file),
+                found.as_ref().map(|found| found.resolved.as_path()),
+                &call.argv[at..],
+                &call.env,
+                cwd,
+            ));
+        }
+        let display = execs.first().map(|exec| exec.display.clone()).unwrap_or_default();
+        // Each program (the file, its interpreters, a loader's program) must be allowed:
+        // the strictest of them decides.
+        let mut deciding: Vec<String> = Vec::new();
+        let decision = execs
+            .iter()
+            .map(|exec| {
+                let spelled: Vec<String> = exec.forms.iter().chain(&exec.aliases).cloned().collect();
+                let (decision, forms) = self.decide_spellings(&spelled, &display);
+                deciding.extend(forms);
+                if exec.plain.is_empty() {
+                    return decision;
+                }
+                let (bare, forms) = self.decide_spellings(&exec.plain, &display);
+                let holds = bare.verdict == Verdict::Deny || (bare.verdict == Verdict::Ask && bare.explicit);
+                if holds && rank(bare.verdict) > rank(decision.verdict) {
+                    deciding.extend(forms);
+                    return bare;
+                }
+                decision
+            })
+            .reduce(|a, b| if rank(b.verdict) > rank(a.verdict) { b } else { a })
+            .unwrap_or_else(|| RuleDecision::new(Verdict::Ask, None, false));
+        // What the line named is what was predicted; a script's interpreter and a loader's
+        // program are decided by the rules alone. For an explicit ask, only a prediction a
+        // person approved counts: one the rules allowed before the line ran never met
+        // the rule that asks now (written in another spelling, or matching only once the
+        // words are known).
+        let predicted = match execs.first().and_then(|exec| self.predicted_by(exec)) {
+            Some(_) if !decision.explicit => true,
+            Some(part) => self.was_asked(part),
+            None => false,
+        };
+        let approved_before = lock(&self.shared).approved.contains(&display);
+        let allow = match decision.verdict {
+            Verdict::Deny => {
+                let _ = self.listener.refuse(call.id, libc_eperm());
+                let by = match &decision.rule {
+                    Some(rule) => format!("by rule {} \"{}\" {}", rule.action, rule.resource, rule.effect),
+                    None => "by a deny rule".to_string(),
+                };
+                self.note(format!("toolgate refused to start `{display}` {by}"));
+                return;
+            }
+            Verdict::Allow => true,
+            Verdict::Ask if predicted || approved_before => true,
+            Verdict::Ask if !decision.explicit && matches!(lineage, Lineage::Under(_)) => true,
+            Verdict::Ask => false,
+        };
+        if allow {
+            self.started(call.pid, &lineage, &display);
+            if call.file.is_some_and(|file| file.is_setid()) && !rustix::process::geteuid().is_root() {
+                lock(&self.shared).report.notes.push(format!(
+                    "`{display}` is setuid: toolgate starts commands with no_new_privs (exec-time enforcement), so it runs \
+                     without its privileges; ask the user to run it themselves"
+                ));
+            }
+            let _ = self.listener.allow(call.id);
+            return;
+        }
+        self.ask(call, lineage, execs, display, deciding);
+    }
+
+    /// One program decided by all its spellings (its rule name, its paths). A rule a
+    /// person wrote for one of them (`ls *`, `/usr/bin/rm *`) or a saved approval of one
+    /// decides over the catch-all `*` that the others only meet: under
+    /// `{"*": "deny", "ls *": "allow"}` the path `/usr/bin/ls` must not refuse `ls`, and
+    /// under `{"*": "allow", "/usr/bin/rm *": "deny"}` the name `rm` must not allow it.
+    /// Among those, or when none has one, the strictest wins. Also returns the spellings
+    /// that decided (a question is put with those).
+    fn decide_spellings(&self, forms: &[String], display: &str) -> (RuleDecision, Vec<String>) {
+        let decide = |resources: &[String]| {
+            let request = PermissionRequest::new("bash")
+                .resources(resources.iter().cloned())
+                .metadata("command", display.to_string());
+            self.setup
+                .permissions
+                .decide(&self.setup.ctx, &request)
+                .unwrap_or_else(|| RuleDecision::new(Verdict::Ask, None, false))
+        };
+        // The common case in one decision: every spelling allowed.
+        let all = decide(forms);
+        if all.verdict == Verdict::Allow {
+            return (all, forms.to_vec());
+        }
+        let decisions: Vec<RuleDecision> = forms.iter().map(|form| decide(std::slice::from_ref(form))).collect();
+        let specific = |d: &RuleDecision| d.explicit || (d.rule.is_none() && d.verdict == Verdict::Allow);
+        let any_specific = decisions.iter().any(specific);
+        let pool: Vec<(&String, &RuleDecision)> = forms
+            .iter()
+            .zip(&decisions)
+            .filter(|(_, d)| !any_specific || specific(d))
+            .collect();
+        let decision = pool
+            .iter()
+            .map(|(_, d)| *d)
+            .reduce(|a, b| if rank(b.verdict) > rank(a.verdict) { b } else { a })
+            .cloned()
+            .unwrap_or_else(|| RuleDecision::new(Verdict::Ask, None, false));
+        (decision, pool.into_iter().map(|(form, _)| form.clone()).collect())
+    }
+
+    /// The spellings of one program about to run: its rule name when it has one, then
+    /// its absolute paths (as given, with every link resolved, and the trusted `PATH`'s
+    /// path of its name), so a rule written against any of them holds.
+    fn exec_of(
+        &mut self,
+        program: &Path,
+        file: Option<&FileId>,
+        resolved: Option<&Path>,
+        argv: &[OsString],
+        env: &[OsString],
+        cwd: Option<&Path>,
+    ) -> Exec {
+        let absolute = program.to_string_lossy().into_owned();
+        let base = program.file_name().unwrap_or_default();
+        let name = match file {
+            Some(file)
+                if self
+                    .trusted
+                    .lookup(base)
+                    .is_some_and(|(found, _)| found.same_file(file)) =>
+            {
+                Some(base.to_string_lossy().into_owned())
+            }
+            Some(file) => self.trusted.name_of(file),
+            None => None,
+        };
+        let mut paths = vec![absolute.clone()];
+        if let Some(resolved) = resolved {
+            paths.push(resolved.to_string_lossy().into_owned());
+        }
+        if let Some(name) = &name
+            && let Some((_, trusted)) = self.trusted.lookup(OsStr::new(name))
+        {
+            paths.push(trusted.to_string_lossy().into_owned());
+        }
+        paths.dedup();
+        let args: Vec<String> = argv
+            .iter()
+            .skip(1)
+            .map(|arg| arg.to_string_lossy().into_owned())
+            .collect();
+        let prefix = self.changed_code_variables(env);
+        let spelled = |first: &str| {
+            let mut words = vec![first.to_string()];
+            words.extend(args.iter().cloned());
+            spellings(&words)
+        };
+        let mut forms = Vec::new();
+        let mut save = None;
+        let mut display = None;
+        for first in name.iter().chain(paths.iter()) {
+            let spelled = spelled(first);
+            if display.is_none() {
+                display = spelled.forms.first().cloned();
+                save = spelled.save.clone();
+            }
+            for form in spelled.forms {
+                let form = format!("{prefix}{form}");
+                if !forms.contains(&form) {
+                    forms.push(form);
+                }
+            }
+        }
+        // Other spellings of the same file: as the caller named it, relative to its
+        // working directory, under the home.
+        let mut others: Vec<String> = Vec::new();
+        if let Some(first) = argv.first()
+            && first.as_bytes().contains(&b'/')
+        {
+            others.push(first.to_string_lossy().into_owned());
+        }
+        if let Some(relative) = cwd.and_then(|cwd| program.strip_prefix(cwd).ok()) {
+            others.push(format!("./{}", relative.display()));
+            others.push(relative.display().to_string());
+        }
+        if let Some(home) = &self.home
+            && let Ok(rest) = program.strip_prefix(home)
+        {
+            others.push(format!("~/{}", rest.display()));
+            others.push(format!("$HOME/{}", rest.display()));
+        }
+        let mut aliases = Vec::new();
+        for first in &others {
+            for form in spelled(first).forms {
+                let form = format!("{prefix}{form}");
+                if !forms.contains(&form) && !aliases.contains(&form) {
+                    aliases.push(form);
+                }
+            }
+        }
+        let plain: Vec<String> = if prefix.is_empty() {
+            Vec::new()
+        } else {
+            forms
+                .iter()
+                .chain(&aliases)
+                .filter_map(|form| form.strip_prefix(prefix.as_str()).map(str::to_string))
+                .collect()
+        };
+        // The line as written may have named the program by any of these spellings.
+        let predictable: Vec<String> = if prefix.is_empty() {
+            forms.iter().chain(&aliases).cloned().collect()
+        } else {
+            Vec::new()
+        };
+        Exec {
+            display: format!("{prefix}{}", display.unwrap_or(absolute)),
+            save: if prefix.is_empty() { save } else { None },
+            forms,
+            predictable,
+            aliases,
+            plain,
+        }
+    }
+
+    /// `NAME=value ` for each code-running variable the command set or changed.
+    fn changed_code_variables(&self, env: &[OsString]) -> String {
+        let mut prefix = String::new();
+        for entry in env {
+            let bytes = entry.as_bytes();
+            let Some(eq) = bytes.iter().position(|b| *b == b'=') else {
+                continue;
+            };
+            let (name, value) = (&bytes[..eq], &bytes[eq + 1..]);
+            if !runs_code(name) {
+                continue;
+            }
+            let unchanged = self
+                .base
+                .iter()
+                .any(|(known, was)| known.as_bytes() == name && was.as_bytes() == value);
+            if !unchanged {
+                prefix.push_str(&String::from_utf8_lossy(bytes));
+                prefix.push(' ');
+            }
+        }
+        prefix
+    }
+
+    /// The predicted part that admits one of this program's spellings, if any.
+    fn predicted_by(&self, exec: &Exec) -> Option<&Resource> {
+        self.setup
+            .predicted
+            .iter()
+            .find(|part| exec.predictable.iter().any(|form| part.admits(form)))
+    }
+
+    /// Whether the rules asked for `part` before the line ran (so a person, or `--auto`,
+    /// approved it: the assertion succeeded).
+    fn was_asked(&self, part: &Resource) -> bool {
+        let request = PermissionRequest::new("bash")
+            .holed([part.clone()])
+            .enforced_later(true);
+        self.setup
+            .permissions
+            .decide(&self.setup.ctx, &request)
+            .is_none_or(|decision| decision.verdict == Verdict::Ask)
+    }
+
+    /// Records that `pid` now runs an allowed program.
+    fn started(&self, pid: u32, lineage: &Lineage, display: &str) {
+        if let Some(key) = identity(pid).map(|p| p.key()) {
+            let now = match lineage {
+                Lineage::Line => Lineage::Under(display.to_string()),
+                under => under.clone(),
+            };
+            lock(&self.shared).processes.insert(key, now);
+        }
+    }
+
+    /// Where process `pid` stands: its own record, else its nearest known ancestor's; a
+    /// process whose ancestry cannot be followed is taken as the line's own (asked).
+    fn lineage(&self, pid: u32) -> Lineage {
+        let Some(me) = identity(pid) else {
+            return Lineage::Line;
+        };
+        let mut shared = lock(&self.shared);
+        if let Some(known) = shared.processes.get(&me.key()) {
+            return known.clone();
+        }
+        let mut parent = me.ppid;
+        for _ in 0..MAX_DEPTH {
+            let Some(up) = identity(parent) else { break };
+            if let Some(known) = shared.processes.get(&up.key()).cloned() {
+                shared.processes.insert(me.key(), known.clone());
+                return known;
+            }
+            if up.ppid == 0 || up.ppid == parent {
+                break;
+            }
+            parent = up.ppid;
+        }
+        Lineage::Line
+    }
+
+    /// Puts the program to the person (it waits in `execve` meanwhile).
+    fn ask(&mut self, call: ExecCall, lineage: Lineage, execs: Vec<Exec>, display: String, deciding: Vec<String>) {
+        let Some(runtime) = self.runtime.clone() else {
+            let _ = self.listener.refuse(call.id, libc_eperm());
+            self.note(format!(
+                "toolgate refused to start `{display}`: no one can be asked here"
+            ));
+            return;
+        };
+        {
+            let mut shared = lock(&self.shared);
+            if let Some(waiting) = shared.asking.get_mut(&display) {
+                // The same program again (a signal restarted its `execve`): one question.
+                waiting.push(call.id);
+                return;
+            }
+            shared.asking.insert(display.clone(), vec![call.id]);
+        }
+        let started_by = match &lineage {
+            Lineage::Line => "the command line itself, where the analysis did not see it".to_string(),
+            Lineage::Under(parent) => format!("`{parent}`"),
+        };
+        let save = execs.first().and_then(|exec| exec.save.clone());
+        // The spellings the decision was made on: asked with its rule name alone, a rule
+        // written against the path (`/usr/bin/touch *: ask`) would not see the question
+        // and the rules would answer it.
+        let mut forms: Vec<String> = Vec::new();
+        for form in deciding {
+            if !forms.contains(&form) {
+                forms.push(form);
+            }
+        }
+        if forms.is_empty() {
+            forms.push(display.clone());
+        }
+        let mut request = PermissionRequest::new("bash")
+            .resources(forms.iter().cloned())
+            .metadata("command", display.clone())
+            .metadata("started_by", started_by)
+            .metadata("exec", call.program.to_string_lossy().into_owned());
+        request = match save {
+            Some(save) => request.save([save]),
+            None => request.unsaveable(forms),
+        };
+        let permissions = Arc::clone(&self.setup.permissions);
+        let ctx = self.setup.ctx.clone();
+        let listener = Arc::clone(&self.listener);
+        let shared = Arc::clone(&self.shared);
+        let asks = Arc::clone(&self.asks);
+        let asked_for = Arc::clone(&self.asked_for);
+        let pid = call.pid;
+        asks.fetch_add(1, Ordering::SeqCst);
+        let task = runtime.spawn(async move {
+            let began = Instant::now();
+            let answer = permissions.assert(&ctx, request).await;
+            asks.fetch_sub(1, Ordering::SeqCst);
+            if let Ok(mut total) = asked_for.lock() {
+                *total += began.elapsed();
+            }
+            let mut shared = lock(&shared);
+            let ids = shared.asking.remove(&display).unwrap_or_default();
+            match answer {
+                Ok(()) => {
+                    shared.approved.push(display.clone());
+                    if let Some(key) = identity(pid).map(|p| p.key()) {
+                        let now = match lineage {
+                            Lineage::Line => Lineage::Under(display.clone()),
+                            under => under,
+                        };
+                        shared.processes.insert(key, now);
+                    }
+                    for id in ids {
+                        let _ = listener.allow(id);
+                    }
+                }
+                Err(refusal) => {
+                    for id in ids {
+                        let _ = listener.refuse(id, libc_eperm());
+                    }
+                    shared.report.refused += 1;
+                    if shared.report.notes.len() < MAX_NOTES {
+                        shared.report.notes.push(format!(
+                            "toolgate refused to start `{display}` when it started: {refusal}"
+                        ));
+                    }
+                }
+            }
+        });
+        self.tasks.retain(|task| !task.is_finished());
+        self.tasks.push(task);
+    }
+}
+
+/// How strict a verdict is.
+fn rank(verdict: Verdict) -> u8 {
+    match verdict {
+        Verdict::Allow => 0,
+        Verdict::Ask => 1,
+        Verdict::Deny => 2,
+    }
+}
+
+fn libc_eperm() -> i32 {
+    rustix::io::Errno::PERM.raw_os_error()
+}
+
+/// A process as `/proc` tells it.
+struct Process {
+    tgid: u32,
+    ppid: u32,
+    start: u64,
+}
+
+impl Process {
+    fn key(&self) -> ProcessKey {
+        (self.tgid, self.start)
+    }
+}
+
+/// The thread group, parent and start time of thread `pid`.
+fn identity(pid: u32) -> Option<Process> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|line| line.strip_prefix(name))
+            .and_then(|value| value.trim().parse::<u32>().ok())
+    };
+    let tgid = field("Tgid:")?;
+    let ppid = field("PPid:")?;
+    let stat = std::fs::read_to_string(format!("/proc/{tgid}/stat")).ok()?;
+    // Fields after the parenthesised name: state is field 3, start time field 22.
+    let rest = stat.rsplit_once(')')?.1;
+    let start = rest.split_whitespace().nth(19)?.parse().ok()?;
+    Some(Process { tgid, ppid, start })
+}
+
+/// True for the dynamic loader's name (`ld-linux-x86-64.so.2`, `ld-musl-*.so.1`,
+/// `ld.so`); the caller checks the path as given and as resolved.
+fn is_loader(program: &Path) -> bool {
+    let name = program.file_name().and_then(OsStr::to_str).unwrap_or_default();
+    name == "ld.so" || (name.starts_with("ld-") && name.contains(".so"))
+}
+
+/// The program a dynamic loader's arguments ask it to run (after its own options).
+fn loader_program(argv: &[OsString]) -> Option<OsString> {
+    const WITH_VALUE: &[&str] = &[
+        "--library-path",
+        "--inhibit-rpath",
+        "--audit",
+        "--preload",
+        "--argv0",
+        "--glibc-hwcaps-prepend",
+        "--glibc-hwcaps-mask",
+    ];
+    let mut args = argv.iter().skip(1);
+    while let Some(arg) = args.next() {
+        let text = arg.to_string_lossy();
+        if WITH_VALUE.contains(&text.as_ref()) {
+            args.next();
+            continue;
+        }
+        if text.starts_with("--") {
+            continue;
+        }
+        return Some(arg.clone());
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn code_running_variables_are_known_by_name_and_prefix() {
+        for name in [
+            "LD_PRELOAD",
+            "LD_LIBRARY_PATH",
+            "BASH_ENV",
+            "NODE_OPTIONS",
+            "BASH_FUNC_ls%%",
+        ] {
+            assert!(runs_code(name.as_bytes()), "{name}");
+        }
+        for name in ["PATH", "HOME", "RUST_BACKTRACE", "CI", "NODE_ENV"] {
+            assert!(!runs_code(name.as_bytes()), "{name}");
+        }
+    }
+
+    #[test]
+    fn the_loader_is_seen_through() {
+        let argv: Vec<OsString> = [
+            "ld.so",
+            "--library-path",
+            "/x",
+            "--inhibit-cache",
+            "/usr/bin/rm",
+            "-f",
+            "a",
+        ]
+        .iter()
+        .map(OsString::from)
+        .collect();
+        assert_eq!(loader_program(&argv), Some(OsString::from("/usr/bin/rm")));
+        assert!(is_loader(Path::new("/lib64/ld-linux-x86-64.so.2")));
+        assert!(!is_loader(Path::new("/usr/bin/ld")));
+    }
+
+    #[test]
+    fn a_process_is_found_in_proc() {
+        let me = identity(std::process::id()).unwrap_or_else(|| panic!("no /proc entry for this process"));
+        assert_eq!(me.tgid, std::process::id());
+        assert!(me.start > 0);
+    }
+}
