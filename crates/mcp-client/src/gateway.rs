@@ -60,7 +60,7 @@ impl Options {
     }
 
     /// The same options running `servers` (in config order: the first keeps a contested
-    /// name), as [`parse`](crate::parse) and [`entries`](crate::entries) read them.
+    /// name).
     pub fn servers(mut self, servers: Vec<ServerConfig>) -> Options {
         self.servers = servers;
         self
