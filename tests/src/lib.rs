@@ -19,17 +19,7 @@ use serde::Deserialize;
 use toolgate_core::{Context, Tool, ToolFailure};
 
 /// A permission service that allows everything: for benches that measure a tool, not a prompt.
-pub struct AllowAll;
-
-impl toolgate_core::Permissions for AllowAll {
-    fn assert<'a>(
-        &'a self,
-        _: &'a Context,
-        _: toolgate_core::PermissionRequest,
-    ) -> toolgate_core::BoxFuture<'a, Result<(), toolgate_core::Refusal>> {
-        Box::pin(async { Ok(()) })
-    }
-}
+pub use toolgate_core::AllowAll;
 
 /// A field of `/proc/self/status` in KiB (`VmRSS:`, `VmHWM:`).
 pub fn status_kib(field: &str) -> f64 {

@@ -61,12 +61,14 @@ fn gateway(dir: &tempfile::TempDir, servers: Value) -> (Gateway, ToolRegistry) {
             server
         })
         .collect();
-    let options = Options::new(dir.path(), dir.path().join("log")).reserved(vec!["read".into()]);
+    let options = Options::new(dir.path(), dir.path().join("log"))
+        .servers(configs)
+        .reserved(vec!["read".into()]);
     let sink = Arc::new(Sink {
         registry: registry.clone(),
         held: Mutex::new(HashMap::new()),
     });
-    (Gateway::new(configs, options, Arc::new(e2e::AllowAll), sink), registry)
+    (Gateway::new(options, Arc::new(e2e::AllowAll), sink), registry)
 }
 
 fn names(registry: &ToolRegistry) -> Vec<String> {

@@ -48,8 +48,8 @@ use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use toolgate_core::{Content, Context, Location, Permissions, Tool, ToolFailure};
-use toolgate_shell_analysis::{ShellEnv, plan_with};
+use toolgate_core::Content;
+use toolgate_shell_analysis::plan_with;
 
 pub use env::{DEFAULT_EXCLUDE, EnvPolicyError, Inherit, ShellEnvPolicy, is_toolgate_secret};
 
@@ -505,6 +505,15 @@ fn exec_guard(
 ) -> exec::Guard {
     exec::Guard
 }
+
+// The items of other toolgate crates that this crate's signatures name, and those crates
+// whole, so that this crate alone is a sufficient dependency (ARCHITECTURE.md, "Re-exports").
+#[doc(no_inline)]
+pub use toolgate_core;
+pub use toolgate_core::{Context, Location, Permissions, Tool, ToolFailure};
+#[doc(no_inline)]
+pub use toolgate_shell_analysis;
+pub use toolgate_shell_analysis::ShellEnv;
 
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]

@@ -24,15 +24,9 @@
 //! # let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
 //! # rt.block_on(async {
 //! use std::sync::{Arc, Mutex};
-//! use toolgate_core::{BoxFuture, Context, PermissionRequest, Permissions, Refusal, Tool};
-//! use toolgate_mcp_client::{Gateway, Launch, Options, ServerConfig, State, ToolSink};
+//! use toolgate_mcp_client::toolgate_core::AllowAll;
+//! use toolgate_mcp_client::{Gateway, Launch, Options, ServerConfig, State, Tool, ToolSink};
 //!
-//! struct AllowAll;
-//! impl Permissions for AllowAll {
-//!     fn assert<'a>(&'a self, _: &'a Context, _: PermissionRequest) -> BoxFuture<'a, Result<(), Refusal>> {
-//!         Box::pin(async { Ok(()) })
-//!     }
-//! }
 //! // Where the tools go: a consumer's registry; here a list of names.
 //! #[derive(Default)]
 //! struct Names(Mutex<Vec<String>>);
@@ -50,8 +44,10 @@
 //! let calc = Launch::Local { command: vec!["/nonexistent/calc-server".into()], environment: vec![], cwd: None };
 //! let docs = Launch::Remote { url: "https://docs.example.com/mcp".into(), headers: vec![] };
 //! let servers = vec![ServerConfig::new("calc", calc), ServerConfig::new("docs", docs).enabled(false)];
-//! let options = Options::new(project.path(), project.path().join("logs")).reserved(vec!["read".into()]);
-//! let gateway = Gateway::new(servers, options, Arc::new(AllowAll), Arc::new(Names::default()));
+//! let options = Options::new(project.path(), project.path().join("logs"))
+//!     .servers(servers)
+//!     .reserved(vec!["read".into()]);
+//! let gateway = Gateway::new(options, Arc::new(AllowAll), Arc::new(Names::default()));
 //! gateway.start_all().await;
 //! // A server that cannot start is reported, never fatal; a disabled one is not started.
 //! let states: Vec<State> = gateway.report().iter().map(|server| server.state).collect();
@@ -74,3 +70,13 @@ pub use elicitation::{
 };
 pub use gateway::{Gateway, Options, ServerReport, State, ToolReport, ToolSink};
 pub use names::{NameError, tool_name};
+
+// The items of other toolgate crates that this crate's signatures name, and those crates
+// whole, so that this crate alone is a sufficient dependency (ARCHITECTURE.md, "Re-exports").
+#[doc(no_inline)]
+pub use toolgate_core;
+pub use toolgate_core::{BoxFuture, Context, Permissions, Tool};
+
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

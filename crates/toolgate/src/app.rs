@@ -10,7 +10,7 @@ use toolgate_output_store::{Limits, OutputStore};
 use toolgate_registry::{ApplicationTools, ToolRegistry};
 
 use crate::Failure;
-use crate::check::Setup;
+use crate::setup::Setup;
 
 /// The gate over every builtin, registered for the project, and over the configured MCP
 /// servers' tools once they are needed.
@@ -51,7 +51,7 @@ impl App {
             ),
             (
                 "bash",
-                crate::sandbox::bash_tool(setup, location, Arc::clone(&permissions)),
+                crate::sandbox::bash_tool(&setup.sandbox_parts(), location, Arc::clone(&permissions)),
             ),
             (
                 "todowrite",
@@ -73,8 +73,8 @@ impl App {
         let servers = setup.config.mcp_servers(&setup.dir);
         let gateway = (!servers.is_empty()).then(|| {
             toolgate_mcp_client::Gateway::new(
-                servers,
                 toolgate_mcp_client::Options::new(&setup.dir, setup.dirs.data.join("log").join("mcp"))
+                    .servers(servers)
                     .reserved(reserved),
                 Arc::clone(&permissions),
                 Arc::new(crate::gateway::RegistrySink::new(registry.clone())),

@@ -13,7 +13,6 @@ use toolgate_core::{Context, Location, Permissions, Tool, ToolFailure};
 use toolgate_permission::{Effect, PermissionService, Ruleset, WALK_BUDGET, denied_paths, withheld_paths};
 use toolgate_sandbox::{Mode, Policy, Support};
 
-use crate::check::Setup;
 use crate::config::{Config, Dirs};
 
 /// How many paths the sandbox may mount (hidden plus read-only) per command.
@@ -197,14 +196,24 @@ pub(crate) fn guard_support(dirs: &Dirs) -> &'static Result<(), String> {
 /// The sentence the bash tool's description adds when every program is checked as it starts.
 const GUARD_SENTENCE: &str = "Every program the command starts (scripts, build tools and their children included) is checked against the rules when it starts: a refused one fails with \"Operation not permitted\" and the result names the rule; do not retry it another way, ask the user.";
 
+/// What the bash tool and its sandbox are made from: a command's setup, in parts (so
+/// this file needs nothing of the setup's own file).
+pub(crate) struct Parts<'a> {
+    pub(crate) dir: &'a Path,
+    pub(crate) dirs: &'a Dirs,
+    pub(crate) config: &'a Config,
+    pub(crate) sandbox: &'a Settings,
+    pub(crate) service: &'a PermissionService,
+}
+
 /// The bash tool as `setup` configures it: its environment, its sandbox when on, and
 /// exec-time enforcement where the kernel supports it (with the sandbox off too).
-pub(crate) fn bash_tool(setup: &Setup, location: Location, permissions: Arc<dyn Permissions>) -> Tool {
-    let env: Arc<[(OsString, OsString)]> = shell_environment(&setup.config).into();
+pub(crate) fn bash_tool(setup: &Parts<'_>, location: Location, permissions: Arc<dyn Permissions>) -> Tool {
+    let env: Arc<[(OsString, OsString)]> = shell_environment(setup.config).into();
     let mut options = BashOptions::default().with_env(env);
     let settings = &setup.sandbox;
     let guard = if settings.enforce_exec {
-        match (guard_support(&setup.dirs), exe()) {
+        match (guard_support(setup.dirs), exe()) {
             (Ok(()), Some(_)) => true,
             (Err(why), _) if settings.required => {
                 options.sandbox_sentence = Some(format!(
@@ -225,17 +234,17 @@ pub(crate) fn bash_tool(setup: &Setup, location: Location, permissions: Arc<dyn 
     } else {
         false
     };
-    if (settings.mode == Mode::Off || !support(&setup.dirs).is_available())
+    if (settings.mode == Mode::Off || !support(setup.dirs).is_available())
         && let (true, Some(exe)) = (guard, exe())
     {
         options.launcher = Some(Arc::new(GuardLauncher {
             exe: exe.clone(),
-            project: setup.dir.clone(),
+            project: setup.dir.to_path_buf(),
         }));
         options.sandbox_sentence = Some(format!("{} {GUARD_SENTENCE}", toolgate_builtins_shell::NOT_SANDBOXED));
     }
     if settings.mode != Mode::Off {
-        let support = support(&setup.dirs);
+        let support = support(setup.dirs);
         match (support, exe()) {
             (Support::Available { .. }, Some(exe)) => {
                 let sentence = settings.sentence();
@@ -338,7 +347,7 @@ struct SandboxLauncher {
 }
 
 impl SandboxLauncher {
-    fn new(setup: &Setup, exe: PathBuf, guard: bool) -> SandboxLauncher {
+    fn new(setup: &Parts<'_>, exe: PathBuf, guard: bool) -> SandboxLauncher {
         let mut protected: Vec<PathBuf> = [
             "toolgate.json",
             "toolgate.jsonc",
@@ -356,7 +365,7 @@ impl SandboxLauncher {
         protected.extend(setup.config.files());
         SandboxLauncher {
             settings: setup.sandbox.clone(),
-            project: setup.dir.clone(),
+            project: setup.dir.to_path_buf(),
             exe,
             service: setup.service.clone(),
             protected,
@@ -463,17 +472,17 @@ fn denied(rules: &Ruleset, project: &Path, path: &Path) -> bool {
 }
 
 /// `sandbox` as `toolgate config` and `toolgate check bash` report it.
-pub(crate) fn report(setup: &Setup) -> (String, Value) {
+pub(crate) fn report(setup: &Parts<'_>) -> (String, Value) {
     let settings = &setup.sandbox;
-    let env = shell_environment(&setup.config);
-    let inherit = shell_policy(&setup.config).inherit.as_str();
+    let env = shell_environment(setup.config);
+    let inherit = shell_policy(setup.config).inherit.as_str();
     let (guard_text, guard_value) = if !settings.enforce_exec {
         (
             "exec checks: off (sandbox.enforce_exec)".to_string(),
-            json!({"on": false, "available": guard_support(&setup.dirs).is_ok()}),
+            json!({"on": false, "available": guard_support(setup.dirs).is_ok()}),
         )
     } else {
-        match guard_support(&setup.dirs) {
+        match guard_support(setup.dirs) {
             Ok(()) => (
                 "exec checks: on (every program a command starts is checked against the bash rules as it starts)"
                     .to_string(),
@@ -503,7 +512,7 @@ pub(crate) fn report(setup: &Setup) -> (String, Value) {
             "shellEnv": {"inherit": inherit, "variables": env.len()}});
         return (text, value);
     }
-    let support = support(&setup.dirs);
+    let support = support(setup.dirs);
     let writable: Vec<String> = settings.writable.iter().map(|p| p.display().to_string()).collect();
     let state = match (support.is_available(), settings.required) {
         (true, _) => format!("{support}"),

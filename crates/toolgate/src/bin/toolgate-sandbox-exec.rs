@@ -11,5 +11,12 @@ fn main() -> ExitCode {
     if args.first().is_some_and(|arg| arg == toolgate_sandbox::TRAMPOLINE) {
         args.remove(0);
     }
-    ExitCode::from(toolgate_sandbox::trampoline_main(args))
+    let exit = toolgate_sandbox::trampoline_main(args);
+    if let Some(line) = &exit.stdout {
+        println!("{line}");
+    }
+    if let Some(line) = &exit.stderr {
+        eprintln!("{line}");
+    }
+    ExitCode::from(exit.code)
 }
