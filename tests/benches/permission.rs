@@ -95,7 +95,9 @@ fn cascade(c: &mut Criterion) {
                 let agents =
                     Agents::build(&AgentSettings::default().with_permission(serde_json::json!({"bash": "ask"})))
                         .unwrap();
-                let service = PermissionService::new(agents, "/project", None, AskMode::Interactive);
+                let service = PermissionService::builder(agents, "/project")
+                    .mode(AskMode::Interactive)
+                    .build();
                 let tasks: Vec<_> = (0..=PENDING)
                     .map(|n| {
                         let service = service.clone();

@@ -19,17 +19,7 @@ use serde::Deserialize;
 use toolgate_core::{Context, Tool, ToolFailure};
 
 /// A permission service that allows everything: for benches that measure a tool, not a prompt.
-pub struct AllowAll;
-
-impl toolgate_core::Permissions for AllowAll {
-    fn assert<'a>(
-        &'a self,
-        _: &'a Context,
-        _: toolgate_core::PermissionRequest,
-    ) -> toolgate_core::BoxFuture<'a, Result<(), toolgate_core::Refusal>> {
-        Box::pin(async { Ok(()) })
-    }
-}
+pub use toolgate_core::AllowAll;
 
 /// A field of `/proc/self/status` in KiB (`VmRSS:`, `VmHWM:`).
 pub fn status_kib(field: &str) -> f64 {
@@ -272,14 +262,17 @@ impl LoadServer {
         };
         write("one.txt", "one line\n");
         write("toolgate.json", r#"{"permission": {"doom_loop": "allow"}}"#);
-        let mut child = std::process::Command::new(release_binary())
+        let mut command = std::process::Command::new(release_binary());
+        command
             .args(["serve", "--listen", "127.0.0.1:0", "--dir"])
             .arg(project.path())
             .env("TOOLGATE_DATA_DIR", project.path().join("data"))
             .env("TOOLGATE_CONFIG_DIR", project.path().join("config"))
             .env("TOOLGATE_SERVER_TOKEN", token)
             .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null());
+        isolate_opencode(&mut command, project.path());
+        let mut child = command
             .spawn()
             .unwrap_or_else(|error| panic!("toolgate serve: {error}"));
         let stdout = child.stdout.take().unwrap_or_else(|| panic!("no stdout"));
@@ -304,6 +297,24 @@ impl Drop for LoadServer {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+}
+
+/// Points the OpenCode config the binary reads under `root`: its global directory at
+/// `root/xdg/opencode`, its managed directory at `root/managed`, and none of the
+/// variables that name more config, so no test reads the developer's own.
+pub fn isolate_opencode(command: &mut std::process::Command, root: &std::path::Path) {
+    command
+        .env("XDG_CONFIG_HOME", root.join("xdg"))
+        .env("OPENCODE_TEST_MANAGED_CONFIG_DIR", root.join("managed"));
+    for name in [
+        "OPENCODE_CONFIG",
+        "OPENCODE_CONFIG_DIR",
+        "OPENCODE_CONFIG_CONTENT",
+        "OPENCODE_PERMISSION",
+        "OPENCODE_DISABLE_PROJECT_CONFIG",
+    ] {
+        command.env_remove(name);
     }
 }
 
@@ -349,7 +360,14 @@ impl Sandbox {
             .env("TOOLGATE_CONFIG_DIR", self.config_dir())
             .env_remove("TOOLGATE_PERMISSION")
             .stdin(std::process::Stdio::null());
+        isolate_opencode(&mut command, self.root.path());
         command
+    }
+
+    /// OpenCode's global config directory as the binary sees it here
+    /// (`$XDG_CONFIG_HOME/opencode`).
+    pub fn opencode_dir(&self) -> std::path::PathBuf {
+        self.root.path().join("xdg").join("opencode")
     }
 
     /// Runs `toolgate ARGS`: (exit code, stdout, stderr).

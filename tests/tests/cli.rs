@@ -152,8 +152,9 @@ fn check_analyses_bash_like_the_tool() {
         ("rm -rf build", "deny"),
         ("git status && rm -rf build", "deny"),
         ("ls; rm x", "deny"),
-        // Code no one can see stands for any command: a deny rule exists, so deny.
-        ("ls | sh", "deny"),
+        // Code no one can see stands for any command: with exec-time enforcement (on by
+        // default) it is asked, since a denied program is still refused when it starts.
+        ("ls | sh", "ask"),
         ("echo $(rm x)", "deny"),
         ("(rm x)", "deny"),
         ("env FOO=1 rm x", "deny"),
@@ -164,16 +165,27 @@ fn check_analyses_bash_like_the_tool() {
         ("eval 'rm x'", "deny"),
         ("/bin/rm x", "deny"),
         ("\\rm x", "deny"),
-        ("ls &&", "deny"),
+        ("ls &&", "ask"),
         ("cat <(rm x)", "deny"),
         ("timeout 5 rm x", "deny"),
-        ("python3 -c 'print(1)'", "deny"),
+        ("python3 -c 'print(1)'", "ask"),
     ];
     for (command, expected) in cases {
         let (code, out, err) = sandbox.run(&["check", "bash", command, "--json"]);
         assert_eq!(code, 0, "{err}");
         let report = json_of(&out);
         assert_eq!(report["effect"], expected, "{command}: {out}");
+    }
+    // Without exec-time enforcement the analysis is the only wall: a deny rule that could
+    // match what no one can see refuses the line before it runs.
+    let unguarded = Sandbox::new();
+    unguarded.write(
+        "project/toolgate.json",
+        r#"{"sandbox": {"enforce_exec": false}, "permission": {"bash": {"*": "ask", "ls *": "allow", "rm *": "deny"}}}"#,
+    );
+    for command in ["ls | sh", "ls &&", "python3 -c 'print(1)'", "eval \"$X\""] {
+        let (_, out, _) = unguarded.run(&["check", "bash", command, "--json"]);
+        assert_eq!(json_of(&out)["effect"], "deny", "{command}: {out}");
     }
     let (_, out, _) = sandbox.run(&["check", "bash", "git status && rm -rf build", "--json"]);
     let report = json_of(&out);
@@ -210,7 +222,8 @@ fn check_shows_holes_and_opaque_parts_with_the_reason() {
     assert_eq!(report["resources"][0]["holes"], json!(["$HOME"]), "{out}");
     let (_, out, _) = sandbox.run(&["check", "bash", "eval \"$X\"", "--json"]);
     let report = json_of(&out);
-    assert_eq!(report["effect"], "deny", "{out}");
+    // Asked, not refused: the exec guard holds `rm *` when the program starts.
+    assert_eq!(report["effect"], "ask", "{out}");
     assert_eq!(report["resources"][0]["opaque"], true, "{out}");
     assert_eq!(report["resources"][0]["saveable"], false, "{out}");
     assert!(

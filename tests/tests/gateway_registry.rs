@@ -11,7 +11,6 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use toolgate_core::{Context, ModelResult};
-use toolgate_mcp_client::{Entry, parse};
 use toolgate_mcp_client::{Gateway, Options, ToolSink};
 use toolgate_output_store::OutputStore;
 use toolgate_registry::{ApplicationTools, Registration, SettleError, ToolRegistry};
@@ -40,17 +39,36 @@ impl ToolSink for Sink {
 
 fn gateway(dir: &tempfile::TempDir, servers: Value) -> (Gateway, ToolRegistry) {
     let registry = ToolRegistry::new(&ApplicationTools::new(), Arc::new(OutputStore::new(dir.path())));
-    let configs = toolgate_mcp_client::entries(&servers)
+    // The servers as a config file gives them, read by toolgate-config.
+    let mcp: toolgate_config::Mcp = serde_json::from_value(servers).unwrap();
+    let configs = mcp
+        .entries()
         .unwrap()
-        .iter()
-        .map(|entry: &Entry| parse(entry, |_| None, dir.path()).unwrap())
+        .into_iter()
+        .map(|entry| {
+            let toolgate_config::McpLaunch::Local { command, .. } = entry.launch else {
+                panic!("a local server");
+            };
+            let launch = toolgate_mcp_client::Launch::Local {
+                command,
+                environment: vec![],
+                cwd: None,
+            };
+            let mut server = toolgate_mcp_client::ServerConfig::new(entry.name, launch);
+            if let Some(ms) = entry.startup_ms {
+                server = server.startup_timeout(std::time::Duration::from_millis(ms));
+            }
+            server
+        })
         .collect();
-    let options = Options::new(dir.path(), dir.path().join("log")).reserved(vec!["read".into()]);
+    let options = Options::new(dir.path(), dir.path().join("log"))
+        .servers(configs)
+        .reserved(vec!["read".into()]);
     let sink = Arc::new(Sink {
         registry: registry.clone(),
         held: Mutex::new(HashMap::new()),
     });
-    (Gateway::new(configs, options, Arc::new(e2e::AllowAll), sink), registry)
+    (Gateway::new(options, Arc::new(e2e::AllowAll), sink), registry)
 }
 
 fn names(registry: &ToolRegistry) -> Vec<String> {

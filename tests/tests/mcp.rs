@@ -361,6 +361,41 @@ fn an_oversized_message_is_answered_with_its_id_and_the_limit() {
     assert!(pipes.child.wait().unwrap().success());
 }
 
+/// The server crate logs through `tracing`; the binary shows its events on stderr in its
+/// own one-line style, and stdout stays the protocol's alone.
+#[test]
+fn a_library_warning_reaches_stderr_as_one_toolgate_line() {
+    let sandbox = Sandbox::new();
+    project(&sandbox);
+    let mut command = sandbox.command(&["mcp"]);
+    command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = command.spawn().unwrap();
+    let mut input = child.stdin.take().unwrap();
+    let huge = "x".repeat(17 * 1024 * 1024);
+    let line = format!(r#"{{"jsonrpc":"2.0","id":7,"method":"ping","params":{{"pad":"{huge}"}}}}"#);
+    let length = line.len();
+    let writer = std::thread::spawn(move || {
+        input.write_all(line.as_bytes()).unwrap();
+        input.write_all(b"\n").unwrap();
+    });
+    writer.join().unwrap();
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let warning: Vec<&str> = stderr.lines().filter(|line| line.contains("-byte message")).collect();
+    assert_eq!(
+        warning,
+        [format!(
+            "toolgate: refused a {length}-byte message (the limit is 16777216 bytes)"
+        )],
+        "{stderr}"
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("\"id\":7") && !stdout.contains("refused a"), "{stdout}");
+}
+
 #[test]
 fn the_elicitation_shows_the_file_diff_and_the_allowed_parts() {
     // Issue #11 item 8 over MCP: the question a client shows carries the whole-file diff

@@ -169,8 +169,11 @@ fn a_list_layer_and_an_object_layer_keep_their_rules_in_order() {
         ("config/toolgate.json", "*", "*", "ask"),
         ("project/toolgate.json", "edit", "secret/*", "deny"),
         ("project/toolgate.json", "bash", "*", "allow"),
+        // Each bash rule decides OpenCode V2's `shell` too (spec §4.9): its twin follows it.
+        ("project/toolgate.json", "shell", "*", "allow"),
         (&format!("{root}/extra.json") as &str, "webfetch", "*", "allow"),
         (&format!("{root}/extra.json") as &str, "bash", "rm *", "deny"),
+        (&format!("{root}/extra.json") as &str, "shell", "rm *", "deny"),
     ]
     .iter()
     .map(|(a, b, c, d)| (a.to_string(), b.to_string(), c.to_string(), d.to_string()))
@@ -294,7 +297,8 @@ fn list_form_expands_home_only_for_path_actions() {
     std::fs::create_dir(&home).unwrap();
     sandbox.write(
         "project/toolgate.json",
-        r#"{"permission": [
+        // Exec-time enforcement off: this is about the analysis's own reading of the rules.
+        r#"{"sandbox": {"enforce_exec": false}, "permission": [
             {"action": "bash", "resource": "~/bin/deploy *", "effect": "deny"},
             {"action": "read", "resource": "~/private/*", "effect": "deny"},
             {"action": "external_directory", "resource": "$HOME/private/*", "effect": "allow"}

@@ -92,6 +92,7 @@ impl Project {
             .env_remove("TOOLGATE_PERMISSION")
             .env_remove("TOOLGATE_TEST_SANDBOX_MISSING")
             .stdin(Stdio::null());
+        e2e::isolate_opencode(command, &self.root());
     }
 
     /// `toolgate call bash` with `--auto --json` (and `extra`): the settlement.
@@ -317,7 +318,43 @@ fn files_the_read_rules_deny_are_hidden_from_every_program() {
     let text = p.bash("cat notes.txt", &[]).ran("workspace-write", 0);
     assert!(text.contains("public notes"), "{text}");
     let text = p.bash(&unseen("f=.e; cat ${f}nv"), &[]).ran("workspace-write", 1);
-    assert!(text.contains(".env is hidden: a `read` deny rule names"), "{text}");
+    assert!(
+        text.contains(".env is hidden: the `read` rules deny or ask for"),
+        "{text}"
+    );
+}
+
+/// No one can be asked from inside the kernel: a file whose read the rules ask for is
+/// hidden like a denied one, unless its read was approved for this call. A deny written
+/// for a symlinked directory hides where it leads.
+#[test]
+fn files_the_read_rules_ask_for_are_hidden_unless_approved_and_symlinks_are_followed() {
+    if !kernel_sandbox() {
+        return;
+    }
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("key"), "top-secret-linked\n").unwrap();
+    let p = Project::new(workspace_write(json!({
+        "bash": "allow",
+        "read": {"*": "allow", "*.env": "ask", "vault/*": "deny"},
+        "external_directory": "allow",
+    })));
+    p.write("project/.env", "TOKEN=top-secret-asked\n");
+    std::os::unix::fs::symlink(outside.path(), p.project().join("vault")).unwrap();
+    // The analysis cannot see these reads: nothing was approved for `.env`.
+    for command in [
+        "f=.e; cat ${f}nv",
+        "d=vau; cat ${d}lt/key",
+        "cat \"$(printf %s \"$PWD/vault\")\"/key",
+    ]
+    .map(unseen)
+    {
+        let text = p.bash(&command, &[]).text();
+        assert!(!text.contains("top-secret"), "{command} read a secret: {text}");
+    }
+    // Approved for this call (the analysis asked, --auto answered): readable.
+    let text = p.bash("cat .env", &[]).ran("workspace-write", 0);
+    assert!(text.contains("top-secret-asked"), "{text}");
 }
 
 #[test]
@@ -399,6 +436,66 @@ fn the_writable_directories_are_writable_and_nothing_beside_them() {
     let settled = p.bash("d=~/cache; echo y > $d/f", &["--sandbox", "read-only"]);
     assert_ne!(settled.exit(), Some(0), "{}", settled.text());
     assert_eq!(p.read("home/cache/f"), "x\n");
+}
+
+/// What git follows to find code or config cannot be redirected by a sandboxed command:
+/// a new `.git/commondir` or a repository it staged as a submodule is moved aside when the
+/// command ends (with a note), and a worktree's `.git` file stays as it is. The person's
+/// next plain `git status`, outside the sandbox, then runs nothing the command planted.
+#[test]
+fn git_cannot_be_redirected_to_code_the_command_planted() {
+    if !kernel_sandbox() {
+        return;
+    }
+    let p = Project::new(workspace_write(json!({"bash": "allow"})));
+    let git = |dir: &std::path::Path, args: &[&str]| {
+        let output = Command::new("git")
+            .args([
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@example.com",
+                "-c",
+                "protocol.file.allow=always",
+            ])
+            .args(args)
+            .current_dir(dir)
+            .env("HOME", p.root().join("home"))
+            .output()
+            .unwrap();
+        assert!(
+            output.status.success(),
+            "git {args:?}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    };
+    git(&p.project(), &["init", "-q"]);
+    git(&p.project(), &["add", "toolgate.json"]);
+    git(&p.project(), &["commit", "-q", "-m", "one"]);
+    let pwned = p.root().join("pwned");
+    let evil = format!("[core]\n\tfsmonitor = \"touch {}; false\"\n", pwned.display());
+    // commondir to a planted git directory whose config runs code.
+    let plant_common = format!(
+        "mkdir -p evil/hooks evil/objects evil/refs && printf '{}' > evil/config && echo ref: refs/heads/x > evil/HEAD && \
+         g=.git; echo ../evil > $g/commondir",
+        evil.replace('\n', "\\n").replace('"', "\\\"")
+    );
+    let text = p.bash(&plant_common, &[]).text();
+    assert!(text.contains("commondir"), "no note: {text}");
+    assert!(!p.exists("project/.git/commondir"), "{text}");
+    // A repository of the command's own, staged as a submodule.
+    let plant_sub = format!(
+        "mkdir sub && cd sub && git init -q && printf '{}' >> .git/config && echo f > f && git add f && \
+         git -c user.name=t -c user.email=t@example.com commit -q -m x && cd .. && git add sub",
+        evil.replace('\n', "\\n").replace('"', "\\\"")
+    );
+    let text = p.bash(&plant_sub, &[]).text();
+    assert!(text.contains("staged as a submodule"), "no note: {text}");
+    assert!(!p.exists("project/sub/.git"), "{text}");
+    // The person's plain git status, outside any sandbox.
+    git(&p.project(), &["status"]);
+    assert!(!pwned.exists(), "git ran code the sandboxed command planted");
 }
 
 #[test]
@@ -723,6 +820,39 @@ fn the_analysis_plans_with_the_home_shell_env_gives_the_command() {
         settled.text()
     );
     assert!(!moved.join("f").exists() && !probe.exists("home/f"));
+}
+
+/// Raw block devices (the disk under every hidden file) and raw memory are out of reach
+/// inside the sandbox, root included: reading gives nothing, writing lands nowhere.
+#[test]
+fn raw_block_devices_are_not_reachable() {
+    if !kernel_sandbox() {
+        return;
+    }
+    use std::os::unix::fs::FileTypeExt;
+    // A block device this user can read outside the sandbox (root: the disk).
+    let device = std::fs::read_dir("/dev")
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|path| {
+            std::fs::metadata(path).is_ok_and(|m| m.file_type().is_block_device())
+                && std::fs::File::open(path)
+                    .and_then(|mut f| std::io::Read::read(&mut f, &mut [0u8; 16]))
+                    .is_ok_and(|n| n > 0)
+        });
+    let Some(device) = device else {
+        eprintln!("no readable block device here; skipped");
+        return;
+    };
+    let p = Project::new(workspace_write(json!({"bash": "allow"})));
+    let command = format!("head -c 4096 {} | wc -c", device.display());
+    let text = p.bash(&command, &[]).ran("workspace-write", 0);
+    assert!(
+        text.trim_start().starts_with('0'),
+        "{} was read in the sandbox: {text}",
+        device.display()
+    );
 }
 
 #[test]

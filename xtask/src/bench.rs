@@ -601,7 +601,7 @@ static FIGURES: &[Figure] = &[
             example: "sandbox_bench",
             key: "true_added_ms",
         },
-        target: Target::AtMost(5.0),
+        target: Target::AtMost(2.0),
         how: "whole process: the two medians above, subtracted",
     },
     Figure {
@@ -625,6 +625,61 @@ static FIGURES: &[Figure] = &[
         },
         target: Target::AtMost(1.2),
         how: "whole process, `tests/examples/sandbox_bench.rs`: `head -c 1073741824 /dev/zero` through the release binary's `call bash`, sandboxed and not alternately, median of 5 each",
+    },
+    Figure {
+        issue: 22,
+        name: "exec-time enforcement: what one checked exec adds (1,000 `/bin/true` from a bash loop, median difference ÷ 1,000)",
+        unit: "µs",
+        source: Source::Example {
+            example: "exec_guard_bench",
+            key: "exec_added_us",
+        },
+        target: Target::AtMost(100.0),
+        how: "whole process, `tests/examples/exec_guard_bench.rs`: the release binary's `call bash` of `for i in $(seq 1000); do /bin/true; done` in a project with `sandbox.enforce_exec` on and one with it off, interleaved, median of 7 each",
+    },
+    Figure {
+        issue: 22,
+        name: "exec-time enforcement: `find -exec /bin/true {} \\;` over 1,000 files, on ÷ off",
+        unit: "×",
+        source: Source::Example {
+            example: "exec_guard_bench",
+            key: "find_ratio",
+        },
+        target: Target::AtMost(1.15),
+        how: "whole process, `tests/examples/exec_guard_bench.rs`: the same pairing, median of 7 each",
+    },
+    Figure {
+        issue: 22,
+        name: "exec-time enforcement: `cargo build` of a small crate (fresh target directory), on ÷ off",
+        unit: "×",
+        source: Source::Example {
+            example: "exec_guard_bench",
+            key: "cargo_ratio",
+        },
+        target: Target::AtMost(1.15),
+        how: "whole process, `tests/examples/exec_guard_bench.rs`: `cargo build --offline` of a two-module crate with no dependency, its target directory removed before each run, median of 5 each",
+    },
+    Figure {
+        issue: 22,
+        name: "exec-time enforcement: 1 GiB flood through `call bash`, on ÷ off",
+        unit: "×",
+        source: Source::Example {
+            example: "exec_guard_bench",
+            key: "flood_ratio",
+        },
+        target: Target::AtMost(1.05),
+        how: "whole process, `tests/examples/exec_guard_bench.rs`: `head -c 1073741824 /dev/zero`, median of 5 each (the guard sees execs, never output)",
+    },
+    Figure {
+        issue: 22,
+        name: "exec-time enforcement: what it adds to `toolgate call bash 'true'` (median difference)",
+        unit: "ms",
+        source: Source::Example {
+            example: "exec_guard_bench",
+            key: "true_added_ms",
+        },
+        target: Target::AtMost(2.0),
+        how: "whole process, `tests/examples/exec_guard_bench.rs`: the trampoline process, the filter, the listener's hand-over and the first exec's check; median of 40 each",
     },
 ];
 
@@ -665,6 +720,7 @@ const RELEASE_EXAMPLES: &[&str] = &[
     "cold_start",
     "fs_bench",
     "sandbox_bench",
+    "exec_guard_bench",
     "http_load",
     "mcp_start",
     "mcp_load",

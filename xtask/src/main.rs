@@ -3,21 +3,27 @@
 //! - `cargo xtask ci`: formatting, tidy, clippy, every crate with features linted with
 //!   its defaults off, the whole test suite (nextest when installed, then doc tests; it
 //!   includes the official MCP conformance suite, whose per-scenario results are printed
-//!   after it), the agent_loop example, `cargo doc` with warnings denied, `cargo package`
+//!   after it), the agent_loop example, each README as a consumer project, `cargo doc` with warnings denied, `cargo package`
 //!   of every publishable crate and cargo-deny, one summary line per step. It says whether
 //!   the kernel runs the bash sandbox; when it does, the sandbox suite may not skip.
 //! - `cargo xtask tidy`: the dependency rule of ARCHITECTURE.md (from `cargo metadata`),
-//!   test hygiene (no kill by name, no unreviewed snapshot) and the file-size budget.
+//!   test hygiene (no kill by name, no unreviewed snapshot), the file-size budget, import
+//!   circles inside each crate and printing libraries.
 //! - `cargo xtask bench [FILTER]`: runs the benchmarks, prints the table of figures
 //!   against their targets and rewrites `BENCHMARKS.md`.
 //! - `cargo xtask dist`: release build of the `toolgate` binary.
 //! - `cargo xtask api`: the public API size of each library crate.
+//! - `cargo xtask consumers [--separately]`: each library crate's README built and run as
+//!   a separate project that depends on what the README says and nothing else (also part
+//!   of `ci`); `--separately` also keeps their features apart (slower).
 //! - `cargo xtask fuzz-shell N [--seed S] [--no-record] [--show N]`: N generated command
 //!   lines through the bash analysis oracle; failures are appended to
 //!   `crates/shell-analysis/tests/corpus/oracle-failures.jsonl`.
 
 mod api;
 mod bench;
+mod circles;
+mod consumers;
 mod tidy;
 
 use std::process::{Command, ExitCode};
@@ -25,8 +31,7 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 
-const USAGE: &str =
-    "usage: cargo xtask <ci | tidy | bench [FILTER] | dist | api | fuzz-shell N [--seed S] [--no-record]>";
+const USAGE: &str = "usage: cargo xtask <ci | tidy | bench [FILTER] | dist | api | consumers [--separately] | fuzz-shell N [--seed S] [--no-record]>";
 const CARGO_DENY_VERSION: &str = "0.20.2";
 
 fn main() -> ExitCode {
@@ -37,6 +42,7 @@ fn main() -> ExitCode {
         Some("dist") => dist(),
         Some("tidy") => tidy::run(),
         Some("api") => api::run(),
+        Some("consumers") => consumers::run(args.get(1).is_some_and(|arg| arg == "--separately")),
         Some("fuzz-shell") => fuzz_shell(&args[1..]),
         Some("-h" | "--help" | "help") => {
             println!("{USAGE}");
@@ -176,6 +182,18 @@ fn ci() -> Result<()> {
             "agent_loop",
         ])],
     ));
+    steps.push({
+        println!("==> consumers");
+        let start = Instant::now();
+        let ok = consumers::run(false)
+            .map_err(|error| eprintln!("xtask: consumers: {error:#}"))
+            .is_ok();
+        Step {
+            name: "consumers",
+            ok,
+            seconds: start.elapsed().as_secs_f64(),
+        }
+    });
     let mut doc = cargo(&["doc", "--workspace", "--no-deps", "--locked"]);
     doc.env("RUSTDOCFLAGS", "-D warnings");
     steps.push(run_step("doc", vec![doc]));

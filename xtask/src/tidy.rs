@@ -1,7 +1,7 @@
 //! `cargo xtask tidy`: the rules of ARCHITECTURE.md that a machine can check.
 //!
-//! - The dependency rule, read from `cargo metadata`: `toolgate-core` depends on no crate
-//!   of ours; every other library crate on `toolgate-core` alone, except the gate (which
+//! - The dependency rule, read from `cargo metadata`: `toolgate-core` and
+//!   `toolgate-config` depend on no crate of ours; every other library crate on `toolgate-core` alone, except the gate (which
 //!   composes registry, permission and output store) and the server (which runs over the
 //!   gate and names no tool crate but the question service's). Dev-dependencies may differ.
 //! - Tests never kill processes by name (`pkill`, `killall`): they track their own PIDs.
@@ -9,6 +9,9 @@
 //!   change nobody accepted (review it with `cargo insta review`, or delete it).
 //! - The file-size budget: no Rust file over [`FILE_BUDGET`] lines unless [`OVER_BUDGET`]
 //!   names it with the reason.
+//! - No import circle of three files or more inside a crate (see `circles.rs`).
+//! - Libraries print nothing (`println!`, `eprintln!`, …): they log through `tracing`,
+//!   and the binary decides what reaches the terminal.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -23,6 +26,8 @@ const ANYTHING_GOES: &[&str] = &["toolgate", "xtask", "e2e"];
 fn allowed(package: &str) -> &'static [&'static str] {
     match package {
         "toolgate-core" => &[],
+        // Plain data: the binary turns what it read into each crate's options.
+        "toolgate-config" => &[],
         "toolgate-gate" => &[
             "toolgate-core",
             "toolgate-registry",
@@ -47,8 +52,12 @@ pub(crate) fn run() -> Result<()> {
     problems.extend(kill_by_name()?);
     problems.extend(pending_snapshots()?);
     problems.extend(file_budget()?);
+    problems.extend(crate::circles::check(&crate::root())?);
+    problems.extend(library_prints()?);
     if problems.is_empty() {
-        println!("tidy: dependency rule, test hygiene, reviewed snapshots and the file-size budget hold");
+        println!(
+            "tidy: dependency rule, test hygiene, reviewed snapshots, the file-size budget, no import circles and no printing libraries hold"
+        );
         return Ok(());
     }
     for problem in &problems {
@@ -198,6 +207,66 @@ fn file_budget() -> Result<Vec<String>> {
                 problems.push(format!(
                     "{relative}: {lines} lines, within the budget: remove it from OVER_BUDGET"
                 ));
+            }
+        }
+    }
+    Ok(problems)
+}
+
+/// The crates that may print: the binary (its terminal is its interface).
+const MAY_PRINT: &[&str] = &["crates/toolgate"];
+
+/// Every line of a library's code (not its comments) that prints to stdout or stderr.
+fn library_prints() -> Result<Vec<String>> {
+    let root = crate::root();
+    let mut problems = Vec::new();
+    let mut stack = Vec::new();
+    for entry in std::fs::read_dir(root.join("crates")).context("crates/")? {
+        let dir = entry?.path();
+        let relative = dir.strip_prefix(&root).unwrap_or(&dir).display().to_string();
+        if !MAY_PRINT.contains(&relative.as_str()) {
+            stack.push(dir.join("src"));
+        }
+    }
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        for entry in entries {
+            let path = entry?.path();
+            if path.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            if path.extension().is_none_or(|ext| ext != "rs") {
+                continue;
+            }
+            // Unit-test files (`mod tests;` in its own file) may print what they generate.
+            let stem = path
+                .file_stem()
+                .map(|stem| stem.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            if stem == "tests" || stem.ends_with("_tests") || stem == "proptests" {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path)?;
+            for (number, line) in text.lines().enumerate() {
+                let code = line.trim_start();
+                // Unit tests come last in a file, after their `#[cfg(test)]`.
+                if code == "#[cfg(test)]" {
+                    break;
+                }
+                if code.starts_with("//") {
+                    continue;
+                }
+                if ["println!(", "eprintln!(", "print!(", "eprint!("]
+                    .iter()
+                    .any(|print| code.contains(print))
+                {
+                    problems.push(format!(
+                        "{}:{}: a library prints; log through `tracing` (the binary shows it)",
+                        path.strip_prefix(&root).unwrap_or(&path).display(),
+                        number + 1
+                    ));
+                }
             }
         }
     }

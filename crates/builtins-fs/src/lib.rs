@@ -66,6 +66,12 @@ pub fn tools(services: Services, skill_dirs: Vec<std::path::PathBuf>) -> Vec<(&'
     ]
 }
 
+// The items of other toolgate crates that this crate's signatures name, and those crates
+// whole, so that this crate alone is a sufficient dependency (ARCHITECTURE.md, "Re-exports").
+#[doc(no_inline)]
+pub use toolgate_core;
+pub use toolgate_core::{Location, Permissions, Tool};
+
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
 struct ReadmeDoctests;

@@ -28,6 +28,12 @@ pub use guard::forbidden;
 #[cfg(feature = "websearch")]
 pub use search::{Provider, SearchConfig, websearch_tool};
 
+// The items of other toolgate crates that this crate's signatures name, and those crates
+// whole, so that this crate alone is a sufficient dependency (ARCHITECTURE.md, "Re-exports").
+#[doc(no_inline)]
+pub use toolgate_core;
+pub use toolgate_core::{Permissions, Tool};
+
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
 struct ReadmeDoctests;

@@ -13,15 +13,7 @@ use axum::http::{HeaderMap, Response, StatusCode};
 use axum::routing::{get, post};
 use serde_json::{Value, json};
 use toolgate_builtins_net::{FetchConfig, Provider, SearchConfig, webfetch_tool, websearch_tool};
-use toolgate_core::{BoxFuture, Context, ModelResult, PermissionRequest, Permissions, Refusal, Tool};
-
-struct AllowAll;
-
-impl Permissions for AllowAll {
-    fn assert<'a>(&'a self, _: &'a Context, _: PermissionRequest) -> BoxFuture<'a, Result<(), Refusal>> {
-        Box::pin(async { Ok(()) })
-    }
-}
+use toolgate_core::{AllowAll, Context, ModelResult, Tool};
 
 const PAGE: &str = r#"<!doctype html><html><head><title>T</title><style>body{color:red}</style><script>alert(1)</script></head>
 <body><h1>Main title</h1><p>Intro with <a href="https://example.com/x">a link</a> and <strong>bold</strong>.</p>

@@ -48,8 +48,8 @@ use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use toolgate_core::{Content, Context, Location, Permissions, Tool, ToolFailure};
-use toolgate_shell_analysis::{ShellEnv, plan_with};
+use toolgate_core::Content;
+use toolgate_shell_analysis::plan_with;
 
 pub use env::{DEFAULT_EXCLUDE, EnvPolicyError, Inherit, ShellEnvPolicy, is_toolgate_secret};
 
@@ -85,8 +85,26 @@ pub fn description(sandbox: Option<&str>) -> String {
 /// permission was granted and off the async worker threads (it may walk the file system).
 /// An error refuses the call with its message; the command does not run.
 pub trait Launcher: Send + Sync {
-    /// How to start one command line in `workdir` for the caller in `ctx`.
-    fn prepare(&self, ctx: &Context, workdir: &Path) -> Result<Launch, ToolFailure>;
+    /// How to start one command line for the caller in `ctx`, as `line` describes it.
+    fn prepare(&self, ctx: &Context, line: &LaunchLine<'_>) -> Result<Launch, ToolFailure>;
+
+    /// Whether every command line it starts runs under the exec guard ([`Launch::exec_guard`]).
+    /// The bash tool then asks, rather than refuses, the parts of a line the analysis
+    /// cannot see through: a deny rule still holds when the program starts.
+    fn enforces_exec(&self) -> bool {
+        false
+    }
+}
+
+/// What a [`Launcher`] is told about the command line it starts.
+#[derive(Clone, Copy, Debug)]
+#[non_exhaustive]
+pub struct LaunchLine<'a> {
+    /// The directory it runs in.
+    pub workdir: &'a Path,
+    /// Files whose `read` was approved for this call (by a rule or a person): a sandbox
+    /// that hides what the read rules ask for leaves these readable.
+    pub approved_reads: &'a [PathBuf],
 }
 
 /// How one command line is started (see [`Launcher`]).
@@ -104,6 +122,10 @@ pub struct Launch {
     /// For a failed command: a note explaining what of its output the launcher refused.
     #[allow(clippy::type_complexity)]
     pub note: Option<Box<dyn Fn(&str) -> Option<String> + Send + Sync>>,
+    /// Run once the command has ended (whatever its exit): what it returns is added to the
+    /// result, one line each (a sandbox undoing what must not stay, and saying so).
+    #[allow(clippy::type_complexity)]
+    pub after: Option<Box<dyn FnOnce() -> Vec<String> + Send>>,
     /// Whether the prefix installs the exec guard (`toolgate_sandbox::Policy::exec_guard`):
     /// it then gets a Unix socket as stdin, hands the guard's listener over it, and the
     /// bash tool decides every program the command starts (exec-time enforcement).
@@ -140,6 +162,12 @@ impl Launch {
     /// Reports `sandbox` (`workspace-write`, …) as the sandbox the command ran in.
     pub fn with_sandbox(mut self, sandbox: impl Into<String>) -> Self {
         self.sandbox = Some(sandbox.into());
+        self
+    }
+
+    /// Runs `after` once the command has ended; its lines go into the result.
+    pub fn with_after(mut self, after: impl FnOnce() -> Vec<String> + Send + 'static) -> Self {
+        self.after = Some(Box::new(after));
         self
     }
 
@@ -299,7 +327,35 @@ async fn execute(
         .map_err(|error| ToolFailure::new(format!("The command could not be analysed: {error}")))?
     };
     let plan = planned.map_err(|error| ToolFailure::new(error.to_string()))?;
+    let enforced = options
+        .launcher
+        .as_ref()
+        .is_some_and(|launcher| launcher.enforces_exec());
+    // Files whose read is approved once the assertions pass: a sandbox may leave them
+    // readable although the read rules ask for them.
+    let approved_reads: Vec<PathBuf> = plan
+        .requests
+        .iter()
+        .filter(|request| request.action == "read")
+        .flat_map(|request| {
+            request
+                .resources
+                .iter()
+                .filter_map(move |resource| match request.kind(resource) {
+                    toolgate_core::ResourceKind::Exact(text) if Path::new(text).is_absolute() => {
+                        Some(PathBuf::from(text))
+                    }
+                    toolgate_core::ResourceKind::Exact(text) => Some(location.root().join(text)),
+                    _ => None,
+                })
+        })
+        .collect();
     for request in plan.requests {
+        let request = if request.action == "bash" {
+            request.enforced_later(enforced)
+        } else {
+            request
+        };
         permissions.assert(&ctx, request).await?;
     }
     // What was predicted and approved: exec-time enforcement lets these start without a
@@ -329,13 +385,19 @@ async fn execute(
             plan.workdir.display()
         )));
     }
-    let launch = match &options.launcher {
+    let mut launch = match &options.launcher {
         Some(launcher) => {
             let launcher = Arc::clone(launcher);
             let (ctx, workdir) = (ctx.clone(), plan.workdir.clone());
-            tokio::task::spawn_blocking(move || launcher.prepare(&ctx, &workdir))
-                .await
-                .map_err(|error| ToolFailure::new(format!("The sandbox could not be prepared: {error}")))??
+            tokio::task::spawn_blocking(move || {
+                let line = LaunchLine {
+                    workdir: &workdir,
+                    approved_reads: &approved_reads,
+                };
+                launcher.prepare(&ctx, &line)
+            })
+            .await
+            .map_err(|error| ToolFailure::new(format!("The sandbox could not be prepared: {error}")))??
         }
         None => Launch::default(),
     };
@@ -353,7 +415,11 @@ async fn execute(
         .await
         .map_err(|error| ToolFailure::new(format!("Unable to execute command: {}: {error}", input.command)))?;
     let dropped = finished.capture.dropped();
-    let refusals = finished.refusals.clone();
+    let mut refusals = finished.refusals.clone();
+    if let Some(after) = launch.after.take() {
+        let notes = tokio::task::spawn_blocking(after).await.unwrap_or_default();
+        refusals.extend(notes);
+    }
     let mut text = if finished.capture.total() == 0 {
         "(no output)".to_string()
     } else {
@@ -439,6 +505,15 @@ fn exec_guard(
 ) -> exec::Guard {
     exec::Guard
 }
+
+// The items of other toolgate crates that this crate's signatures name, and those crates
+// whole, so that this crate alone is a sufficient dependency (ARCHITECTURE.md, "Re-exports").
+#[doc(no_inline)]
+pub use toolgate_core;
+pub use toolgate_core::{Context, Location, Permissions, Tool, ToolFailure};
+#[doc(no_inline)]
+pub use toolgate_shell_analysis;
+pub use toolgate_shell_analysis::ShellEnv;
 
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]

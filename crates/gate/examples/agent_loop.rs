@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 use toolgate_core::{Location, ModelResult};
-use toolgate_gate::{Call, Gate, SettleError};
+use toolgate_gate::{Call, Gate};
 use toolgate_output_store::OutputStore;
 use toolgate_permission::{AgentSettings, Agents, AskMode, AuditLog, PermissionService};
 use toolgate_registry::{ApplicationTools, ToolRegistry};
@@ -54,8 +54,10 @@ fn main() {
         AgentSettings::default().with_permission(json!({"edit": "allow", "read": {"*": "allow", "*.env": "deny"}}));
     let agents = Agents::build(&settings).unwrap();
     let audit = Arc::new(AuditLog::new(sandbox.path().join("audit.jsonl")));
-    let permissions = PermissionService::new(agents, project.to_string_lossy(), None, AskMode::Headless)
-        .with_audit(Arc::clone(&audit));
+    let permissions = PermissionService::builder(agents, project.to_string_lossy())
+        .mode(AskMode::Headless)
+        .audit(Arc::clone(&audit))
+        .build();
     let store = OutputStore::new(sandbox.path().join("data"));
     let registry = ToolRegistry::new(&ApplicationTools::new(), Arc::new(store.clone()));
     let services = toolgate_builtins_fs::Services::new(Location::new(&project).unwrap(), Arc::new(permissions.clone()));
@@ -86,7 +88,7 @@ fn main() {
                     other => other.to_json().to_string(),
                 },
                 // The model called a tool it was not offered: it is told so.
-                Err(miss @ (SettleError::Unknown { .. } | SettleError::Stale { .. })) => format!("error: {miss}"),
+                Err(miss) if miss.never_ran() => format!("error: {miss}"),
                 Err(defect) => panic!("not the tool's answer: {defect}"),
             };
             println!("turn {turn}: {tool} → {}", answer.lines().next().unwrap_or(""));

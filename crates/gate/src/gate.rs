@@ -1,4 +1,4 @@
-//! The gate: catalog, doom_loop, settle, audit, events, spill cleanup.
+//! The gate: prepare, catalog, doom_loop, settle, audit, events, spill cleanup.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use serde_json::Value;
 use tokio::sync::{broadcast, watch};
-use toolgate_core::{Context, ModelResult, ToolFailure};
+use toolgate_core::{BoundError, Context, Defect, ModelResult, ToolFailure};
 use toolgate_output_store::{CleanupTask, OutputStore};
 use toolgate_permission::Caller;
 use toolgate_permission::{DOOM_LOOP_THRESHOLD, PermissionService};
@@ -64,6 +64,60 @@ pub enum GateEvent {
         /// The tool called.
         tool: String,
     },
+}
+
+/// Why a call through the gate has no settlement: it never ran ([`GateError::Unknown`],
+/// [`GateError::Stale`]: tell the model with the error's text), or it ran and something
+/// that is not the tool's answer went wrong ([`GateError::Defect`], [`GateError::Bound`]).
+/// Whatever the variant, the audit log has the call's one record.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum GateError {
+    /// The agent's catalog does not offer the tool: no tool has that name, or the agent's
+    /// rules wholly deny it.
+    #[error("Unknown tool: {tool}")]
+    Unknown {
+        /// The name called.
+        tool: String,
+        /// The agent whose catalog was asked.
+        agent: String,
+        /// What that catalog offers, in registry order (for "available: …").
+        offered: Vec<String>,
+    },
+    /// The tool's registration was removed or replaced since the catalog was made (an MCP
+    /// server's `list_changed`): list the tools again and call again.
+    #[error("Stale tool call: {tool}")]
+    Stale {
+        /// The name called.
+        tool: String,
+    },
+    /// The tool panicked.
+    #[error(transparent)]
+    Defect(#[from] Defect),
+    /// The output could not be bounded (a failed spill, oversized media).
+    #[error(transparent)]
+    Bound(#[from] BoundError),
+}
+
+impl GateError {
+    /// True when the call never ran: the model called a name it was not offered, or one
+    /// registered again since. It is the model's to correct; the other variants are ours.
+    pub fn never_ran(&self) -> bool {
+        matches!(self, GateError::Unknown { .. } | GateError::Stale { .. })
+    }
+
+    fn from_settle(error: SettleError, catalog: &Catalog) -> GateError {
+        match error {
+            SettleError::Unknown { name } => GateError::Unknown {
+                tool: name,
+                agent: catalog.agent.clone(),
+                offered: catalog.names().to_vec(),
+            },
+            SettleError::Stale { name } => GateError::Stale { tool: name },
+            SettleError::Defect(defect) => GateError::Defect(defect),
+            SettleError::Bound(bound) => GateError::Bound(bound),
+        }
+    }
 }
 
 /// One call as a model issued it.
@@ -213,8 +267,9 @@ impl GateBuilder {
         self
     }
 
-    /// Runs `prepare` in [`Gate::prepare`], before front ends build a catalog: what
-    /// registers tools lazily (the MCP gateway) plugs in here.
+    /// Runs `prepare` before [`Gate::run`] and [`Gate::prepared_catalog`] build a
+    /// catalog (with the tool's name, or `None` for a whole catalog): what registers
+    /// tools lazily (the MCP gateway) plugs in here.
     pub fn prepare(mut self, prepare: Prepare) -> Self {
         self.prepare = Some(prepare);
         self
@@ -311,12 +366,34 @@ impl Gate {
     }
 
     /// Registers what is registered lazily (see [`GateBuilder::prepare`]) before a
-    /// catalog: all of it for `None`, or what may own `tool`. Call it before
-    /// [`Gate::catalog`]; without a prepare hook it does nothing.
-    pub async fn prepare(&self, tool: Option<&str>) {
+    /// catalog: all of it for `None`, or what may own `tool`. Without a prepare hook it
+    /// does nothing.
+    async fn prepare(&self, tool: Option<&str>) {
         if let Some(prepare) = &self.inner.prepare {
             prepare(tool.map(str::to_string)).await;
         }
+    }
+
+    /// The whole catalog `agent` is offered, with every lazily registered tool up first
+    /// (the MCP gateway starts its servers): what a front end lists (`toolgate tools`,
+    /// `GET /tool`, MCP `tools/list`). [`Gate::catalog`] is the same without preparing.
+    pub async fn prepared_catalog(&self, agent: &str) -> Catalog {
+        self.prepare(None).await;
+        self.catalog(agent)
+    }
+
+    /// One call, start to end, for a front end that has no catalog of its own: prepares
+    /// what may own the tool (an MCP server starts), makes `agent`'s catalog, and settles
+    /// the call against it as [`Gate::call`] does.
+    ///
+    /// `Err` when the call never ran ([`GateError::Unknown`] with what the agent is
+    /// offered, [`GateError::Stale`]) or ended without a settlement
+    /// ([`GateError::Defect`], [`GateError::Bound`]); every outcome is in the audit log.
+    /// Dropping the future cancels the call.
+    pub async fn run(&self, agent: &str, call: Call) -> Result<Settled, GateError> {
+        self.prepare(Some(&call.tool)).await;
+        let catalog = self.catalog(agent);
+        self.call(&catalog, call).await
     }
 
     /// Ticks when registrations change after start; `None` when nothing can change them.
@@ -378,13 +455,14 @@ impl Gate {
         });
     }
 
-    /// Settles `call` against `catalog`, recording it from start to end.
+    /// Settles `call` against `catalog` (the one the model was shown this turn),
+    /// recording it from start to end; [`Gate::run`] makes the catalog itself.
     ///
-    /// `Err` when the call never ran ([`SettleError::Unknown`], [`SettleError::Stale`])
-    /// or ended without a settlement ([`SettleError::Defect`], [`SettleError::Bound`]);
+    /// `Err` when the call never ran ([`GateError::Unknown`], [`GateError::Stale`])
+    /// or ended without a settlement ([`GateError::Defect`], [`GateError::Bound`]);
     /// every outcome is in the audit log. Dropping the future cancels the call and
     /// records it as cancelled.
-    pub async fn call(&self, catalog: &Catalog, call: Call) -> Result<Settled, SettleError> {
+    pub async fn call(&self, catalog: &Catalog, call: Call) -> Result<Settled, GateError> {
         self.start_upkeep();
         let context = Context::new(call.session.clone(), catalog.agent.clone()).with_call(&call.message, &call.id);
         let audit = self.inner.permissions.audit();
@@ -394,7 +472,10 @@ impl Gate {
                 let error = format!("Unknown tool: {}", call.tool);
                 audit.settled(&caller(&context), &call.tool, Some(&error), &[]);
             }
-            return Err(SettleError::Unknown { name: call.tool });
+            return Err(GateError::from_settle(
+                SettleError::Unknown { name: call.tool },
+                catalog,
+            ));
         }
         if let Some(audit) = audit {
             audit.begin_call(&context.tool_call_id, &call.tool);
@@ -454,7 +535,7 @@ impl Gate {
             }
         }
         drop(in_flight);
-        let settlement = settled?;
+        let settlement = settled.map_err(|error| GateError::from_settle(error, catalog))?;
         Ok(Settled {
             context,
             tool: call.tool,

@@ -14,9 +14,12 @@
 //! 4. the first call starts the spill cleanup of the process (old spill files removed at
 //!    once, then every hour), when the gate was given the output store.
 //!
-//! A name the catalog does not offer, or whose registration changed since, comes back as
-//! [`SettleError::Unknown`] / [`SettleError::Stale`]: typed, so a front end decides how
-//! to say it (a usage error, a 400, a message to the model).
+//! A front end without a catalog of its own (a CLI call, an HTTP request, an MCP
+//! `tools/call`) calls [`Gate::run`]: it prepares what may own the tool (an MCP server
+//! starts), makes the agent's catalog and settles, in one step. A name the catalog does
+//! not offer, or whose registration changed since, comes back as [`GateError::Unknown`]
+//! (with what the agent is offered) / [`GateError::Stale`]: typed, so a front end decides
+//! how to say it (a usage error, a 400, a message to the model).
 //!
 //! ```
 //! use std::sync::Arc;
@@ -37,7 +40,7 @@
 //! let registration = registry.register([("echo", echo)]).unwrap();
 //!
 //! let agents = Agents::build(&AgentSettings::default()).unwrap();
-//! let permissions = PermissionService::new(agents, "/project", None, AskMode::Headless);
+//! let permissions = PermissionService::builder(agents, "/project").mode(AskMode::Headless).build();
 //! let gate = Gate::builder(registry, permissions).hold(registration).spills(store).build();
 //!
 //! let catalog = gate.catalog("build");
@@ -52,8 +55,22 @@
 
 mod gate;
 
-pub use gate::{Call, Catalog, Gate, GateBuilder, GateEvent, Prepare, Settled};
-pub use toolgate_registry::SettleError;
+pub use gate::{Call, Catalog, Gate, GateBuilder, GateError, GateEvent, Prepare, Settled};
+
+// The items of other toolgate crates that this crate's signatures name, and those crates
+// whole, so that this crate alone is a sufficient dependency (ARCHITECTURE.md, "Re-exports").
+#[doc(no_inline)]
+pub use toolgate_core;
+pub use toolgate_core::{BoundError, BoxFuture, Context, Defect, ModelDefinition, ModelResult};
+#[doc(no_inline)]
+pub use toolgate_output_store;
+pub use toolgate_output_store::OutputStore;
+#[doc(no_inline)]
+pub use toolgate_permission;
+pub use toolgate_permission::PermissionService;
+#[doc(no_inline)]
+pub use toolgate_registry;
+pub use toolgate_registry::{Registration, Settlement, ToolRegistry};
 
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use serde_json::{Value, json};
 use toolgate_core::{Context, ModelResult, Tool, ToolFailure};
-use toolgate_gate::{Call, Gate, GateEvent, SettleError};
+use toolgate_gate::{Call, Gate, GateError, GateEvent};
 use toolgate_output_store::OutputStore;
 use toolgate_permission::{AgentSettings, Agents, AskMode, AuditLog, PermissionService};
 use toolgate_registry::{ApplicationTools, ToolRegistry};
@@ -53,7 +53,10 @@ fn fixture(mode: AskMode) -> Fixture {
         .unwrap();
     let audit = Arc::new(AuditLog::new(data.path().join("audit.jsonl")));
     let agents = Agents::build(&AgentSettings::default()).unwrap();
-    let permissions = PermissionService::new(agents, "/project", None, mode).with_audit(Arc::clone(&audit));
+    let permissions = PermissionService::builder(agents, "/project")
+        .mode(mode)
+        .audit(Arc::clone(&audit))
+        .build();
     let gate = Gate::builder(registry, permissions)
         .hold(registration)
         .spills(store)
@@ -138,7 +141,12 @@ async fn unknown_and_stale_calls_are_typed_and_run_nothing() {
         .call(&catalog, Call::new("s", "nope", json!({})))
         .await
         .unwrap_err();
-    assert!(matches!(&unknown, SettleError::Unknown { name } if name == "nope"));
+    assert!(
+        matches!(&unknown, GateError::Unknown { tool, agent, offered }
+            if tool == "nope" && agent == "build" && offered == &["echo", "hang", "panics"]),
+        "{unknown:?}"
+    );
+    assert!(unknown.never_ran());
     assert_eq!(unknown.to_string(), "Unknown tool: nope");
     assert!(drain(&mut events).is_empty(), "an unknown call never starts");
 
@@ -154,7 +162,7 @@ async fn unknown_and_stale_calls_are_typed_and_run_nothing() {
         .await
         .unwrap_err();
     assert!(
-        matches!(&stale, SettleError::Stale { name } if name == "echo"),
+        matches!(&stale, GateError::Stale { tool } if tool == "echo") && stale.never_ran(),
         "{stale:?}"
     );
     assert_eq!(f.runs.load(Ordering::SeqCst), 0);
@@ -175,7 +183,7 @@ async fn a_panicking_tool_is_a_failure_on_record() {
         .call(&catalog, Call::new("s", "panics", json!({})))
         .await
         .unwrap_err();
-    assert!(matches!(error, SettleError::Defect(_)), "{error:?}");
+    assert!(matches!(error, GateError::Defect(_)) && !error.never_ran(), "{error:?}");
     let seen = drain(&mut events);
     assert!(
         matches!(&seen[1], GateEvent::Failed { error, .. } if error.contains("boom")),
@@ -284,7 +292,7 @@ async fn a_new_catalog_follows_every_registration_change() {
     assert!(
         matches!(
             f.gate.call(&first, Call::new("s", "late", json!({}))).await,
-            Err(SettleError::Unknown { .. })
+            Err(GateError::Unknown { .. })
         ),
         "the catalog made before the registration does not offer it"
     );
@@ -293,7 +301,7 @@ async fn a_new_catalog_follows_every_registration_change() {
     assert!(!third.offers("late"), "an unregistered tool is still offered");
     assert!(matches!(
         f.gate.call(&second, Call::new("s", "late", json!({}))).await,
-        Err(SettleError::Stale { .. })
+        Err(GateError::Stale { .. })
     ));
 
     // Replacing a tool: the old catalogs are stale for it, a new one runs the new tool.
@@ -335,7 +343,9 @@ async fn each_agent_keeps_its_own_catalog() {
     let registration = registry.register([("echo", echo)]).unwrap();
     let settings = AgentSettings::default().with_agents(json!({"plan": {"permission": {"echo": "deny"}}}));
     let agents = Agents::build(&settings).unwrap();
-    let permissions = PermissionService::new(agents, "/project", None, AskMode::Auto);
+    let permissions = PermissionService::builder(agents, "/project")
+        .mode(AskMode::Auto)
+        .build();
     let gate = Gate::builder(registry, permissions).hold(registration).build();
     for _ in 0..2 {
         assert!(gate.catalog("build").offers("echo"));
@@ -345,5 +355,71 @@ async fn each_agent_keeps_its_own_catalog() {
         .call(&gate.catalog("plan"), Call::new("s", "echo", json!({"text": "x"})))
         .await
         .unwrap_err();
-    assert!(matches!(refused, SettleError::Unknown { .. }));
+    assert!(matches!(refused, GateError::Unknown { .. }));
+}
+
+/// `run` is what a front end without a catalog of its own calls: it prepares for the one
+/// tool (a lazily registered tool comes up), catalogs for the agent, and settles; a miss
+/// says what the agent is offered. `prepared_catalog` prepares for the whole catalog.
+#[tokio::test]
+async fn run_prepares_for_the_tool_catalogs_for_the_agent_and_settles() {
+    let registry = ToolRegistry::new(
+        &ApplicationTools::new(),
+        Arc::new(OutputStore::new(tempfile::tempdir().unwrap().path())),
+    );
+    let echo = Tool::builder("Echo.", |input: Echo, _: Context| async move {
+        Ok::<_, ToolFailure>(input.text)
+    })
+    .build();
+    let registration = registry.register([("echo", echo)]).unwrap();
+    // The prepare hook registers `late` on first need, and records what it was asked for.
+    let asked: Arc<std::sync::Mutex<Vec<Option<String>>>> = Arc::default();
+    let held: Arc<std::sync::Mutex<Vec<toolgate_registry::Registration>>> = Arc::default();
+    let prepare: toolgate_gate::Prepare = {
+        let (asked, held, registry) = (Arc::clone(&asked), Arc::clone(&held), registry.clone());
+        Arc::new(move |tool: Option<String>| {
+            asked.lock().unwrap().push(tool);
+            let mut held = held.lock().unwrap();
+            if held.is_empty() {
+                let late =
+                    Tool::builder("Late.", |_: Value, _: Context| async { Ok::<_, ToolFailure>("late") }).build();
+                held.push(registry.register([("late", late)]).unwrap());
+            }
+            Box::pin(async {})
+        })
+    };
+    let settings = AgentSettings::default().with_agents(json!({"plan": {"permission": {"echo": "deny"}}}));
+    let agents = Agents::build(&settings).unwrap();
+    let permissions = PermissionService::builder(agents, "/project")
+        .mode(AskMode::Auto)
+        .build();
+    let gate = Gate::builder(registry, permissions)
+        .hold(registration)
+        .prepare(prepare)
+        .build();
+
+    assert!(!gate.catalog("build").offers("late"), "catalog does not prepare");
+    let settled = gate.run("build", Call::new("s", "late", json!({}))).await.unwrap();
+    assert_eq!(settled.settlement.result, ModelResult::Text("late".into()));
+    assert_eq!(settled.context.agent, "build");
+    assert_eq!(asked.lock().unwrap().as_slice(), [Some("late".to_string())]);
+
+    let listed = gate.prepared_catalog("plan").await;
+    assert_eq!(listed.names(), ["late"], "plan's rules hide echo");
+    assert_eq!(
+        asked.lock().unwrap().last(),
+        Some(&None),
+        "a whole catalog prepares everything"
+    );
+
+    let refused = gate
+        .run("plan", Call::new("s", "echo", json!({"text": "x"})))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&refused, GateError::Unknown { tool, agent, offered }
+            if tool == "echo" && agent == "plan" && offered == &["late"]),
+        "{refused:?}"
+    );
+    assert_eq!(refused.to_string(), "Unknown tool: echo");
 }

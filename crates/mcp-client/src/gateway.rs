@@ -32,11 +32,13 @@ pub trait ToolSink: Send + Sync {
     fn unregister(&self, name: &str);
 }
 
-/// What the gateway needs besides the servers ([`Options::new`], then setters; more may
-/// come, hence `#[non_exhaustive]`).
+/// What the gateway runs, and where ([`Options::new`], then setters; more may come,
+/// hence `#[non_exhaustive]`).
 #[derive(Clone, Debug)]
 #[non_exhaustive]
 pub struct Options {
+    /// The servers, in config order (which decides who keeps a contested name).
+    pub servers: Vec<ServerConfig>,
     /// The project directory: a local server's default working directory.
     pub project: PathBuf,
     /// Where each local server's stderr goes (`<log_dir>/<server>.log`).
@@ -46,14 +48,22 @@ pub struct Options {
 }
 
 impl Options {
-    /// Local servers start in `project`; their stderr goes to `<log_dir>/<server>.log`;
-    /// no name is reserved.
+    /// No server yet; local servers start in `project`; their stderr goes to
+    /// `<log_dir>/<server>.log`; no name is reserved.
     pub fn new(project: impl Into<PathBuf>, log_dir: impl Into<PathBuf>) -> Options {
         Options {
+            servers: Vec::new(),
             project: project.into(),
             log_dir: log_dir.into(),
             reserved: Vec::new(),
         }
+    }
+
+    /// The same options running `servers` (in config order: the first keeps a contested
+    /// name).
+    pub fn servers(mut self, servers: Vec<ServerConfig>) -> Options {
+        self.servers = servers;
+        self
     }
 
     /// The same options with `names` reserved: no MCP tool is registered under them.
@@ -280,15 +290,11 @@ pub struct Gateway {
 }
 
 impl Gateway {
-    /// A gateway over `servers` (config order decides who keeps a contested name).
-    pub fn new(
-        servers: Vec<ServerConfig>,
-        options: Options,
-        permissions: Arc<dyn Permissions>,
-        sink: Arc<dyn ToolSink>,
-    ) -> Gateway {
+    /// A gateway over the servers of `options`, asking `permissions` before each call and
+    /// registering the servers' tools through `sink`.
+    pub fn new(mut options: Options, permissions: Arc<dyn Permissions>, sink: Arc<dyn ToolSink>) -> Gateway {
         let (changes, _) = watch::channel(0);
-        let servers = servers
+        let servers = std::mem::take(&mut options.servers)
             .into_iter()
             .map(|config| Server {
                 view: Mutex::new(View {

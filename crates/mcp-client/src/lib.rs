@@ -1,7 +1,7 @@
 //! toolgate's MCP client: the tools of external MCP servers as toolgate tools.
 //!
-//! A [`Gateway`] holds the servers a user configured under OpenCode's `mcp` key
-//! ([`entries`] and [`parse`] read it). It starts them lazily and in parallel — local ones as child processes in
+//! A [`Gateway`] holds the servers a user configured under OpenCode's `mcp` key (read by
+//! `toolgate-config`; each is a [`ServerConfig`]). It starts them lazily and in parallel — local ones as child processes in
 //! their own process group (stdio), remote ones over streamable HTTP with a fallback to
 //! the older HTTP+SSE transport — and registers each of their tools through a
 //! [`ToolSink`] as `<server>_<tool>` ([`tool_name`]). Every such tool:
@@ -24,15 +24,9 @@
 //! # let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
 //! # rt.block_on(async {
 //! use std::sync::{Arc, Mutex};
-//! use toolgate_core::{BoxFuture, Context, PermissionRequest, Permissions, Refusal, Tool};
-//! use toolgate_mcp_client::{Gateway, Options, State, ToolSink, entries, parse};
+//! use toolgate_mcp_client::toolgate_core::AllowAll;
+//! use toolgate_mcp_client::{Gateway, Launch, Options, ServerConfig, State, Tool, ToolSink};
 //!
-//! struct AllowAll;
-//! impl Permissions for AllowAll {
-//!     fn assert<'a>(&'a self, _: &'a Context, _: PermissionRequest) -> BoxFuture<'a, Result<(), Refusal>> {
-//!         Box::pin(async { Ok(()) })
-//!     }
-//! }
 //! // Where the tools go: a consumer's registry; here a list of names.
 //! #[derive(Default)]
 //! struct Names(Mutex<Vec<String>>);
@@ -47,18 +41,13 @@
 //! }
 //!
 //! let project = tempfile::tempdir().unwrap();
-//! let mcp = serde_json::json!({
-//!     "calc": { "type": "local", "command": ["/nonexistent/calc-server"] },
-//!     "docs": { "type": "remote", "url": "https://docs.example.com/mcp", "enabled": false }
-//! });
-//! let servers = entries(&mcp)
-//!     .unwrap()
-//!     .iter()
-//!     .map(|entry| parse(entry, |_| None, project.path()))
-//!     .collect::<Result<Vec<_>, _>>()
-//!     .unwrap();
-//! let options = Options::new(project.path(), project.path().join("logs")).reserved(vec!["read".into()]);
-//! let gateway = Gateway::new(servers, options, Arc::new(AllowAll), Arc::new(Names::default()));
+//! let calc = Launch::Local { command: vec!["/nonexistent/calc-server".into()], environment: vec![], cwd: None };
+//! let docs = Launch::Remote { url: "https://docs.example.com/mcp".into(), headers: vec![] };
+//! let servers = vec![ServerConfig::new("calc", calc), ServerConfig::new("docs", docs).enabled(false)];
+//! let options = Options::new(project.path(), project.path().join("logs"))
+//!     .servers(servers)
+//!     .reserved(vec!["read".into()]);
+//! let gateway = Gateway::new(options, Arc::new(AllowAll), Arc::new(Names::default()));
 //! gateway.start_all().await;
 //! // A server that cannot start is reported, never fatal; a disabled one is not started.
 //! let states: Vec<State> = gateway.report().iter().map(|server| server.state).collect();
@@ -75,12 +64,19 @@ mod names;
 mod sse;
 mod stdio;
 
-pub use config::{
-    ConfigError, DEFAULT_REQUEST_TIMEOUT, DEFAULT_STARTUP_TIMEOUT, Entry, Launch, ServerConfig, entries, parse,
-    validate,
-};
+pub use config::{DEFAULT_REQUEST_TIMEOUT, DEFAULT_STARTUP_TIMEOUT, Launch, ServerConfig};
 pub use elicitation::{
     AcceptDefaults, DeclineAll, Elicitation, ElicitationAnswer, Elicitor, Field, FieldKind, fields, value_of,
 };
 pub use gateway::{Gateway, Options, ServerReport, State, ToolReport, ToolSink};
 pub use names::{NameError, tool_name};
+
+// The items of other toolgate crates that this crate's signatures name, and those crates
+// whole, so that this crate alone is a sufficient dependency (ARCHITECTURE.md, "Re-exports").
+#[doc(no_inline)]
+pub use toolgate_core;
+pub use toolgate_core::{BoxFuture, Context, Permissions, Tool};
+
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

@@ -28,7 +28,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
-use toolgate_core::{BoundError, Bounded, BoxFuture, Content, Context, OutputBound, ToolOutput};
+use toolgate_core::Content;
 
 pub use preview::bounded_preview;
 
@@ -318,6 +318,12 @@ impl Drop for CleanupTask {
         self.handle.abort();
     }
 }
+
+// The items of other toolgate crates that this crate's signatures name, and those crates
+// whole, so that this crate alone is a sufficient dependency (ARCHITECTURE.md, "Re-exports").
+#[doc(no_inline)]
+pub use toolgate_core;
+pub use toolgate_core::{BoundError, Bounded, BoxFuture, Context, OutputBound, ToolOutput};
 
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]

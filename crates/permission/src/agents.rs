@@ -84,6 +84,11 @@ pub struct AgentSettings {
     /// the `permission` value), and an agent's `mode`, `description` and
     /// `disable` are taken from the last layer that sets them.
     pub layers: Vec<ConfigLayer>,
+    /// The managed (administrator's) layers, in order: their rules are appended to every
+    /// agent after everything else (after [`AgentSettings::managed`]), their agent blocks'
+    /// rules after that, and what their blocks set (`disable`, `mode`, `description`)
+    /// wins over every other layer.
+    pub managed_layers: Vec<ConfigLayer>,
     /// Directories outside the project whose files the `skill` tool offers:
     /// `external_directory` allows `<dir>/*` for each by default (spec §4.10), so what
     /// `skill` lists can be read. Give only directories the user controls (the global
@@ -106,6 +111,63 @@ pub struct ConfigLayer {
     pub tools: Option<Value>,
     /// The layer's `agent` object.
     pub agent: Option<Value>,
+    /// Rules already read (by a config loader), after the layer's `tools` and
+    /// `permission`; they take the layer's origin and source.
+    pub rules: Vec<Rule>,
+    /// Agent blocks already read, after the layer's `agent` object.
+    pub blocks: Vec<AgentBlock>,
+}
+
+/// One agent's block in one layer, already read: the settings it sets and its rules.
+///
+/// Start from [`AgentBlock::new`] (`#[non_exhaustive]`).
+#[derive(Clone, Debug, Default)]
+#[non_exhaustive]
+pub struct AgentBlock {
+    /// The agent's name (a new name makes a custom agent).
+    pub name: String,
+    /// Its mode, when the block sets it.
+    pub mode: Option<Mode>,
+    /// Its description, when set.
+    pub description: Option<String>,
+    /// `Some(true)` removes the agent (the last block that sets it decides).
+    pub disable: Option<bool>,
+    /// Its rules, appended after every layer's global rules.
+    pub rules: Vec<Rule>,
+}
+
+impl AgentBlock {
+    /// An empty block for the agent `name`.
+    pub fn new(name: impl Into<String>) -> Self {
+        AgentBlock {
+            name: name.into(),
+            ..AgentBlock::default()
+        }
+    }
+
+    /// Sets the mode.
+    pub fn with_mode(mut self, mode: Mode) -> Self {
+        self.mode = Some(mode);
+        self
+    }
+
+    /// Sets the description.
+    pub fn with_description(mut self, description: impl Into<String>) -> Self {
+        self.description = Some(description.into());
+        self
+    }
+
+    /// Sets `disable`.
+    pub fn with_disable(mut self, disable: bool) -> Self {
+        self.disable = Some(disable);
+        self
+    }
+
+    /// Sets the rules.
+    pub fn with_rules(mut self, rules: Vec<Rule>) -> Self {
+        self.rules = rules;
+        self
+    }
 }
 
 impl ConfigLayer {
@@ -132,6 +194,18 @@ impl ConfigLayer {
     /// Sets the layer's `agent` object.
     pub fn with_agent(mut self, agent: Value) -> Self {
         self.agent = Some(agent);
+        self
+    }
+
+    /// Sets the rules already read (see [`ConfigLayer::rules`]).
+    pub fn with_rules(mut self, rules: Vec<Rule>) -> Self {
+        self.rules = rules;
+        self
+    }
+
+    /// Appends an agent block already read.
+    pub fn with_block(mut self, block: AgentBlock) -> Self {
+        self.blocks.push(block);
         self
     }
 }
@@ -170,6 +244,12 @@ impl AgentSettings {
     /// Appends a configuration layer (see [`AgentSettings::layers`]).
     pub fn with_layer(mut self, layer: ConfigLayer) -> Self {
         self.layers.push(layer);
+        self
+    }
+
+    /// Appends a managed layer (see [`AgentSettings::managed_layers`]).
+    pub fn with_managed_layer(mut self, layer: ConfigLayer) -> Self {
+        self.managed_layers.push(layer);
         self
     }
 
@@ -213,6 +293,123 @@ fn in_layer(error: ConfigError, source: &str) -> ConfigError {
         path: format!("{source}: {}", error.path),
         ..error
     }
+}
+
+/// `rules` read from the layer `source` with `origin`.
+fn stamped(rules: &[Rule], origin: Origin, source: &str) -> Vec<Rule> {
+    rules
+        .iter()
+        .map(|rule| Rule { origin, ..rule.clone() })
+        .map(|rule| match rule.source {
+            Some(_) => rule,
+            None => rule.with_source(source),
+        })
+        .collect()
+}
+
+/// The plain agent blocks of `layer`, their rules stamped with `origin` and its source.
+fn layer_blocks(layer: &ConfigLayer, origin: Origin) -> Vec<AgentBlock> {
+    layer
+        .blocks
+        .iter()
+        .map(|block| AgentBlock {
+            rules: stamped(&block.rules, origin, &layer.source),
+            ..block.clone()
+        })
+        .collect()
+}
+
+/// The blocks of an `agent` object given as JSON (`{name: {permission, tools, mode,
+/// description, disable}}`), read from the layer `source` (empty: none).
+fn value_blocks(agents: Option<&Value>, source: &str, home: Option<&Path>) -> Result<Vec<AgentBlock>, ConfigError> {
+    let map = match agents {
+        None | Some(Value::Null) => return Ok(Vec::new()),
+        Some(Value::Object(map)) => map,
+        Some(other) => {
+            return Err(in_layer(
+                ConfigError::new("agent", "an object of agent names", other),
+                source,
+            ));
+        }
+    };
+    let mut blocks = Vec::new();
+    for (name, block) in map {
+        let path = key_path("agent", name);
+        let block = match block {
+            Value::Null => continue,
+            Value::Object(block) => block,
+            other => return Err(in_layer(ConfigError::new(&path, "an object", other), source)),
+        };
+        let mut own = AgentBlock::new(name);
+        if let Some(value) = block.get("disable") {
+            own.disable = Some(value.as_bool().ok_or_else(|| {
+                in_layer(
+                    ConfigError::new(&format!("{path}.disable"), "true or false", value),
+                    source,
+                )
+            })?);
+        }
+        if let Some(value) = block.get("mode") {
+            own.mode = Some(value.as_str().and_then(Mode::parse).ok_or_else(|| {
+                let error = ConfigError::new(&format!("{path}.mode"), "\"primary\", \"subagent\" or \"all\"", value);
+                in_layer(error, source)
+            })?);
+        }
+        if let Some(value) = block.get("description") {
+            let text = value.as_str().ok_or_else(|| {
+                in_layer(
+                    ConfigError::new(&format!("{path}.description"), "a string", value),
+                    source,
+                )
+            })?;
+            own.description = Some(text.to_string());
+        }
+        let rules = layer_rules(
+            block.get("permission"),
+            block.get("tools"),
+            &format!("{path}.permission"),
+            Origin::AgentConfig,
+            home,
+        )
+        .map_err(|error| in_layer(error, source))?;
+        own.rules = rules
+            .into_iter()
+            .map(|rule| match source {
+                "" => rule,
+                source => rule.with_source(source),
+            })
+            .collect();
+        blocks.push(own);
+    }
+    Ok(blocks)
+}
+
+/// The pairs of action names OpenCode V1 and V2 spell differently (`bash`/`shell`,
+/// `task`/`subagent`, spec §4.9): a rule written either way decides both.
+const ALIASES: [(&str, &str); 2] = [("bash", "shell"), ("task", "subagent")];
+
+/// `rules` with a twin after each rule whose action is one spelling of an alias pair, so
+/// that a request under either spelling meets the same rules in the same order.
+fn with_aliases(rules: Vec<Rule>) -> Vec<Rule> {
+    let mut out = Vec::with_capacity(rules.len());
+    for rule in rules {
+        let twin = ALIASES.iter().find_map(|(a, b)| {
+            if rule.action == *a {
+                Some(*b)
+            } else if rule.action == *b {
+                Some(*a)
+            } else {
+                None
+            }
+        });
+        let copy = twin.map(|action| Rule {
+            action: action.to_string(),
+            ..rule.clone()
+        });
+        out.push(rule);
+        out.extend(copy);
+    }
+    out
 }
 
 /// Every agent and the default one.
@@ -483,6 +680,7 @@ impl Agents {
             Origin::UserConfig,
             home,
         )?;
+        let mut blocks = value_blocks(settings.agents.as_ref(), "", home)?;
         for layer in &settings.layers {
             let rules = layer_rules(
                 layer.permission.as_ref(),
@@ -493,67 +691,46 @@ impl Agents {
             )
             .map_err(|error| in_layer(error, &layer.source))?;
             user.extend(rules.into_iter().map(|rule| rule.with_source(layer.source.clone())));
+            user.extend(stamped(&layer.rules, Origin::UserConfig, &layer.source));
+            blocks.extend(value_blocks(layer.agent.as_ref(), &layer.source, home)?);
+            blocks.extend(layer_blocks(layer, Origin::AgentConfig));
         }
-        let managed = match &settings.managed {
+        let mut managed = match &settings.managed {
             Some(value) => rules_from_config(value, "managed.permission", Origin::Managed, home)?,
             None => Vec::new(),
         };
-        // The `agent` objects of every layer, in order: (source, object).
-        let mut blocks_by_layer: Vec<(&str, &serde_json::Map<String, Value>)> = Vec::new();
-        let sources = std::iter::once(("", settings.agents.as_ref())).chain(
-            settings
-                .layers
-                .iter()
-                .map(|layer| (layer.source.as_str(), layer.agent.as_ref())),
-        );
-        for (source, agents) in sources {
-            match agents {
-                None | Some(Value::Null) => {}
-                Some(Value::Object(map)) => blocks_by_layer.push((source, map)),
-                Some(other) => {
-                    let error = ConfigError::new("agent", "an object of agent names", other);
-                    return Err(in_layer(error, source).into());
-                }
-            }
+        let mut managed_blocks = Vec::new();
+        for layer in &settings.managed_layers {
+            managed.extend(stamped(&layer.rules, Origin::Managed, &layer.source));
+            managed_blocks.extend(
+                value_blocks(layer.agent.as_ref(), &layer.source, home)?
+                    .into_iter()
+                    .map(|mut block| {
+                        for rule in &mut block.rules {
+                            rule.origin = Origin::Managed;
+                        }
+                        block
+                    }),
+            );
+            managed_blocks.extend(layer_blocks(layer, Origin::Managed));
         }
         let tool_output = output_dir.map(|dir| glob_in(dir, "*"));
 
         let mut names: Vec<String> = BUILTIN_NAMES.iter().map(|name| name.to_string()).collect();
-        for (_, map) in &blocks_by_layer {
-            for name in map.keys() {
-                if !names.contains(name) {
-                    names.push(name.clone());
-                }
+        for block in blocks.iter().chain(&managed_blocks) {
+            if !names.contains(&block.name) {
+                names.push(block.name.clone());
             }
         }
 
         let mut agents = Vec::new();
-        'agents: for name in names {
-            let path = key_path("agent", &name);
-            let mut blocks = Vec::new();
-            for (source, map) in &blocks_by_layer {
-                match map.get(&name) {
-                    None | Some(Value::Null) => {}
-                    Some(Value::Object(block)) => blocks.push((*source, block)),
-                    Some(other) => return Err(in_layer(ConfigError::new(&path, "an object", other), source).into()),
-                }
-            }
-            // The last layer that sets a field decides it.
-            let field = |key: &str| {
-                blocks
-                    .iter()
-                    .rev()
-                    .find_map(|(source, block)| block.get(key).map(|value| (*source, value)))
-            };
-            if let Some((source, disable)) = field("disable") {
-                match disable.as_bool() {
-                    Some(true) => continue 'agents,
-                    Some(false) => {}
-                    None => {
-                        let error = ConfigError::new(&format!("{path}.disable"), "true or false", disable);
-                        return Err(in_layer(error, source).into());
-                    }
-                }
+        for name in names {
+            let own: Vec<&AgentBlock> = blocks.iter().filter(|block| block.name == name).collect();
+            let administered: Vec<&AgentBlock> = managed_blocks.iter().filter(|block| block.name == name).collect();
+            // The last block that sets a field decides it; a managed block's are last.
+            let every = || own.iter().chain(&administered).rev();
+            if every().find_map(|block| block.disable) == Some(true) {
+                continue;
             }
             let mut rules = defaults(settings);
             let (mut mode, hidden, mut description) = match builtin(&name, output_dir, plans_dir, skill_dirs) {
@@ -567,37 +744,14 @@ impl Agents {
                     (Mode::All, false, String::new())
                 }
             };
-            if let Some((source, value)) = field("mode") {
-                mode = value.as_str().and_then(Mode::parse).ok_or_else(|| {
-                    let error =
-                        ConfigError::new(&format!("{path}.mode"), "\"primary\", \"subagent\" or \"all\"", value);
-                    in_layer(error, source)
-                })?;
+            if let Some(set) = every().find_map(|block| block.mode) {
+                mode = set;
             }
-            if let Some((source, value)) = field("description") {
-                description = value
-                    .as_str()
-                    .ok_or_else(|| {
-                        in_layer(
-                            ConfigError::new(&format!("{path}.description"), "a string", value),
-                            source,
-                        )
-                    })?
-                    .to_string();
+            if let Some(set) = every().find_map(|block| block.description.clone()) {
+                description = set;
             }
-            for (source, block) in &blocks {
-                let own = layer_rules(
-                    block.get("permission"),
-                    block.get("tools"),
-                    &format!("{path}.permission"),
-                    Origin::AgentConfig,
-                    home,
-                )
-                .map_err(|error| in_layer(error, source))?;
-                rules.extend(own.into_iter().map(|rule| match *source {
-                    "" => rule,
-                    source => rule.with_source(source),
-                }));
+            for block in &own {
+                rules.extend(block.rules.iter().cloned());
             }
             if let Some(tool_output) = &tool_output {
                 let denies_tool_output = rules.iter().any(|r| {
@@ -608,12 +762,15 @@ impl Agents {
                 }
             }
             rules.extend(managed.iter().cloned());
+            for block in &administered {
+                rules.extend(block.rules.iter().cloned());
+            }
             agents.push(Agent {
                 name,
                 description,
                 mode,
                 hidden,
-                rules: Ruleset::new(rules),
+                rules: Ruleset::new(with_aliases(rules)),
             });
         }
 

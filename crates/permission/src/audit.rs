@@ -80,7 +80,8 @@ impl<'a> Caller<'a> {
 }
 
 /// A refused authentication, as [`AuditLog::auth_failed`] records it: [`AuthFailure::new`],
-/// then [`AuthFailure::counts`] (more fields may come, hence `#[non_exhaustive]`).
+/// then [`AuthFailure::peer`], [`AuthFailure::request`] and [`AuthFailure::counts`] (more
+/// fields may come, hence `#[non_exhaustive]`).
 #[derive(Clone, Debug, Default)]
 #[non_exhaustive]
 pub struct AuthFailure<'a> {
@@ -102,15 +103,26 @@ pub struct AuthFailure<'a> {
 }
 
 impl<'a> AuthFailure<'a> {
-    /// A refusal of `method path` from `peer`, for `reason`; every count zero.
-    pub fn new(peer: &'a str, method: &'a str, path: &'a str, reason: &'a str) -> AuthFailure<'a> {
+    /// A refusal for `reason` (missing header, wrong scheme, wrong token); no peer or
+    /// request yet, every count zero.
+    pub fn new(reason: &'a str) -> AuthFailure<'a> {
         AuthFailure {
-            peer,
-            method,
-            path,
             reason,
             ..AuthFailure::default()
         }
+    }
+
+    /// The same refusal of a request from `peer` (the client's address).
+    pub fn peer(mut self, peer: &'a str) -> AuthFailure<'a> {
+        self.peer = peer;
+        self
+    }
+
+    /// The same refusal of the request `method path` (the path without its query).
+    pub fn request(mut self, method: &'a str, path: &'a str) -> AuthFailure<'a> {
+        self.method = method;
+        self.path = path;
+        self
     }
 
     /// The same refusal with its counts: failures on its connection, since the server

@@ -3,6 +3,7 @@
 //! over resources (spec §4.2); the sandbox needs concrete paths, so the project (and the
 //! literal directory of each absolute pattern) is walked, within a budget.
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use crate::{Effect, Rule, Ruleset};
@@ -26,21 +27,54 @@ pub struct WalkBudgetExceeded {
 
 /// The paths whose `action` the rules deny, as they exist now: every file the rules deny
 /// inside the project (and under the literal directory of each absolute deny pattern),
-/// and whole directories where the rules deny everything beneath.
+/// and whole directories where the rules deny everything beneath. A symlink the walk
+/// meets is followed, so a rule written for the link's spelling hides what it leads to.
 pub fn denied_paths(
     ruleset: &Ruleset,
     action: &str,
     project: &Path,
     budget: &mut usize,
 ) -> Result<Vec<PathBuf>, WalkBudgetExceeded> {
+    paths_where(ruleset, action, project, budget, &[Effect::Deny])
+}
+
+/// [`denied_paths`] for the paths whose `action` the rules deny *or ask for*: what a
+/// sandbox hides when no one can be asked from inside the kernel.
+pub fn withheld_paths(
+    ruleset: &Ruleset,
+    action: &str,
+    project: &Path,
+    budget: &mut usize,
+) -> Result<Vec<PathBuf>, WalkBudgetExceeded> {
+    paths_where(ruleset, action, project, budget, &[Effect::Deny, Effect::Ask])
+}
+
+/// The walk's state: the rules, the effects that count, the budget, the directories seen.
+struct Walk<'a> {
+    ruleset: &'a Ruleset,
+    rules: Vec<&'a Rule>,
+    action: &'a str,
+    effects: &'a [Effect],
+    budget: &'a mut usize,
+    found: Vec<PathBuf>,
+    /// Canonical directories walked already (symlinks may lead back).
+    seen: HashSet<PathBuf>,
+}
+
+fn paths_where(
+    ruleset: &Ruleset,
+    action: &str,
+    project: &Path,
+    budget: &mut usize,
+    effects: &[Effect],
+) -> Result<Vec<PathBuf>, WalkBudgetExceeded> {
     let rules: Vec<&Rule> = ruleset.relevant(action);
-    let denies: Vec<&&Rule> = rules.iter().filter(|rule| rule.effect == Effect::Deny).collect();
-    if denies.is_empty() {
+    let counted: Vec<&&Rule> = rules.iter().filter(|rule| effects.contains(&rule.effect)).collect();
+    if counted.is_empty() {
         return Ok(Vec::new());
     }
-    let mut found = Vec::new();
     let mut starts: Vec<(PathBuf, String)> = Vec::new();
-    for rule in &denies {
+    for rule in &counted {
         let pattern = rule.resource.replace('\\', "/");
         let literal = &pattern[..pattern.find(['*', '?']).unwrap_or(pattern.len())];
         if pattern.starts_with('/') {
@@ -61,67 +95,85 @@ pub fn denied_paths(
     // A walk from a directory inside another start is already done by that one.
     let all = starts.clone();
     starts.retain(|(dir, _)| !all.iter().any(|(other, _)| other != dir && dir.starts_with(other)));
-    for (dir, resource) in starts {
-        let meta = match std::fs::symlink_metadata(&dir) {
-            Ok(meta) => meta,
-            Err(_) => continue,
-        };
-        if !meta.is_dir() {
-            if ruleset.evaluate(action, &resource).effect == Effect::Deny {
-                found.push(dir);
-            }
-            continue;
-        }
-        walk(ruleset, &rules, action, &dir, &resource, &mut found, budget)?;
-    }
-    Ok(found)
-}
-
-fn walk(
-    ruleset: &Ruleset,
-    rules: &[&Rule],
-    action: &str,
-    dir: &Path,
-    resource: &str,
-    found: &mut Vec<PathBuf>,
-    budget: &mut usize,
-) -> Result<(), WalkBudgetExceeded> {
-    if subtree_denied(rules, resource) {
-        found.push(dir.to_path_buf());
-        return Ok(());
-    }
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        // Unreadable to toolgate means unreadable to the command (same user).
-        return Ok(());
+    let mut walk = Walk {
+        ruleset,
+        rules,
+        action,
+        effects,
+        budget,
+        found: Vec::new(),
+        seen: HashSet::new(),
     };
-    for entry in entries.flatten() {
-        *budget = budget.checked_sub(1).ok_or_else(|| WalkBudgetExceeded {
-            action: action.to_string(),
-            under: dir.to_path_buf(),
-        })?;
-        let name = entry.file_name();
-        let name = name.to_string_lossy();
-        let child = if resource.is_empty() {
-            name.to_string()
-        } else if resource.ends_with('/') {
-            format!("{resource}{name}")
-        } else {
-            format!("{resource}/{name}")
+    for (dir, resource) in starts {
+        // Followed: a start that is a symlink is walked where it leads.
+        let Ok(meta) = std::fs::metadata(&dir) else {
+            continue;
         };
-        let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
-        if is_dir {
-            walk(ruleset, rules, action, &entry.path(), &child, found, budget)?;
-        } else if ruleset.evaluate(action, &child).effect == Effect::Deny {
-            found.push(entry.path());
+        if meta.is_dir() {
+            walk.dir(&dir, &resource)?;
+        } else if walk.counts(&resource) {
+            walk.found.push(std::fs::canonicalize(&dir).unwrap_or(dir));
         }
     }
-    Ok(())
+    Ok(walk.found)
 }
 
-/// True when the rules deny `action` on every path that could ever be under the directory
-/// `resource` (`""` for the project): the last rule that covers all of them is a deny,
-/// and no later rule could allow or ask for one of them.
-fn subtree_denied(rules: &[&Rule], resource: &str) -> bool {
+impl Walk<'_> {
+    fn counts(&self, resource: &str) -> bool {
+        self.effects
+            .contains(&self.ruleset.evaluate(self.action, resource).effect)
+    }
+
+    fn dir(&mut self, dir: &Path, resource: &str) -> Result<(), WalkBudgetExceeded> {
+        let canonical = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+        if !self.seen.insert(canonical.clone()) {
+            return Ok(());
+        }
+        if subtree_counts(&self.rules, resource, self.effects) {
+            // The real directory, wherever the spelling that reached it points.
+            self.found.push(canonical);
+            return Ok(());
+        }
+        let Ok(entries) = std::fs::read_dir(&canonical) else {
+            // Unreadable to toolgate means unreadable to the command (same user).
+            return Ok(());
+        };
+        for entry in entries.flatten() {
+            *self.budget = self.budget.checked_sub(1).ok_or_else(|| WalkBudgetExceeded {
+                action: self.action.to_string(),
+                under: dir.to_path_buf(),
+            })?;
+            let name = entry.file_name();
+            let name = name.to_string_lossy();
+            let child = if resource.is_empty() {
+                name.to_string()
+            } else if resource.ends_with('/') {
+                format!("{resource}{name}")
+            } else {
+                format!("{resource}/{name}")
+            };
+            let Ok(kind) = entry.file_type() else { continue };
+            let path = entry.path();
+            let followed_dir = kind.is_symlink() && std::fs::metadata(&path).is_ok_and(|meta| meta.is_dir());
+            if kind.is_dir() || followed_dir {
+                self.dir(&path, &child)?;
+            } else if self.counts(&child) {
+                let target = if kind.is_symlink() {
+                    std::fs::canonicalize(&path).unwrap_or(path)
+                } else {
+                    path
+                };
+                self.found.push(target);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// True when the rules give `action` one of `effects` on every path that could ever be
+/// under the directory `resource` (`""` for the project): the last rule that covers all
+/// of them has such an effect, and no later rule could give another to one of them.
+fn subtree_counts(rules: &[&Rule], resource: &str, effects: &[Effect]) -> bool {
     let prefix = if resource.is_empty() || resource.ends_with('/') {
         resource.to_string()
     } else {
@@ -135,11 +187,17 @@ fn subtree_denied(rules: &[&Rule], resource: &str) -> bool {
     let Some(last) = rules.iter().rposition(|rule| covers(&rule.resource.replace('\\', "/"))) else {
         return false;
     };
-    rules[last].effect == Effect::Deny
+    effects.contains(&rules[last].effect)
         && rules[last + 1..].iter().all(|rule| {
             let lit = literal(&rule.resource.replace('\\', "/"));
-            rule.effect == Effect::Deny || !(lit.starts_with(&prefix) || prefix.starts_with(&lit))
+            effects.contains(&rule.effect) || !(lit.starts_with(&prefix) || prefix.starts_with(&lit))
         })
+}
+
+/// [`subtree_counts`] for deny rules alone.
+#[cfg(test)]
+fn subtree_denied(rules: &[&Rule], resource: &str) -> bool {
+    subtree_counts(rules, resource, &[Effect::Deny])
 }
 
 #[cfg(test)]
@@ -225,5 +283,70 @@ mod tests {
             [outside.path().to_path_buf()]
         );
         assert_eq!(budget, 1000);
+    }
+
+    #[test]
+    fn a_deny_written_for_a_symlinked_directory_reaches_its_target() {
+        use Effect::*;
+        let dir = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let outside = std::fs::canonicalize(outside.path()).unwrap();
+        std::fs::write(outside.join("key"), "k").unwrap();
+        std::fs::write(outside.join("notes.env"), "e").unwrap();
+        std::os::unix::fs::symlink(&outside, root.join("secrets")).unwrap();
+        std::os::unix::fs::symlink(&outside, root.join("linked")).unwrap();
+        // The link itself as a start, and met by the walk (through `*.env`).
+        let set = rules(&[
+            ("read", "*", Allow),
+            ("read", "secrets/*", Deny),
+            ("read", "*.env", Deny),
+        ]);
+        let mut budget = 1000;
+        let mut found = denied_paths(&set, "read", &root, &mut budget).unwrap();
+        found.sort();
+        found.dedup();
+        assert_eq!(
+            found,
+            std::slice::from_ref(&outside),
+            "the target directory is hidden, under every spelling"
+        );
+        // A loop of links ends.
+        std::os::unix::fs::symlink(&root, outside.join("back")).unwrap();
+        let set = rules(&[("read", "*", Allow), ("read", "*.env", Deny)]);
+        let mut budget = 1000;
+        let found = denied_paths(&set, "read", &root, &mut budget).unwrap();
+        assert!(found.contains(&outside.join("notes.env")), "{found:?}");
+    }
+
+    #[test]
+    fn withheld_paths_add_what_the_rules_ask_for() {
+        use Effect::*;
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        for file in [".env", "a/.env.local", "keep.txt", "private/x"] {
+            let path = root.join(file);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(&path, "x").unwrap();
+        }
+        let set = rules(&[
+            ("read", "*", Allow),
+            ("read", "*.env", Ask),
+            ("read", "*.env.*", Ask),
+            ("read", "private/*", Deny),
+        ]);
+        let mut budget = 1000;
+        let mut found = withheld_paths(&set, "read", root, &mut budget).unwrap();
+        found.sort();
+        let expected: Vec<PathBuf> = [".env", "a/.env.local", "private"]
+            .iter()
+            .map(|p| root.join(p))
+            .collect();
+        assert_eq!(found, expected);
+        let mut budget = 1000;
+        assert_eq!(
+            denied_paths(&set, "read", root, &mut budget).unwrap(),
+            [root.join("private")]
+        );
     }
 }

@@ -277,7 +277,19 @@ pub(crate) fn stricter(a: Effect, b: Effect) -> Effect {
 
 /// Evaluates `resource` against rule sets applied in order (later sets, and later rules,
 /// win): possible matches contribute, a definite match ends the scan.
+#[cfg(test)]
 pub(crate) fn evaluate_holed<'a>(chain: &[&'a Ruleset], action: &str, resource: &Resource) -> HoledDecision<'a> {
+    evaluate_holed_with(chain, action, resource, false)
+}
+
+/// [`evaluate_holed`]; with `enforced` (the action is checked again when it happens), a
+/// deny that only possibly matches contributes ask: only a definite deny refuses now.
+pub(crate) fn evaluate_holed_with<'a>(
+    chain: &[&'a Ruleset],
+    action: &str,
+    resource: &Resource,
+    enforced: bool,
+) -> HoledDecision<'a> {
     let mut best: Option<(Effect, Option<&'a Rule>)> = None;
     let mut contribute = |effect: Effect, rule: Option<&'a Rule>| match &best {
         Some((current, _)) if severity(*current) >= severity(effect) => {}
@@ -288,6 +300,7 @@ pub(crate) fn evaluate_holed<'a>(chain: &[&'a Ruleset], action: &str, resource: 
         for rule in ruleset.relevant(action).into_iter().rev() {
             match match_holed(&rule.resource, resource) {
                 Match::No => {}
+                Match::Possible if enforced && rule.effect == Effect::Deny => contribute(Effect::Ask, Some(rule)),
                 Match::Possible => contribute(rule.effect, Some(rule)),
                 Match::Definite => {
                     contribute(rule.effect, Some(rule));
@@ -310,8 +323,14 @@ pub(crate) fn evaluate_holed<'a>(chain: &[&'a Ruleset], action: &str, resource: 
 
 /// Evaluates a resource that stands for anything: every rule of the action possibly
 /// matches it, and the effect is at least ask.
+#[cfg(test)]
 pub(crate) fn evaluate_opaque<'a>(chain: &[&'a Ruleset], action: &str) -> HoledDecision<'a> {
-    let decision = evaluate_holed(chain, action, &Resource::unknown("…"));
+    evaluate_opaque_with(chain, action, false)
+}
+
+/// [`evaluate_opaque`], softened like [`evaluate_holed_with`] when `enforced`.
+pub(crate) fn evaluate_opaque_with<'a>(chain: &[&'a Ruleset], action: &str, enforced: bool) -> HoledDecision<'a> {
+    let decision = evaluate_holed_with(chain, action, &Resource::unknown("…"), enforced);
     if decision.effect == Effect::Allow {
         HoledDecision {
             effect: Effect::Ask,
@@ -358,11 +377,11 @@ pub fn decide_resource<'a>(
             .find_map(|set| set.last_match(action, text).map(|index| &set.rules()[index]))
             .map_or((Effect::Ask, None), |rule| (rule.effect, Some(rule))),
         ResourceKind::Holed(holed) => {
-            let decision = evaluate_holed(chain, action, holed);
+            let decision = evaluate_holed_with(chain, action, holed, request.enforced);
             (decision.effect, decision.rule)
         }
         ResourceKind::Opaque => {
-            let decision = evaluate_opaque(chain, action);
+            let decision = evaluate_opaque_with(chain, action, request.enforced);
             (decision.effect, decision.rule)
         }
     };

@@ -35,17 +35,26 @@ mod sqlite;
 mod store;
 mod wildcard;
 
-pub use agents::{Agent, AgentError, AgentSettings, Agents, ConfigLayer, Mode, PACKAGE_CACHES};
+pub use agents::{Agent, AgentBlock, AgentError, AgentSettings, Agents, ConfigLayer, Mode, PACKAGE_CACHES};
 pub use audit::{AuditLog, AuthFailure, Caller, rfc3339};
 pub use config::{ConfigError, deep_merge, expand_home, key_path, rules_from_config};
-pub use denied::{WALK_BUDGET, WalkBudgetExceeded, denied_paths};
+pub use denied::{WALK_BUDGET, WalkBudgetExceeded, denied_paths, withheld_paths};
 pub use doom::{DOOM_LOOP_THRESHOLD, DoomLoop, DoomMemory};
 pub use holed::decide_resource;
 pub use rules::{Decision, Effect, Origin, Rule, Ruleset, combine};
-pub use service::{AskMode, Event, Explanation, PermissionService, Reply, ReplyError, Request, Source, asked_save};
+pub use service::{
+    AskMode, Event, Explanation, PermissionService, PermissionServiceBuilder, Reply, ReplyError, Request, Source,
+    asked_save,
+};
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteStore;
 pub use store::{Approval, ApprovalStore, MemoryStore, StoreError, project_id};
+
+// The items of other toolgate crates that this crate's signatures name, and those crates
+// whole, so that this crate alone is a sufficient dependency (ARCHITECTURE.md, "Re-exports").
+#[doc(no_inline)]
+pub use toolgate_core;
+pub use toolgate_core::{BoxFuture, Context, PermissionRequest, Permissions, Refusal, Resource};
 
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]

@@ -14,7 +14,7 @@ use crate::agents::{Agent, Agents};
 use crate::audit::{AuditLog, Caller};
 use crate::config::PATH_ACTIONS;
 use crate::doom::{DOOM_LOOP_THRESHOLD, DoomLoop, DoomMemory};
-use crate::holed::{Match, evaluate_holed, evaluate_opaque, has_deny, match_holed};
+use crate::holed::{Match, evaluate_holed_with, evaluate_opaque_with, has_deny, match_holed};
 use crate::rules::{Effect, Origin, Rule, Ruleset};
 use crate::store::{ApprovalStore, StoreError};
 
@@ -247,7 +247,7 @@ struct Inner {
 /// use toolgate_core::{Context, PermissionRequest};
 ///
 /// let agents = Agents::build(&AgentSettings::default()).unwrap();
-/// let service = PermissionService::new(agents, "/project", None, AskMode::Interactive);
+/// let service = PermissionService::builder(agents, "/project").mode(AskMode::Interactive).build();
 /// let ctx = Context::new("ses_1", "build");
 /// // Reading .env asks; answer it from another task.
 /// let asking = {
@@ -266,82 +266,109 @@ pub struct PermissionService {
     inner: Arc<Inner>,
 }
 
-impl PermissionService {
-    /// A service over `agents` for the project `project_id`, saving approvals in `store`
-    /// (in this service's memory only without one).
-    pub fn new(
-        agents: Agents,
-        project_id: impl Into<String>,
-        store: Option<Arc<dyn ApprovalStore>>,
-        mode: AskMode,
-    ) -> Self {
-        let (events, _) = broadcast::channel(4096);
-        PermissionService {
-            inner: Arc::new(Inner {
-                audit: None,
-                roots: Vec::new(),
-                doom_memory: DoomMemory::Process,
-                streaks: DoomLoop::new(DOOM_LOOP_THRESHOLD),
-                headless_note: "no one can answer".to_string(),
-                agents,
-                project_id: project_id.into(),
-                store,
-                reloads: AtomicU64::new(0),
-                mode,
-                state: Mutex::new(State::default()),
-                events,
-            }),
-        }
-    }
+/// Configures a [`PermissionService`]; see [`PermissionService::builder`].
+#[must_use = "a builder does nothing until `build`"]
+pub struct PermissionServiceBuilder {
+    agents: Agents,
+    project_id: String,
+    store: Option<Arc<dyn ApprovalStore>>,
+    mode: AskMode,
+    headless_note: String,
+    audit: Option<Arc<AuditLog>>,
+    roots: Vec<String>,
+    doom_memory: DoomMemory,
+}
 
-    /// The same service saying `note` when it declines headlessly: the reason and what the
-    /// user can do, in the program's words (the binary says "no terminal; use --auto to
-    /// approve"). Default: "no one can answer". Call before cloning: clones made earlier
-    /// keep the old note.
-    pub fn with_headless_note(mut self, note: impl Into<String>) -> Self {
-        if let Some(inner) = Arc::get_mut(&mut self.inner) {
-            inner.headless_note = note.into();
-        }
+impl PermissionServiceBuilder {
+    /// Saves "always" approvals in `store` and reads them back (default: in this
+    /// service's memory only).
+    pub fn store(mut self, store: Arc<dyn ApprovalStore>) -> Self {
+        self.store = Some(store);
         self
     }
 
-    /// The same service recording every decision in `audit`. Call before cloning.
-    pub fn with_audit(mut self, audit: Arc<AuditLog>) -> Self {
-        if let Some(inner) = Arc::get_mut(&mut self.inner) {
-            inner.audit = Some(audit);
-        }
+    /// Who answers asks (default [`AskMode::Headless`]: no one, every ask is declined).
+    pub fn mode(mut self, mode: AskMode) -> Self {
+        self.mode = mode;
         self
     }
 
-    /// The same service matching relative path resources (`read`, `edit`,
-    /// `external_directory`) also as absolute paths under each of `roots` — the project
-    /// directory, canonical and as given (spec §4.3 "absolute candidate", see
-    /// [`Ruleset::evaluate_path`]). Call before cloning.
-    pub fn with_roots(mut self, roots: impl IntoIterator<Item = std::path::PathBuf>) -> Self {
-        if let Some(inner) = Arc::get_mut(&mut self.inner) {
-            for root in roots {
-                let root = root.to_string_lossy().replace('\\', "/");
-                let root = match root.trim_end_matches('/') {
-                    "" => "/".to_string(),
-                    trimmed => trimmed.to_string(),
-                };
-                if !inner.roots.contains(&root) {
-                    inner.roots.push(root);
-                }
+    /// What the service says when it declines headlessly: the reason and what the user
+    /// can do, in the program's words (the binary says "no terminal; use --auto to
+    /// approve"). Default: "no one can answer".
+    pub fn headless_note(mut self, note: impl Into<String>) -> Self {
+        self.headless_note = note.into();
+        self
+    }
+
+    /// Records every decision in `audit`.
+    pub fn audit(mut self, audit: Arc<AuditLog>) -> Self {
+        self.audit = Some(audit);
+        self
+    }
+
+    /// Matches relative path resources (`read`, `edit`, `external_directory`) also as
+    /// absolute paths under each of `roots` — the project directory, canonical and as
+    /// given (spec §4.3 "absolute candidate", see [`Ruleset::evaluate_path`]).
+    pub fn roots(mut self, roots: impl IntoIterator<Item = std::path::PathBuf>) -> Self {
+        for root in roots {
+            let root = root.to_string_lossy().replace('\\', "/");
+            let root = match root.trim_end_matches('/') {
+                "" => "/".to_string(),
+                trimmed => trimmed.to_string(),
+            };
+            if !self.roots.contains(&root) {
+                self.roots.push(root);
             }
         }
         self
     }
 
-    /// The same service keeping doom_loop streaks (see [`PermissionService::doom_loop`])
-    /// in `memory`: with [`DoomMemory::Database`] they live in the approval database, so
-    /// processes that each make one call (`toolgate call --session S`) see the streak.
-    /// The default is [`DoomMemory::Process`]. Call before cloning.
-    pub fn with_doom_memory(mut self, memory: DoomMemory) -> Self {
-        if let Some(inner) = Arc::get_mut(&mut self.inner) {
-            inner.doom_memory = memory;
-        }
+    /// Keeps doom_loop streaks (see [`PermissionService::doom_loop`]) in `memory`: with
+    /// [`DoomMemory::Database`] they live in the approval database, so processes that
+    /// each make one call (`toolgate call --session S`) see the streak. The default is
+    /// [`DoomMemory::Process`].
+    pub fn doom_memory(mut self, memory: DoomMemory) -> Self {
+        self.doom_memory = memory;
         self
+    }
+
+    /// The service.
+    pub fn build(self) -> PermissionService {
+        let (events, _) = broadcast::channel(4096);
+        PermissionService {
+            inner: Arc::new(Inner {
+                audit: self.audit,
+                roots: self.roots,
+                doom_memory: self.doom_memory,
+                streaks: DoomLoop::new(DOOM_LOOP_THRESHOLD),
+                headless_note: self.headless_note,
+                agents: self.agents,
+                project_id: self.project_id,
+                store: self.store,
+                reloads: AtomicU64::new(0),
+                mode: self.mode,
+                state: Mutex::new(State::default()),
+                events,
+            }),
+        }
+    }
+}
+
+impl PermissionService {
+    /// A service over `agents` for the project `project_id` (what saved approvals are
+    /// kept under, see [`project_id`](crate::project_id)); the builder sets the rest.
+    pub fn builder(agents: Agents, project_id: impl Into<String>) -> PermissionServiceBuilder {
+        PermissionServiceBuilder {
+            agents,
+            project_id: project_id.into(),
+            store: None,
+            mode: AskMode::Headless,
+            headless_note: "no one can answer".to_string(),
+            audit: None,
+            roots: Vec::new(),
+            doom_memory: DoomMemory::Process,
+        }
     }
 
     /// The absolute spellings of `resource` under the project roots, when `action` is a
@@ -521,8 +548,8 @@ impl PermissionService {
         let mut chain = vec![&agent.rules];
         chain.extend(session);
         let decision = match holed {
-            Some(holed) => evaluate_holed(&chain, action, holed),
-            None => evaluate_opaque(&chain, action),
+            Some(holed) => evaluate_holed_with(&chain, action, holed, request.enforced),
+            None => evaluate_opaque_with(&chain, action, request.enforced),
         };
         (decision.effect, decision.rule.cloned())
     }
@@ -747,7 +774,13 @@ impl PermissionService {
         Ok(Decided {
             effect: crate::rules::combine(effects.iter().copied()),
             effects,
-            blind: if deny_exists { blind } else { Vec::new() },
+            // With the action checked again when it happens, --auto may approve what the
+            // analysis could not see: a deny still holds when the program starts.
+            blind: if deny_exists && !request.enforced {
+                blind
+            } else {
+                Vec::new()
+            },
             consults_saved: true,
         })
     }

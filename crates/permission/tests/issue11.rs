@@ -49,9 +49,13 @@ async fn absolute_rules_hold_against_relative_resources() {
         "read": {"/abs/project/secret/*": "deny"},
         "external_directory": {"/abs/project/*": "deny"}
     });
-    let plain = PermissionService::new(agents(permission.clone()), "/abs/project", None, AskMode::Headless);
-    let rooted = PermissionService::new(agents(permission), "/abs/project", None, AskMode::Headless)
-        .with_roots([PathBuf::from("/abs/project")]);
+    let plain = PermissionService::builder(agents(permission.clone()), "/abs/project")
+        .mode(AskMode::Headless)
+        .build();
+    let rooted = PermissionService::builder(agents(permission), "/abs/project")
+        .mode(AskMode::Headless)
+        .roots([PathBuf::from("/abs/project")])
+        .build();
     let edit = PermissionRequest::new("edit").resources(["src/y.rs"]);
     // Without the project root the absolute rule cannot see `src/y.rs` (the old behaviour).
     assert!(plain.assert(&ctx("s"), edit.clone()).await.is_ok());
@@ -82,13 +86,10 @@ async fn absolute_rules_hold_against_relative_resources() {
 #[tokio::test]
 async fn every_spelling_of_the_project_root_is_checked() {
     // The project reached through a symlink: rules may name either path.
-    let service = PermissionService::new(
-        agents(json!({"edit": {"/home/me/app/src/*": "deny"}})),
-        "/p",
-        None,
-        AskMode::Headless,
-    )
-    .with_roots([PathBuf::from("/mnt/disk/app"), PathBuf::from("/home/me/app/")]);
+    let service = PermissionService::builder(agents(json!({"edit": {"/home/me/app/src/*": "deny"}})), "/p")
+        .mode(AskMode::Headless)
+        .roots([PathBuf::from("/mnt/disk/app"), PathBuf::from("/home/me/app/")])
+        .build();
     let edit = PermissionRequest::new("edit").resources(["src/main.rs"]);
     assert!(service.assert(&ctx("s"), edit).await.is_err());
 }
@@ -97,13 +98,13 @@ async fn every_spelling_of_the_project_root_is_checked() {
 async fn relative_allows_inside_an_absolute_deny_keep_their_order() {
     // Last match wins across both kinds: a later relative allow beats an earlier
     // absolute deny, and a later absolute deny beats an earlier relative allow.
-    let service = PermissionService::new(
+    let service = PermissionService::builder(
         agents(json!({"edit": {"/abs/p/*": "deny", "docs/*": "allow", "/abs/p/docs/private/*": "deny"}})),
         "/abs/p",
-        None,
-        AskMode::Headless,
     )
-    .with_roots([PathBuf::from("/abs/p")]);
+    .mode(AskMode::Headless)
+    .roots([PathBuf::from("/abs/p")])
+    .build();
     let decide = |path: &str| service.explain("", "build", &PermissionRequest::new("edit").resources([path]))[0].effect;
     assert_eq!(decide("src/a.rs"), Effect::Deny);
     assert_eq!(decide("docs/a.md"), Effect::Allow);
@@ -115,13 +116,11 @@ async fn saved_absolute_approvals_also_apply_to_relative_resources() {
     let dir = tempfile::tempdir().unwrap();
     let store = SqliteStore::open(dir.path().join("toolgate.db")).unwrap();
     store.add("/abs/p", "edit", &["/abs/p/gen/*".to_string()]).unwrap();
-    let service = PermissionService::new(
-        agents(json!({"edit": "ask"})),
-        "/abs/p",
-        Some(Arc::new(store)),
-        AskMode::Headless,
-    )
-    .with_roots([PathBuf::from("/abs/p")]);
+    let service = PermissionService::builder(agents(json!({"edit": "ask"})), "/abs/p")
+        .store(Arc::new(store))
+        .mode(AskMode::Headless)
+        .roots([PathBuf::from("/abs/p")])
+        .build();
     assert!(
         service
             .assert(&ctx("s"), PermissionRequest::new("edit").resources(["gen/a.rs"]))
@@ -145,7 +144,9 @@ fn in_message(session: &str, message: &str) -> Context {
 
 #[tokio::test]
 async fn doom_loop_asks_on_the_threshold_with_key_order_significant() {
-    let service = PermissionService::new(agents(json!({})), "/p", None, AskMode::Headless);
+    let service = PermissionService::builder(agents(json!({})), "/p")
+        .mode(AskMode::Headless)
+        .build();
     let ctx = in_message("s1", "m");
     let input = json!({"path": "a", "limit": 10});
     let reordered = json!({"limit": 10, "path": "a"});
@@ -179,7 +180,9 @@ async fn doom_loop_asks_on_the_threshold_with_key_order_significant() {
 #[tokio::test]
 async fn doom_loop_follows_the_rules_and_the_threshold() {
     // A rule can allow it; "always" saves the tool's name.
-    let allowed = PermissionService::new(agents(json!({"doom_loop": "allow"})), "/p", None, AskMode::Headless);
+    let allowed = PermissionService::builder(agents(json!({"doom_loop": "allow"})), "/p")
+        .mode(AskMode::Headless)
+        .build();
     for _ in 0..5 {
         assert!(
             allowed
@@ -188,14 +191,18 @@ async fn doom_loop_follows_the_rules_and_the_threshold() {
                 .is_ok()
         );
     }
-    let denied = PermissionService::new(agents(json!({"doom_loop": "deny"})), "/p", None, AskMode::Auto);
+    let denied = PermissionService::builder(agents(json!({"doom_loop": "deny"})), "/p")
+        .mode(AskMode::Auto)
+        .build();
     let refusal = denied.doom_loop(&ctx("s"), 1, "bash", &json!({})).await.unwrap_err();
     assert!(
         matches!(refusal, Refusal::Blocked { .. }),
         "threshold 1: the first call"
     );
     // Interactive: the ask names the tool, offers to save it, and shows the input.
-    let asking = PermissionService::new(agents(json!({})), "/p", None, AskMode::Interactive);
+    let asking = PermissionService::builder(agents(json!({})), "/p")
+        .mode(AskMode::Interactive)
+        .build();
     asking
         .doom_loop(&ctx("s"), 2, "edit", &json!({"path": "x"}))
         .await
@@ -227,13 +234,11 @@ async fn doom_loop_streaks_survive_the_process_in_the_database() {
     let input = json!({"command": "make"});
     // Each "process" is a fresh service over the same file, as `toolgate call` is.
     let fresh = |project: &str| {
-        PermissionService::new(
-            agents(json!({})),
-            project,
-            Some(sqlite(&db).unwrap()),
-            AskMode::Headless,
-        )
-        .with_doom_memory(DoomMemory::Database)
+        PermissionService::builder(agents(json!({})), project)
+            .store(sqlite(&db).unwrap())
+            .mode(AskMode::Headless)
+            .doom_memory(DoomMemory::Database)
+            .build()
     };
     let ctx = in_message("s", "s");
     assert!(fresh("/p").doom_loop(&ctx, 3, "bash", &input).await.is_ok());
@@ -254,7 +259,11 @@ async fn doom_loop_streaks_survive_the_process_in_the_database() {
         "the streak was broken"
     );
     // In process memory, fresh services never see a streak.
-    let forgetful = || PermissionService::new(agents(json!({})), "/p", None, AskMode::Headless);
+    let forgetful = || {
+        PermissionService::builder(agents(json!({})), "/p")
+            .mode(AskMode::Headless)
+            .build()
+    };
     for _ in 0..4 {
         assert!(forgetful().doom_loop(&ctx, 3, "bash", &input).await.is_ok());
     }
@@ -264,7 +273,9 @@ async fn doom_loop_streaks_survive_the_process_in_the_database() {
 
 #[tokio::test]
 async fn a_reject_whose_message_is_whitespace_is_still_a_correction() {
-    let service = PermissionService::new(agents(json!({"bash": "ask"})), "/p", None, AskMode::Interactive);
+    let service = PermissionService::builder(agents(json!({"bash": "ask"})), "/p")
+        .mode(AskMode::Interactive)
+        .build();
     for (message, expected) in [
         (Some("   "), Some("   ")),
         (Some("\n"), Some("\n")),
@@ -300,12 +311,12 @@ async fn a_reject_whose_message_is_whitespace_is_still_a_correction() {
 
 #[tokio::test]
 async fn an_ask_marks_allowed_parts_and_saves_only_what_it_asks() {
-    let service = PermissionService::new(
+    let service = PermissionService::builder(
         agents(json!({"bash": {"*": "ask", "git status *": "allow", "ls *": "allow"}})),
         "/p",
-        None,
-        AskMode::Interactive,
-    );
+    )
+    .mode(AskMode::Interactive)
+    .build();
     let request = PermissionRequest::new("bash")
         .resources(["git status --short", "rm -rf build", "ls -la", "npm run build"])
         .save(["git status *", "rm *", "ls *", "npm run build *"]);
@@ -326,15 +337,25 @@ async fn an_ask_marks_allowed_parts_and_saves_only_what_it_asks() {
 #[tokio::test]
 async fn would_ask_only_when_a_person_will_be_asked() {
     let request = PermissionRequest::new("edit").resources(["a.rs"]);
-    let ask = PermissionService::new(agents(json!({"edit": "ask"})), "/p", None, AskMode::Interactive);
+    let ask = PermissionService::builder(agents(json!({"edit": "ask"})), "/p")
+        .mode(AskMode::Interactive)
+        .build();
     assert!(Permissions::would_ask(&ask, &ctx("s"), &request));
-    let allow = PermissionService::new(agents(json!({"edit": "allow"})), "/p", None, AskMode::Interactive);
+    let allow = PermissionService::builder(agents(json!({"edit": "allow"})), "/p")
+        .mode(AskMode::Interactive)
+        .build();
     assert!(!allow.would_ask(&ctx("s"), &request));
-    let deny = PermissionService::new(agents(json!({"edit": "deny"})), "/p", None, AskMode::Interactive);
+    let deny = PermissionService::builder(agents(json!({"edit": "deny"})), "/p")
+        .mode(AskMode::Interactive)
+        .build();
     assert!(!deny.would_ask(&ctx("s"), &request));
-    let headless = PermissionService::new(agents(json!({"edit": "ask"})), "/p", None, AskMode::Headless);
+    let headless = PermissionService::builder(agents(json!({"edit": "ask"})), "/p")
+        .mode(AskMode::Headless)
+        .build();
     assert!(!headless.would_ask(&ctx("s"), &request));
-    let auto = PermissionService::new(agents(json!({"edit": "ask"})), "/p", None, AskMode::Auto);
+    let auto = PermissionService::builder(agents(json!({"edit": "ask"})), "/p")
+        .mode(AskMode::Auto)
+        .build();
     assert!(!auto.would_ask(&ctx("s"), &request));
 }
 

@@ -402,6 +402,8 @@ fn list_form_expands_home_only_for_path_actions() {
             ("edit", "/home/me/notes/*"),
             ("external_directory", "/home/me/scratch/*"),
             ("bash", "~/bin/tool *"),
+            // Its twin: a rule written for `bash` decides `shell` too (spec §4.9).
+            ("shell", "~/bin/tool *"),
             ("webfetch", "$HOME*"),
         ]
     );
@@ -523,4 +525,75 @@ fn package_caches_and_the_temp_dir_are_allowed_by_default_and_deniable() {
         Effect::Ask
     );
     assert_eq!(rules.evaluate("external_directory", &scratch).effect, Effect::Ask);
+}
+
+/// OpenCode V2 spells `bash` `shell` and `task` `subagent` (spec §4.9): a rule written
+/// either way decides a request made either way, in its place among the other rules.
+#[test]
+fn v1_and_v2_action_names_decide_each_other() {
+    let settings = AgentSettings::default().with_layer(ConfigLayer::new("v2").with_permission(json!([
+        {"action": "shell", "resource": "*", "effect": "allow"},
+        {"action": "shell", "resource": "git push *", "effect": "deny"},
+        {"action": "bash", "resource": "git push --dry-run *", "effect": "ask"},
+        {"action": "task", "resource": "reviewer", "effect": "deny"},
+    ])));
+    let agents = Agents::build(&settings).unwrap();
+    let rules = &agents.get("build").unwrap().rules;
+    for action in ["bash", "shell"] {
+        assert_eq!(
+            rules.evaluate(action, "git push origin main").effect,
+            Effect::Deny,
+            "{action}"
+        );
+        assert_eq!(
+            rules.evaluate(action, "git push --dry-run x").effect,
+            Effect::Ask,
+            "{action}"
+        );
+        assert_eq!(rules.evaluate(action, "ls").effect, Effect::Allow, "{action}");
+    }
+    assert_eq!(rules.evaluate("subagent", "reviewer").effect, Effect::Deny);
+    assert_eq!(rules.evaluate("task", "reviewer").effect, Effect::Deny);
+    // The built-in `general` agent denies `subagent`: `task` too.
+    let general = &agents.get("general").unwrap().rules;
+    assert_eq!(general.evaluate("task", "explore").effect, Effect::Deny);
+}
+
+/// Layers a loader has already read (plain rules and agent blocks) take their place
+/// among the JSON ones, and a managed layer's blocks win over every other.
+#[test]
+fn plain_layers_and_managed_blocks() {
+    use toolgate_permission::{AgentBlock, Mode, Origin, Rule};
+    let deny = |action: &str, resource: &str| Rule::new(action, resource, Effect::Deny, Origin::UserConfig);
+    let allow = |action: &str, resource: &str| Rule::new(action, resource, Effect::Allow, Origin::UserConfig);
+    let settings = AgentSettings::default()
+        .with_layer(ConfigLayer::new("global").with_rules(vec![deny("bash", "rm *")]))
+        .with_layer(
+            ConfigLayer::new("project")
+                .with_rules(vec![allow("bash", "rm -i *")])
+                .with_block(
+                    AgentBlock::new("reviewer")
+                        .with_mode(Mode::Subagent)
+                        .with_rules(vec![deny("edit", "*")]),
+                ),
+        )
+        .with_managed_layer(
+            ConfigLayer::new("managed.json")
+                .with_rules(vec![deny("bash", "rm -i /*")])
+                .with_block(AgentBlock::new("plan").with_disable(true)),
+        );
+    let agents = Agents::build(&settings).unwrap();
+    let build = &agents.get("build").unwrap().rules;
+    assert_eq!(build.evaluate("bash", "rm -rf x").effect, Effect::Deny);
+    assert_eq!(build.evaluate("bash", "rm -i x").effect, Effect::Allow);
+    assert_eq!(build.evaluate("bash", "rm -i /etc").effect, Effect::Deny);
+    let decided = build.evaluate("bash", "rm -i /etc");
+    assert_eq!(
+        decided.rule.map(|r| (r.origin, r.source.clone())),
+        Some((Origin::Managed, Some("managed.json".into())))
+    );
+    let reviewer = agents.get("reviewer").unwrap();
+    assert_eq!(reviewer.mode, Mode::Subagent);
+    assert_eq!(reviewer.rules.evaluate("edit", "a.rs").effect, Effect::Deny);
+    assert!(agents.get("plan").is_none(), "the managed block removes it");
 }

@@ -106,7 +106,10 @@ fn a_blocked_approval_write_holds_up_no_other_session() {
         entered: Mutex::new(entered),
         release: Mutex::new(release),
     });
-    let service = PermissionService::new(agents(), "/p", Some(store.clone()), AskMode::Interactive);
+    let service = PermissionService::builder(agents(), "/p")
+        .store(store.clone())
+        .mode(AskMode::Interactive)
+        .build();
     let asking = {
         let service = service.clone();
         rt.spawn(async move { service.assert(&ctx("a"), bash("cargo build", "cargo build*")).await })
@@ -198,8 +201,10 @@ fn a_blocked_audit_write_holds_up_no_other_session() {
     let rt = runtime();
     // Should an assertion fail, a reader lets the waiting write through on the way out.
     let _unblock = Unblock(fifo.clone());
-    let service =
-        PermissionService::new(agents(), "/p", None, AskMode::Interactive).with_audit(Arc::new(AuditLog::new(&fifo)));
+    let service = PermissionService::builder(agents(), "/p")
+        .mode(AskMode::Interactive)
+        .audit(Arc::new(AuditLog::new(&fifo)))
+        .build();
     let asking = {
         let service = service.clone();
         rt.spawn(async move { service.assert(&ctx("a"), bash("cargo build", "cargo build*")).await })
@@ -318,7 +323,10 @@ fn concurrent_always_replies_on_one_database_lose_no_approval() {
     let services: Vec<PermissionService> = (0..2)
         .map(|_| {
             let store: Arc<dyn ApprovalStore> = Arc::new(SqliteStore::open(&db).unwrap());
-            PermissionService::new(agents(), "/p", Some(store), AskMode::Interactive)
+            PermissionService::builder(agents(), "/p")
+                .store(store)
+                .mode(AskMode::Interactive)
+                .build()
         })
         .collect();
     let (threads, per) = (8, 6);
@@ -329,7 +337,10 @@ fn concurrent_always_replies_on_one_database_lose_no_approval() {
     // Every approval counts in both services (each sees the other's writes) and in a
     // fresh one that cannot ask anyone.
     let fresh: Arc<dyn ApprovalStore> = Arc::new(SqliteStore::open(&db).unwrap());
-    let headless = PermissionService::new(agents(), "/p", Some(fresh), AskMode::Headless);
+    let headless = PermissionService::builder(agents(), "/p")
+        .store(fresh)
+        .mode(AskMode::Headless)
+        .build();
     let rt = runtime();
     for thread in 0..threads {
         for n in 0..per {
@@ -352,7 +363,10 @@ fn an_approval_removed_through_the_store_asks_again() {
     use toolgate_permission::SqliteStore;
     let dir = tempfile::tempdir().unwrap();
     let store: Arc<dyn ApprovalStore> = Arc::new(SqliteStore::open(dir.path().join("toolgate.db")).unwrap());
-    let service = PermissionService::new(agents(), "/p", Some(store), AskMode::Interactive);
+    let service = PermissionService::builder(agents(), "/p")
+        .store(store)
+        .mode(AskMode::Interactive)
+        .build();
     let rt = runtime();
     let asking = {
         let service = service.clone();
@@ -390,7 +404,10 @@ fn a_failed_write_still_counts_in_this_process() {
             Ok(0)
         }
     }
-    let service = PermissionService::new(agents(), "/p", Some(Arc::new(Broken)), AskMode::Interactive);
+    let service = PermissionService::builder(agents(), "/p")
+        .store(Arc::new(Broken))
+        .mode(AskMode::Interactive)
+        .build();
     let rt = runtime();
     let asking = {
         let service = service.clone();
@@ -443,7 +460,10 @@ fn a_slow_approval_read_holds_up_no_other_session() {
         entered: Mutex::new(entered),
         release: Mutex::new(release),
     });
-    let service = PermissionService::new(agents(), "/p", Some(store), AskMode::Headless);
+    let service = PermissionService::builder(agents(), "/p")
+        .store(store)
+        .mode(AskMode::Headless)
+        .build();
     // Session a's ask could be answered by a saved approval: the store is read.
     let reading = {
         let service = service.clone();
@@ -469,15 +489,17 @@ fn a_slow_approval_read_holds_up_no_other_session() {
 }
 
 /// Library wording (issue #14 item 3): the reasons the service gives name no flag of
-/// any program; the binary words its own advice (`with_headless_note`).
+/// any program; the binary words its own advice (`PermissionServiceBuilder::headless_note`).
 #[test]
 fn refusal_reasons_name_no_command_line_flag() {
     let rt = runtime();
     let blind = PermissionRequest::new("bash")
         .resources(["sh -c \"$X\""])
         .unsaveable(["sh -c \"$X\""]);
-    let auto = PermissionService::new(agents(), "/p", None, AskMode::Auto);
-    let headless = PermissionService::new(agents(), "/p", None, AskMode::Headless);
+    let auto = PermissionService::builder(agents(), "/p").mode(AskMode::Auto).build();
+    let headless = PermissionService::builder(agents(), "/p")
+        .mode(AskMode::Headless)
+        .build();
     let reasons: Vec<String> = [
         rt.block_on(auto.assert(&ctx("a"), blind.clone())),
         rt.block_on(headless.assert(&ctx("a"), bash("cargo build", ""))),

@@ -29,7 +29,9 @@ fn agents(permission: serde_json::Value) -> Agents {
 }
 
 fn service(permission: serde_json::Value) -> PermissionService {
-    PermissionService::new(agents(permission), "/project", None, AskMode::Interactive)
+    PermissionService::builder(agents(permission), "/project")
+        .mode(AskMode::Interactive)
+        .build()
 }
 
 fn ctx(session: &str) -> Context {
@@ -291,7 +293,9 @@ async fn p04_named_agent_and_unknown_agent() {
         &AgentSettings::default().with_agents(json!({"reviewer": {"permission": {"read": "deny", "edit": "ask"}}})),
     )
     .unwrap();
-    let service = PermissionService::new(agents, "/p", None, AskMode::Interactive);
+    let service = PermissionService::builder(agents, "/p")
+        .mode(AskMode::Interactive)
+        .build();
     let reviewer = Context::new("s", "reviewer");
     assert!(matches!(
         service
@@ -370,24 +374,20 @@ async fn p09_p10_saved_approvals_beat_ask_never_deny() {
     let dir = tempfile::tempdir().unwrap();
     let store = SqliteStore::open(dir.path().join("toolgate.db")).unwrap();
     store.add("/project", "bash", &["pwd".into()]).unwrap();
-    let service = PermissionService::new(
-        agents(json!({"bash": "ask"})),
-        "/project",
-        Some(Arc::new(store)),
-        AskMode::Interactive,
-    );
+    let service = PermissionService::builder(agents(json!({"bash": "ask"})), "/project")
+        .store(Arc::new(store))
+        .mode(AskMode::Interactive)
+        .build();
     service.assert(&ctx("s"), bash(&["pwd"])).await.unwrap();
     service.set_session_rules("s", vec![Rule::new("bash", "*", Effect::Deny, Origin::Session)]);
     assert!(matches!(
         service.assert(&ctx("s"), bash(&["pwd"])).await,
         Err(Refusal::Blocked { .. })
     ));
-    let denied = PermissionService::new(
-        agents(json!({"bash": "deny"})),
-        "/project",
-        Some(sqlite(dir.path().join("toolgate.db")).unwrap()),
-        AskMode::Interactive,
-    );
+    let denied = PermissionService::builder(agents(json!({"bash": "deny"})), "/project")
+        .store(sqlite(dir.path().join("toolgate.db")).unwrap())
+        .mode(AskMode::Interactive)
+        .build();
     assert!(matches!(
         denied.assert(&ctx("s"), bash(&["pwd"])).await,
         Err(Refusal::Blocked { .. })
@@ -402,12 +402,10 @@ async fn p09_p10_saved_approvals_beat_ask_never_deny() {
 async fn p11_always_writes_the_table_row() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("toolgate.db");
-    let service = PermissionService::new(
-        agents(json!({"read": "ask"})),
-        "/project",
-        Some(sqlite(&db).unwrap()),
-        AskMode::Interactive,
-    );
+    let service = PermissionService::builder(agents(json!({"read": "ask"})), "/project")
+        .store(sqlite(&db).unwrap())
+        .mode(AskMode::Interactive)
+        .build();
     let asking = ask(
         &service,
         "s",
@@ -448,12 +446,9 @@ async fn p13_no_resources_is_allow() {
 
 #[tokio::test]
 async fn auto_mode_approves_asks_but_not_denies() {
-    let service = PermissionService::new(
-        agents(json!({"bash": {"*": "ask", "rm *": "deny"}})),
-        "/p",
-        None,
-        AskMode::Auto,
-    );
+    let service = PermissionService::builder(agents(json!({"bash": {"*": "ask", "rm *": "deny"}})), "/p")
+        .mode(AskMode::Auto)
+        .build();
     service.assert(&ctx("s"), bash(&["ls"])).await.unwrap();
     assert!(matches!(
         service.assert(&ctx("s"), bash(&["rm -rf /"])).await,
@@ -463,7 +458,9 @@ async fn auto_mode_approves_asks_but_not_denies() {
 
 #[tokio::test]
 async fn headless_mode_declines_asks_naming_them() {
-    let service = PermissionService::new(agents(json!({"bash": "ask"})), "/p", None, AskMode::Headless);
+    let service = PermissionService::builder(agents(json!({"bash": "ask"})), "/p")
+        .mode(AskMode::Headless)
+        .build();
     let refusal = service.assert(&ctx("s"), bash(&["ls", "pwd"])).await.unwrap_err();
     assert!(refusal.stops_loop());
     assert_eq!(
@@ -689,7 +686,7 @@ proptest! {
             store.add("/project", "*", &saved).unwrap();
             let agents = agents(json!({"bash": {"*": "ask", denied: "deny"}}));
             let configured_deny = agents.get("build").unwrap().rules.evaluate("bash", command).effect == Effect::Deny;
-            let service = PermissionService::new(agents, "/project", Some(Arc::new(store)), AskMode::Auto);
+            let service = PermissionService::builder(agents, "/project").store(Arc::new(store)).mode(AskMode::Auto).build();
             let outcome = service.assert(&ctx("s"), bash(&[command])).await;
             if configured_deny {
                 assert!(matches!(outcome, Err(Refusal::Blocked { .. })), "{command} under {denied} with {saved:?}");
@@ -731,12 +728,10 @@ fn store_list_add_remove_clear_per_project() {
 fn another_process_approval_is_seen_without_restart() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("toolgate.db");
-    let service = PermissionService::new(
-        agents(json!({"bash": "ask"})),
-        "/project",
-        Some(sqlite(&db).unwrap()),
-        AskMode::Headless,
-    );
+    let service = PermissionService::builder(agents(json!({"bash": "ask"})), "/project")
+        .store(sqlite(&db).unwrap())
+        .mode(AskMode::Headless)
+        .build();
     let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
     assert!(runtime.block_on(service.assert(&ctx("s"), bash(&["make"]))).is_err());
     // A second connection, as another process would have.
@@ -831,12 +826,10 @@ async fn unsaveable_resources_ignore_saved_approvals() {
     let dir = tempfile::tempdir().unwrap();
     let store = SqliteStore::open(dir.path().join("toolgate.db")).unwrap();
     store.add("/p", "bash", &["sh *".into()]).unwrap();
-    let service = PermissionService::new(
-        agents(json!({"bash": "ask"})),
-        "/p",
-        Some(Arc::new(store)),
-        AskMode::Headless,
-    );
+    let service = PermissionService::builder(agents(json!({"bash": "ask"})), "/p")
+        .store(Arc::new(store))
+        .mode(AskMode::Headless)
+        .build();
     // A parsed `sh -c 'ls'` is satisfied by the saved `sh *`…
     service.assert(&ctx("s"), bash(&["sh -c 'ls'"])).await.unwrap();
     // …an opaque `sh -c "$X"` is not: only a rule or a person may allow it.
@@ -855,13 +848,13 @@ async fn unsaveable_resources_ignore_saved_approvals() {
 async fn the_audit_log_records_decisions_and_replies() {
     let dir = tempfile::tempdir().unwrap();
     let audit = Arc::new(toolgate_permission::AuditLog::new(dir.path().join("audit.jsonl")));
-    let service = PermissionService::new(
+    let service = PermissionService::builder(
         agents(json!({"bash": {"*": "ask", "ls *": "allow", "rm *": "deny"}})),
         "/p",
-        None,
-        AskMode::Interactive,
     )
-    .with_audit(Arc::clone(&audit));
+    .mode(AskMode::Interactive)
+    .audit(Arc::clone(&audit))
+    .build();
     audit.begin_call("call_1", "bash");
     service.assert(&ctx("s1"), bash(&["ls"])).await.unwrap();
     let _ = service.assert(&ctx("s1"), bash(&["rm x"])).await;
@@ -927,7 +920,10 @@ fn every_audit_entry_kind_keeps_its_keys_in_order() {
     );
     audit.cancelled(&audit_caller(), "bash");
     audit.auth_failed(
-        &toolgate_permission::AuthFailure::new("127.0.0.1:9", "GET", "/tool", "wrong token").counts(2, 3, 4),
+        &toolgate_permission::AuthFailure::new("wrong token")
+            .peer("127.0.0.1:9")
+            .request("GET", "/tool")
+            .counts(2, 3, 4),
     );
     let lines = lines_of(&path);
     assert_eq!(lines.len(), 5, "{lines:?}");

@@ -45,9 +45,6 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use indexmap::IndexMap;
 use serde_json::Value;
-use toolgate_core::{
-    BoundError, Context, Defect, ModelDefinition, ModelResult, OutputBound, Refusal, Tool, ToolFailure, ToolOutput,
-};
 
 /// Every registration gets a fresh identity, even for the same tool value, so that a
 /// re-registration makes calls captured before it stale.
@@ -314,8 +311,10 @@ impl Settlement {
 /// Why settle could not produce a settlement: the call never ran ([`SettleError::Unknown`],
 /// [`SettleError::Stale`]; tell the model with the error's text), or it ran and something
 /// that is not the tool's answer went wrong ([`SettleError::Defect`], [`SettleError::Bound`]).
+///
+/// Exhaustive on purpose: the gate maps each kind to its own error, and a new kind must
+/// be handled there, not fall into a wildcard arm.
 #[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
 pub enum SettleError {
     /// The name was not offered in this turn's catalog.
     #[error("Unknown tool: {name}")]
@@ -395,6 +394,14 @@ impl Materialized {
         }
     }
 }
+
+// The items of other toolgate crates that this crate's signatures name, and those crates
+// whole, so that this crate alone is a sufficient dependency (ARCHITECTURE.md, "Re-exports").
+#[doc(no_inline)]
+pub use toolgate_core;
+pub use toolgate_core::{
+    BoundError, Context, Defect, ModelDefinition, ModelResult, OutputBound, Refusal, Tool, ToolFailure, ToolOutput,
+};
 
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]

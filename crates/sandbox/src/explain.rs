@@ -124,7 +124,8 @@ fn hidden(policy: &Policy, written: &str) -> Option<String> {
     let path = resolve(&policy.workdir, written)?;
     let masked = policy.masked.iter().find(|masked| path.starts_with(masked))?;
     Some(format!(
-        "sandbox: {} is hidden: a `read` deny rule names {}",
+        "sandbox: {} is hidden: the `read` rules deny or ask for {}, and no one can be asked from inside the \
+         sandbox; read it with the read tool (which asks the user when the rules ask), or ask the user",
         path.display(),
         masked.display()
     ))

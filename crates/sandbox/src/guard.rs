@@ -174,6 +174,10 @@ pub struct FileId {
     pub ino: u64,
     /// Its mode bits (type, permissions, setuid and setgid).
     pub mode: u32,
+    /// When its inode last changed (seconds and nanoseconds since the epoch): a file
+    /// created or replaced after a moment cannot claim to have been there before it
+    /// (`ctime` cannot be set back).
+    pub changed: (i64, i64),
 }
 
 impl FileId {
@@ -184,6 +188,7 @@ impl FileId {
             dev: stat.st_dev,
             ino: stat.st_ino,
             mode: stat.st_mode,
+            changed: (stat.st_ctime, stat.st_ctime_nsec as i64),
         })
     }
 
@@ -196,6 +201,18 @@ impl FileId {
     pub fn is_setid(&self) -> bool {
         self.mode & 0o6000 != 0
     }
+}
+
+/// A program file as a process would find it ([`ExecListener::identify`]).
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct Program {
+    /// The file.
+    pub file: FileId,
+    /// Where it is, every link resolved as that process would resolve it.
+    pub resolved: PathBuf,
+    /// Its `#!` line, when it is a script.
+    pub interpreter: Option<Vec<OsString>>,
 }
 
 /// One stopped `execve`/`execveat`: what the kernel is about to run.
@@ -212,6 +229,10 @@ pub struct ExecCall {
     pub program: PathBuf,
     /// The file that path names, when it exists and could be looked at.
     pub file: Option<FileId>,
+    /// Where that file is, every link resolved as the caller would resolve it (`/bin/rm`
+    /// and a symlink to it are `/usr/bin/rm`; `/dev/fd/3` is the file on the caller's
+    /// descriptor 3, whatever its path).
+    pub resolved: Option<PathBuf>,
     /// A script's `#!` line (interpreter and its optional argument), when the program is
     /// one: the kernel runs the interpreter with no `exec` of its own.
     pub interpreter: Option<Vec<OsString>>,
@@ -378,13 +399,14 @@ impl ExecListener {
                 .join(path)
         };
         let opened = if empty {
-            open_path(Path::new(&format!("/proc/{pid}/fd/{dirfd}")), None)
+            let direct = PathBuf::from(format!("/proc/{pid}/fd/{dirfd}"));
+            open_path(&direct, None).map(|fd| (fd, std::fs::read_link(&direct).unwrap_or_default()))
         } else {
-            open_in_root(pid, &program)
+            open_as(pid, &program)
         };
-        let (file, interpreter) = match &opened {
-            Some(opened) => (file_id(opened), shebang(opened)),
-            None => (None, None),
+        let (file, interpreter, resolved) = match opened {
+            Some((opened, resolved)) => (file_id(&opened), shebang(&opened), Some(resolved)),
+            None => (None, None, None),
         };
         // The pid may belong to another process by now if the caller died: only a call
         // still waiting proves that everything above was read from it.
@@ -396,6 +418,7 @@ impl ExecListener {
             pid,
             program,
             file,
+            resolved,
             interpreter,
             argv,
             env,
@@ -403,15 +426,21 @@ impl ExecListener {
         }))
     }
 
-    /// The file `path` names in the view of process `pid` (its root; relative to its
-    /// working directory), e.g. the program a dynamic loader was asked to run.
-    pub fn identify(&self, pid: u32, path: &Path) -> Option<FileId> {
+    /// The program `path` names in the view of process `pid` (its root, its
+    /// `/proc/self`; relative to its working directory), e.g. the program a dynamic
+    /// loader was asked to run or a script's interpreter.
+    pub fn identify(&self, pid: u32, path: &Path) -> Option<Program> {
         let absolute = if path.is_absolute() {
             path.to_path_buf()
         } else {
             std::fs::read_link(format!("/proc/{pid}/cwd")).ok()?.join(path)
         };
-        file_id(&open_in_root(pid, &absolute)?)
+        let (fd, resolved) = open_as(pid, &absolute)?;
+        Some(Program {
+            file: file_id(&fd)?,
+            resolved,
+            interpreter: shebang(&fd),
+        })
     }
 
     /// Lets the call go on: the kernel runs the program.
@@ -465,29 +494,145 @@ fn open_path(base: &Path, rest: Option<&Path>) -> Option<OwnedFd> {
     rustix::fs::open(&path, OFlags::PATH | OFlags::CLOEXEC, FileMode::empty()).ok()
 }
 
-/// `absolute` opened in the root of process `pid` (its mount namespace), absolute links
-/// staying inside that root.
-fn open_in_root(pid: u32, absolute: &Path) -> Option<OwnedFd> {
+/// The most symbolic links one lookup follows (the kernel's own limit).
+const MAX_LINKS: usize = 40;
+
+/// `absolute` opened as process `pid` would open it: in its root (absolute links staying
+/// inside it), `/proc/self` and `/proc/thread-self` meaning that process and not this
+/// one, and the links of `/proc/<pid>/` that point at objects rather than paths
+/// (`fd/<n>`, `exe`, `cwd`, `root`, `map_files/…`) opened as what they point at. The
+/// links are followed here one by one, since the kernel would resolve `self` as this
+/// process and refuses those object links under `RESOLVE_IN_ROOT`. Also returns where
+/// the file was found, every link resolved.
+fn open_as(pid: u32, absolute: &Path) -> Option<(OwnedFd, PathBuf)> {
+    let tgid = thread_group(pid)?;
     let root = rustix::fs::open(
         format!("/proc/{pid}/root"),
         OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
         FileMode::empty(),
     )
     .ok()?;
-    let relative = absolute.strip_prefix("/").unwrap_or(absolute);
-    let relative = if relative.as_os_str().is_empty() {
-        Path::new(".")
+    let mut pending: std::collections::VecDeque<OsString> = parts(absolute.as_os_str().as_bytes()).collect();
+    let mut done: Vec<OsString> = Vec::new();
+    let mut links = 0;
+    while let Some(part) = pending.pop_front() {
+        match part.as_bytes() {
+            b"" | b"." => continue,
+            b".." => {
+                done.pop();
+                continue;
+            }
+            _ => {}
+        }
+        if done.len() == 1 && done[0] == "proc" {
+            match part.as_bytes() {
+                b"self" => {
+                    done.push(tgid.to_string().into());
+                    continue;
+                }
+                b"thread-self" => {
+                    done.extend([tgid.to_string().into(), "task".into(), pid.to_string().into()]);
+                    continue;
+                }
+                _ => {}
+            }
+        }
+        done.push(part);
+        if is_object_link(&done) {
+            // Opened from here, the link leads to the same object as in the caller.
+            let direct = PathBuf::from("/").join(done.iter().collect::<PathBuf>());
+            if pending.is_empty() {
+                let fd = open_path(&direct, None)?;
+                let resolved = std::fs::read_link(&direct).unwrap_or(direct);
+                return Some((fd, resolved));
+            }
+            // A directory (`cwd/…`, `root/…`, a directory descriptor): go on from its path.
+            links += 1;
+            let target = std::fs::read_link(&direct).ok()?;
+            if links > MAX_LINKS || !target.is_absolute() {
+                return None;
+            }
+            done.clear();
+            for part in parts(target.as_os_str().as_bytes()).rev() {
+                pending.push_front(part);
+            }
+            continue;
+        }
+        let relative: PathBuf = done.iter().collect();
+        let fd = rustix::fs::openat2(
+            &root,
+            &relative,
+            OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            FileMode::empty(),
+            ResolveFlags::IN_ROOT,
+        )
+        .ok()?;
+        let stat = rustix::fs::fstat(&fd).ok()?;
+        if stat.st_mode & 0o170000 == 0o120000 {
+            links += 1;
+            if links > MAX_LINKS {
+                return None;
+            }
+            let target = rustix::fs::readlinkat(&fd, "", Vec::new()).ok()?;
+            let target = target.as_bytes();
+            done.pop();
+            if target.first() == Some(&b'/') {
+                done.clear();
+            }
+            for part in parts(target).rev() {
+                pending.push_front(part);
+            }
+        }
+    }
+    let relative: PathBuf = if done.is_empty() {
+        PathBuf::from(".")
     } else {
-        relative
+        done.iter().collect()
     };
-    rustix::fs::openat2(
+    let fd = rustix::fs::openat2(
         &root,
-        relative,
+        &relative,
         OFlags::PATH | OFlags::CLOEXEC,
         FileMode::empty(),
         ResolveFlags::IN_ROOT,
     )
-    .ok()
+    .ok()?;
+    Some((fd, PathBuf::from("/").join(relative)))
+}
+
+/// The components of a path, as owned strings.
+fn parts(path: &[u8]) -> impl DoubleEndedIterator<Item = OsString> + '_ {
+    path.split(|byte| *byte == b'/')
+        .filter(|part| !part.is_empty())
+        .map(|part| OsString::from_vec(part.to_vec()))
+}
+
+/// Whether `/` + `parts` is a link of `/proc/<pid>/` (or of one of its threads) that
+/// points at an object: `exe`, `cwd`, `root`, `fd/<n>`, `map_files/<range>`.
+fn is_object_link(parts: &[OsString]) -> bool {
+    let numeric = |part: &OsString| !part.is_empty() && part.as_bytes().iter().all(u8::is_ascii_digit);
+    let rest = match parts {
+        [proc, pid, rest @ ..] if proc == "proc" && numeric(pid) => rest,
+        _ => return false,
+    };
+    let rest = match rest {
+        [task, tid, rest @ ..] if task == "task" && numeric(tid) => rest,
+        rest => rest,
+    };
+    match rest {
+        [name] => name == "exe" || name == "cwd" || name == "root",
+        [dir, _] => dir == "fd" || dir == "map_files",
+        _ => false,
+    }
+}
+
+/// The thread group (process) of thread `pid`.
+fn thread_group(pid: u32) -> Option<u32> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("Tgid:"))
+        .and_then(|value| value.trim().parse().ok())
 }
 
 fn file_id(fd: &OwnedFd) -> Option<FileId> {
@@ -496,6 +641,7 @@ fn file_id(fd: &OwnedFd) -> Option<FileId> {
         dev: stat.st_dev,
         ino: stat.st_ino,
         mode: stat.st_mode,
+        changed: (stat.st_ctime, stat.st_ctime_nsec as i64),
     })
 }
 
@@ -651,6 +797,69 @@ impl Memory {
             }
             out.push(OsString::from_vec(self.string(pointer)?));
             at = at.checked_add(8).ok_or_else(Self::fault)?;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn object_links_of_proc_are_known() {
+        let parts = |path: &str| -> Vec<OsString> { parts(path.as_bytes()).collect() };
+        for link in [
+            "/proc/1/exe",
+            "/proc/12/cwd",
+            "/proc/3/root",
+            "/proc/4/fd/7",
+            "/proc/4/task/5/fd/0",
+        ] {
+            assert!(is_object_link(&parts(link)), "{link}");
+        }
+        for path in [
+            "/proc/self/fd/3",
+            "/proc/1/status",
+            "/proc/1/fd",
+            "/usr/bin/rm",
+            "/x/1/exe",
+        ] {
+            assert!(!is_object_link(&parts(path)), "{path}");
+        }
+    }
+
+    #[test]
+    fn a_path_is_resolved_as_the_process_sees_it() {
+        // This process stands in for the caller: its descriptors, its `/proc/self`.
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let dir = std::fs::canonicalize(dir.path()).unwrap_or_else(|e| panic!("{e}"));
+        let target = dir.join("program");
+        std::fs::write(&target, "#!/bin/sh\n").unwrap_or_else(|e| panic!("{e}"));
+        std::os::unix::fs::symlink(&target, dir.join("link")).unwrap_or_else(|e| panic!("{e}"));
+        std::os::unix::fs::symlink("sub/../program", dir.join("relative")).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::create_dir(dir.join("sub")).unwrap_or_else(|e| panic!("{e}"));
+        let file = std::fs::File::open(&target).unwrap_or_else(|e| panic!("{e}"));
+        let fd = file.as_raw_fd();
+        let me = std::process::id();
+        for spelled in [
+            target.clone(),
+            dir.join("link"),
+            dir.join("relative"),
+            dir.join("sub/../link"),
+            PathBuf::from(format!("/dev/fd/{fd}")),
+            PathBuf::from(format!("/proc/self/fd/{fd}")),
+            PathBuf::from(format!("/proc/thread-self/fd/{fd}")),
+            PathBuf::from(format!("/proc/self/root{}", target.display())),
+        ] {
+            let (opened, resolved) = open_as(me, &spelled).unwrap_or_else(|| panic!("{}", spelled.display()));
+            assert_eq!(resolved, target, "{}", spelled.display());
+            assert_eq!(
+                file_id(&opened).map(|id| (id.dev, id.ino)),
+                FileId::of(&target).map(|id| (id.dev, id.ino)),
+                "{}",
+                spelled.display()
+            );
+            assert_eq!(shebang(&opened), Some(vec![OsString::from("/bin/sh")]));
         }
     }
 }

@@ -48,11 +48,11 @@ use std::ffi::OsString;
 use std::path::Path;
 
 #[cfg(all(target_os = "linux", target_pointer_width = "64"))]
-pub use guard::{ExecCall, ExecListener, FileId, Readiness, Stopped};
+pub use guard::{ExecCall, ExecListener, FileId, Program, Readiness, Stopped};
 pub use policy::{DEVICES, Mode, ParseError, Policy};
-pub use project::git_code_paths;
 #[cfg(target_os = "linux")]
 pub use project::mask_file;
+pub use project::{GitWatch, git_code_paths};
 
 /// The first argument that puts the binary into its sandbox trampoline mode.
 pub const TRAMPOLINE: &str = "__sandbox-exec";
@@ -240,12 +240,38 @@ fn rustix_euid() -> u32 {
     0
 }
 
+/// How the trampoline ended when it did not become the command: the exit code and what
+/// to say. This crate prints nothing; the binary writes `stdout` and `stderr` (one line
+/// each, when there is one) and exits with `code`. [`probe`] reads both lines back.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct TrampolineExit {
+    /// The exit code: [`EXIT_SETUP_FAILED`] when the command never ran, 126 or 127 when it
+    /// could not be executed (as a shell says), 0 or 1 for the probe.
+    pub code: u8,
+    /// A line for standard output: the probe's report (`landlock-abi N`).
+    pub stdout: Option<String>,
+    /// A line for standard error: why the command did not run (`toolgate: sandbox: …`).
+    pub stderr: Option<String>,
+}
+
+impl TrampolineExit {
+    fn failed(code: u8, why: impl std::fmt::Display) -> TrampolineExit {
+        TrampolineExit {
+            code,
+            stdout: None,
+            stderr: Some(format!("toolgate: sandbox: {why}")),
+        }
+    }
+}
+
 /// The trampoline: `args` are the arguments after [`TRAMPOLINE`]. Parses the policy,
 /// applies it and executes the command; returns only on failure, with the exit code to
-/// use ([`EXIT_SETUP_FAILED`] when the command never ran), after saying why on stderr.
+/// use ([`EXIT_SETUP_FAILED`] when the command never ran) and the line saying why.
 ///
-/// `--probe` instead sets up a representative sandbox, prints `landlock-abi N` and exits.
-pub fn trampoline_main(args: Vec<OsString>) -> u8 {
+/// `--probe` instead sets up a representative sandbox and returns its report
+/// (`landlock-abi N` for standard output).
+pub fn trampoline_main(args: Vec<OsString>) -> TrampolineExit {
     if args.first().is_some_and(|arg| arg == "--probe") {
         return probe_main();
     }
@@ -254,65 +280,56 @@ pub fn trampoline_main(args: Vec<OsString>) -> u8 {
     }
     let (policy, command) = match Policy::from_args(&args) {
         Ok(parsed) => parsed,
-        Err(error) => {
-            eprintln!("toolgate: sandbox: {error}");
-            return EXIT_SETUP_FAILED;
-        }
+        Err(error) => return TrampolineExit::failed(EXIT_SETUP_FAILED, error),
     };
     if let Err(error) = apply(&policy) {
-        eprintln!("toolgate: sandbox: {error}");
-        return EXIT_SETUP_FAILED;
+        return TrampolineExit::failed(EXIT_SETUP_FAILED, error);
     }
     let Some((program, rest)) = command.split_first() else {
-        eprintln!("toolgate: sandbox: no command to run");
-        return EXIT_SETUP_FAILED;
+        return TrampolineExit::failed(EXIT_SETUP_FAILED, "no command to run");
     };
     exec(program, rest)
 }
 
 #[cfg(unix)]
-fn exec(program: &OsString, args: &[OsString]) -> u8 {
+fn exec(program: &OsString, args: &[OsString]) -> TrampolineExit {
     use std::os::unix::process::CommandExt;
     // `exec` resets the signal dispositions the Rust runtime changed (SIGPIPE), so the
     // command starts like any child of a shell.
     let error = std::process::Command::new(program).args(args).exec();
-    eprintln!(
-        "toolgate: sandbox: cannot run {}: {error}",
-        Path::new(program).display()
-    );
-    if error.kind() == std::io::ErrorKind::NotFound {
+    let code = if error.kind() == std::io::ErrorKind::NotFound {
         127
     } else {
         126
-    }
+    };
+    TrampolineExit::failed(code, format!("cannot run {}: {error}", Path::new(program).display()))
 }
 
 #[cfg(not(unix))]
-fn exec(_: &OsString, _: &[OsString]) -> u8 {
-    eprintln!("toolgate: sandbox: {}", SandboxError::Unsupported);
-    EXIT_SETUP_FAILED
+fn exec(_: &OsString, _: &[OsString]) -> TrampolineExit {
+    TrampolineExit::failed(EXIT_SETUP_FAILED, SandboxError::Unsupported)
 }
 
 /// The exit code and stdout line of a guard probe that worked.
 const GUARD_OK: &str = "exec-guard ok";
 
-fn probe_guard_main() -> u8 {
+fn probe_guard_main() -> TrampolineExit {
     if let Some(what) = std::env::var_os(SIMULATE_MISSING_GUARD_ENV).filter(|value| !value.is_empty()) {
-        eprintln!(
-            "toolgate: sandbox: {} is missing (simulated by {SIMULATE_MISSING_GUARD_ENV})",
-            what.to_string_lossy()
+        return TrampolineExit::failed(
+            1,
+            format!(
+                "{} is missing (simulated by {SIMULATE_MISSING_GUARD_ENV})",
+                what.to_string_lossy()
+            ),
         );
-        return 1;
     }
     match install_guard_probe() {
-        Ok(()) => {
-            println!("{GUARD_OK}");
-            0
-        }
-        Err(error) => {
-            eprintln!("toolgate: sandbox: {error}");
-            1
-        }
+        Ok(()) => TrampolineExit {
+            code: 0,
+            stdout: Some(GUARD_OK.to_string()),
+            stderr: None,
+        },
+        Err(error) => TrampolineExit::failed(1, error),
     }
 }
 
@@ -378,24 +395,28 @@ pub fn probe_exec_guard_cached(exe: &Path, cache: &Path) -> Result<(), String> {
     result
 }
 
-fn probe_main() -> u8 {
+fn probe_main() -> TrampolineExit {
     if let Some(what) = std::env::var_os(SIMULATE_MISSING_ENV).filter(|value| !value.is_empty()) {
-        eprintln!(
-            "toolgate: sandbox: {} is missing (simulated by {SIMULATE_MISSING_ENV})",
-            what.to_string_lossy()
+        return TrampolineExit::failed(
+            1,
+            format!(
+                "{} is missing (simulated by {SIMULATE_MISSING_ENV})",
+                what.to_string_lossy()
+            ),
         );
-        return 1;
     }
     let temp = std::env::temp_dir();
     let policy = Policy::new(Mode::WorkspaceWrite, &temp, false);
     match apply(&policy) {
-        Ok(applied) => {
-            println!("landlock-abi {}", applied.landlock_abi);
-            0
-        }
-        Err(error) => {
-            eprintln!("toolgate: sandbox: {error}");
-            1
-        }
+        Ok(applied) => TrampolineExit {
+            code: 0,
+            stdout: Some(format!("landlock-abi {}", applied.landlock_abi)),
+            stderr: None,
+        },
+        Err(error) => TrampolineExit::failed(1, error),
     }
 }
+
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

@@ -275,6 +275,36 @@ fn mount_view(policy: &Policy) -> Result<(), SandboxError> {
             remount_read_only(path)?;
         }
     }
+    hide_raw_devices()
+}
+
+/// Character devices that are raw memory or I/O ports.
+const RAW_MEMORY: &[&str] = &["/dev/mem", "/dev/kmem", "/dev/port"];
+
+/// Raw block devices and memory are out of reach: `/dev/null` is bound over each, so a
+/// command (root in particular) cannot read the disk under the hidden files, or write it,
+/// around the sandbox. Reads give end of file, writes vanish.
+fn hide_raw_devices() -> Result<(), SandboxError> {
+    use std::os::unix::fs::FileTypeExt;
+    let mut devices: Vec<PathBuf> = RAW_MEMORY.iter().map(PathBuf::from).collect();
+    for dir in ["/dev", "/dev/mapper"] {
+        let Ok(entries) = std::fs::read_dir(dir) else { continue };
+        for entry in entries.flatten() {
+            if entry.file_type().is_ok_and(|kind| kind.is_block_device()) {
+                devices.push(entry.path());
+            }
+        }
+    }
+    for device in devices {
+        let Ok(meta) = std::fs::symlink_metadata(&device) else {
+            continue;
+        };
+        let kind = meta.file_type();
+        if !kind.is_block_device() && !kind.is_char_device() {
+            continue;
+        }
+        rustix::mount::mount_bind("/dev/null", &device).map_err(errno(format!("hide {}", device.display())))?;
+    }
     Ok(())
 }
 

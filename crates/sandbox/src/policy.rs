@@ -73,9 +73,9 @@ impl std::str::FromStr for Mode {
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Policy {
-    /// `read-only` or `workspace-write`; `off` only together with [`exec_guard`]
-    /// (Policy::exec_guard): without it, a policy that exists always restricts, and `off`
-    /// is treated as `read-only`.
+    /// `read-only` or `workspace-write`; `off` only together with
+    /// [`exec_guard`](Policy::exec_guard): without it, a policy that exists always
+    /// restricts, and `off` is treated as `read-only`.
     pub mode: Mode,
     /// Directories (or files) where everything may be written, in `workspace-write` mode.
     pub writable: Vec<PathBuf>,

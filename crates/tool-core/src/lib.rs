@@ -9,7 +9,8 @@
 //!
 //! This crate also holds the traits that cross crate boundaries, so that the registry and
 //! the builtins depend on it alone:
-//! - [`Permissions`]: what a tool calls to ask before it acts;
+//! - [`Permissions`]: what a tool calls to ask before it acts ([`AllowAll`] and [`DenyAll`]
+//!   for embedders and tests that decide nothing);
 //! - [`OutputBound`]: what the registry calls on every successful output;
 //! - [`Location`]: the directory a call runs in and the one resolution of a model's path;
 //! - [`ascending_id`]: the ids (`per_…`, `tool_…`) the crates stamp on what they record.
@@ -55,7 +56,9 @@ pub use context::Context;
 pub use future::BoxFuture;
 pub use id::ascending_id;
 pub use location::{ExternalDirectory, Location, PathError, PathKind, ResolvedPath};
-pub use permissions::{PermissionRequest, Permissions, Refusal, ResourceKind, RuleDecision, RuleRef, Verdict};
+pub use permissions::{
+    AllowAll, DenyAll, PermissionRequest, Permissions, Refusal, ResourceKind, RuleDecision, RuleRef, Verdict,
+};
 pub use resource::{Hole, HoleClass, Resource, Segment};
 pub use tool::{Defect, ModelDefinition, Outcome, SchemaToolBuilder, Tool, ToolBuilder, ToolFailure};
 

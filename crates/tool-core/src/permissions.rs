@@ -38,6 +38,13 @@ pub struct PermissionRequest {
     /// action could apply, the effect is at best ask, and no saved approval satisfies them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub opaque: Vec<String>,
+    /// True when what the request stands for is checked again when it really happens
+    /// (exec-time enforcement decides every program a command line starts): a resource
+    /// with holes that only *possibly* matches a deny rule, or an opaque one, is then asked
+    /// rather than refused before anything runs — the deny still holds when the program
+    /// starts. A deny that matches whatever the holes hold still refuses at once.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub enforced: bool,
 }
 
 impl PermissionRequest {
@@ -129,6 +136,12 @@ impl PermissionRequest {
     pub fn is_unsaveable(&self, display: &str) -> bool {
         self.unsaveable.iter().any(|resource| resource == display)
             || self.opaque.iter().any(|resource| resource == display)
+    }
+
+    /// Marks the request as checked again when it happens (see [`Self::enforced`]).
+    pub fn enforced_later(mut self, enforced: bool) -> Self {
+        self.enforced = enforced;
+        self
     }
 
     /// Adds one metadata entry for the prompt.
@@ -277,5 +290,52 @@ pub trait Permissions: Send + Sync {
     fn decide(&self, ctx: &Context, request: &PermissionRequest) -> Option<RuleDecision> {
         let _ = (ctx, request);
         None
+    }
+}
+
+/// [`Permissions`] that allow every request: for embedders whose tools need no asking
+/// (a trusted batch job, a sandboxed agent) and for tests of a tool's own behaviour.
+///
+/// ```
+/// use std::sync::Arc;
+/// use toolgate_core::{AllowAll, Context, PermissionRequest, Permissions};
+/// let permissions: Arc<dyn Permissions> = Arc::new(AllowAll);
+/// let ctx = Context::new("ses_1", "build");
+/// let asked = permissions.assert(&ctx, PermissionRequest::new("bash").resources(["rm -rf build"]));
+/// # let asked = tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(asked);
+/// assert_eq!(asked, Ok(()));
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AllowAll;
+
+impl Permissions for AllowAll {
+    fn assert<'a>(&'a self, _: &'a Context, _: PermissionRequest) -> BoxFuture<'a, Result<(), Refusal>> {
+        Box::pin(std::future::ready(Ok(())))
+    }
+}
+
+/// [`Permissions`] that refuse every request as [`Refusal::Blocked`] (`Permission denied:
+/// ACTION`, no rule named), before anything is read or run: for a dry run of an agent
+/// loop, and for tests that a tool asks before it acts.
+///
+/// ```
+/// use toolgate_core::{Context, DenyAll, PermissionRequest, Permissions, Refusal};
+/// let ctx = Context::new("ses_1", "build");
+/// let asked = DenyAll.assert(&ctx, PermissionRequest::new("read").resources([".env"]));
+/// # let asked = tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(asked);
+/// let refusal = asked.unwrap_err();
+/// assert_eq!(refusal.to_string(), "Permission denied: read");
+/// assert!(matches!(refusal, Refusal::Blocked { .. }) && !refusal.stops_loop());
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DenyAll;
+
+impl Permissions for DenyAll {
+    fn assert<'a>(&'a self, _: &'a Context, request: PermissionRequest) -> BoxFuture<'a, Result<(), Refusal>> {
+        Box::pin(std::future::ready(Err(Refusal::Blocked {
+            action: request.action,
+            reason: None,
+            rules: Vec::new(),
+        })))
     }
 }

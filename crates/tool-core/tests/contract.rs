@@ -378,3 +378,55 @@ async fn schema_tools_without_an_output_schema_accept_any_value_and_panics_are_d
     let defect = tool.settle(json!({}), Context::default()).await.unwrap_err();
     assert_eq!(defect, Defect::Panicked("upstream exploded".into()));
 }
+
+/// A tool that asserts `bash` before it acts, counting what it ran.
+fn asking_tool(permissions: Arc<dyn toolgate_core::Permissions>, ran: Arc<AtomicUsize>) -> Tool {
+    Tool::builder("Run a command.", move |input: serde_json::Value, ctx: Context| {
+        let (permissions, ran) = (Arc::clone(&permissions), Arc::clone(&ran));
+        async move {
+            let command = input["command"].as_str().unwrap_or("").to_string();
+            let request = toolgate_core::PermissionRequest::new("bash").resources([command.clone()]);
+            permissions.assert(&ctx, request).await?;
+            ran.fetch_add(1, Ordering::SeqCst);
+            Ok::<_, ToolFailure>(format!("ran {command}"))
+        }
+    })
+    .build()
+}
+
+#[tokio::test]
+async fn allow_all_lets_every_call_act_and_deny_all_refuses_before_it_acts() {
+    let ran = Arc::new(AtomicUsize::new(0));
+    let ctx = Context::new("ses_1", "build");
+    let input = json!({"command": "rm -rf build"});
+
+    let allowed = asking_tool(Arc::new(toolgate_core::AllowAll), Arc::clone(&ran));
+    let output = allowed.settle(input.clone(), ctx.clone()).await.unwrap().unwrap();
+    assert_eq!(
+        ModelResult::from_output(&output),
+        ModelResult::Text("ran rm -rf build".into())
+    );
+    assert_eq!(ran.load(Ordering::SeqCst), 1);
+
+    let denied = asking_tool(Arc::new(toolgate_core::DenyAll), Arc::clone(&ran));
+    let failure = denied.settle(input, ctx.clone()).await.unwrap().unwrap_err();
+    assert_eq!(failure.message(), "Permission denied: bash");
+    assert!(
+        matches!(failure.refusal(), Some(Refusal::Blocked { action, rules, .. }) if action == "bash" && rules.is_empty()),
+        "{failure:?}"
+    );
+    assert_eq!(ran.load(Ordering::SeqCst), 1, "a denied call acted");
+
+    // Neither shows prompts, so neither asks a tool to prepare one.
+    let request = toolgate_core::PermissionRequest::new("edit").resources(["a.txt"]);
+    assert!(!toolgate_core::Permissions::would_ask(
+        &toolgate_core::AllowAll,
+        &ctx,
+        &request
+    ));
+    assert!(!toolgate_core::Permissions::would_ask(
+        &toolgate_core::DenyAll,
+        &ctx,
+        &request
+    ));
+}

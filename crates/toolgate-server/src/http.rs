@@ -26,7 +26,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use subtle::ConstantTimeEq;
 use tokio::sync::broadcast;
-use toolgate_gate::{Call, GateEvent, SettleError};
+use toolgate_gate::{Call, GateError, GateEvent};
 use toolgate_permission::{Reply, ReplyError};
 
 use crate::Parts;
@@ -309,11 +309,10 @@ impl Server {
         if let (Some(suppressed), Some(audit)) = (recorded, self.service().audit()) {
             let path: String = parts.uri.path().chars().take(200).collect();
             audit.auth_failed(
-                &toolgate_permission::AuthFailure::new(&peer, parts.method.as_str(), &path, reason).counts(
-                    on_connection,
-                    total,
-                    suppressed,
-                ),
+                &toolgate_permission::AuthFailure::new(reason)
+                    .peer(&peer)
+                    .request(parts.method.as_str(), &path)
+                    .counts(on_connection, total, suppressed),
             );
         }
         if !wait.is_zero() {
@@ -409,11 +408,11 @@ async fn tools(State(server): State<Shared>, Query(query): Query<AgentQuery>) ->
         Ok(agent) => agent,
         Err(refused) => return refused.into_response(),
     };
-    server.parts.gate.prepare(None).await;
     let list: Vec<Value> = server
         .parts
         .gate
-        .catalog(&agent)
+        .prepared_catalog(&agent)
+        .await
         .definitions()
         .iter()
         .map(|d| json!({"name": d.name, "description": d.description, "inputSchema": d.input_schema}))
@@ -447,11 +446,9 @@ async fn call(State(server): State<Shared>, Path(session): Path<String>, body: B
     };
     let input = if body.input.is_null() { json!({}) } else { body.input };
     let gate = &server.parts.gate;
-    gate.prepare(Some(&body.tool)).await;
-    let catalog = gate.catalog(&agent);
     let message = body.message.unwrap_or_else(|| session.clone());
     match gate
-        .call(&catalog, Call::new(session, body.tool, input).in_message(message))
+        .run(&agent, Call::new(session, body.tool, input).in_message(message))
         .await
     {
         Ok(settled) => {
@@ -464,11 +461,11 @@ async fn call(State(server): State<Shared>, Path(session): Path<String>, body: B
             }))
             .into_response()
         }
-        Err(SettleError::Unknown { name }) => error(
+        Err(GateError::Unknown { tool, agent, .. }) => error(
             StatusCode::BAD_REQUEST,
-            format!("unknown tool {name:?} for agent {agent}"),
+            format!("unknown tool {tool:?} for agent {agent}"),
         ),
-        Err(stale @ SettleError::Stale { .. }) => error(StatusCode::CONFLICT, stale.to_string()),
+        Err(stale @ GateError::Stale { .. }) => error(StatusCode::CONFLICT, stale.to_string()),
         Err(failure) => error(StatusCode::INTERNAL_SERVER_ERROR, failure.to_string()),
     }
 }

@@ -51,6 +51,19 @@ pub struct Parts {
     pub agent: String,
 }
 
+// The items of other toolgate crates that this crate's signatures name, and those crates
+// whole, so that this crate alone is a sufficient dependency (ARCHITECTURE.md, "Re-exports").
+#[doc(no_inline)]
+pub use toolgate_builtins_session;
+pub use toolgate_builtins_session::QuestionService;
+#[doc(no_inline)]
+pub use toolgate_core;
+#[doc(no_inline)]
+pub use toolgate_gate;
+pub use toolgate_gate::Gate;
+#[doc(no_inline)]
+pub use toolgate_permission;
+
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
 struct ReadmeDoctests;

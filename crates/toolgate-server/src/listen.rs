@@ -479,7 +479,7 @@ pub async fn serve(
             Err(error) => {
                 if out_of_descriptors(&error) {
                     if !warned {
-                        eprintln!("toolgate: out of file descriptors: closing the least useful connection");
+                        tracing::warn!("out of file descriptors: closing the least useful connection");
                         warned = true;
                     }
                     registry.evict_one();

@@ -25,7 +25,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use toolgate_builtins_session::{QuestionEvent, QuestionRequest, QuestionService};
 use toolgate_core::{Content, ModelResult};
-use toolgate_gate::{Call, Catalog, SettleError};
+use toolgate_gate::{Call, GateError};
 use toolgate_permission::{Event, PermissionService, Reply};
 
 use crate::Parts;
@@ -201,10 +201,10 @@ impl Mcp {
         }
     }
 
-    /// Whether `name` is offered to the client on `peer`: in the catalog, and
-    /// `question` only to a client that can show its forms.
-    fn offered(catalog: &Catalog, name: &str, peer: &Peer<RoleServer>) -> bool {
-        catalog.offers(name) && (name != "question" || elicits(peer))
+    /// Whether this client may be offered `name` at all: `question` only to a client that
+    /// can show its forms (the catalog decides the rest).
+    fn suits_client(name: &str, peer: &Peer<RoleServer>) -> bool {
+        name != "question" || elicits(peer)
     }
 }
 
@@ -246,16 +246,15 @@ impl ServerHandler for Mcp {
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         self.peer.set(&context.peer);
-        self.parts.gate.prepare(None).await;
+        let catalog = self.parts.gate.prepared_catalog(&self.parts.agent).await;
         if let Some(changes) = self.parts.gate.catalog_changes() {
             self.listed
                 .store(*changes.borrow(), std::sync::atomic::Ordering::SeqCst);
         }
-        let catalog = self.parts.gate.catalog(&self.parts.agent);
         let tools = catalog
             .definitions()
             .iter()
-            .filter(|definition| Self::offered(&catalog, &definition.name, &context.peer))
+            .filter(|definition| Self::suits_client(&definition.name, &context.peer))
             .map(|definition| {
                 let schema = match definition.input_schema.as_ref() {
                     Value::Object(map) => map.clone(),
@@ -277,15 +276,13 @@ impl ServerHandler for Mcp {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         self.peer.set(&context.peer);
-        self.parts.gate.prepare(Some(&request.name)).await;
         let input = request
             .arguments
             .map(Value::Object)
             .unwrap_or_else(|| Value::Object(Default::default()));
-        let gate = &self.parts.gate;
-        let catalog = gate.catalog(&self.parts.agent);
-        if !Self::offered(&catalog, &request.name, &context.peer) {
-            // MCP: a tool the server does not offer is a protocol error (-32602).
+        if !Self::suits_client(&request.name, &context.peer) {
+            // Not offered to this client, as a name no catalog has: MCP makes a tool the
+            // server does not offer a protocol error (-32602).
             return Err(ErrorData::invalid_params(
                 format!("Unknown tool: {}", request.name),
                 None,
@@ -296,7 +293,7 @@ impl ServerHandler for Mcp {
         // MCP has no assistant messages: the session is one message, so doom_loop counts
         // identical calls across it (spec §4.11).
         let one_message = Call::new(self.session.clone(), request.name, input).in_message(self.session.clone());
-        let call = gate.call(&catalog, one_message);
+        let call = self.parts.gate.run(&self.parts.agent, one_message);
         let settled = tokio::select! {
             settled = call => settled,
             () = context.ct.cancelled() => {
@@ -305,12 +302,13 @@ impl ServerHandler for Mcp {
         };
         let settled = match settled {
             Ok(settled) => settled.settlement,
-            Err(unknown @ SettleError::Unknown { .. }) => {
+            // MCP: a tool the server does not offer is a protocol error (-32602).
+            Err(unknown @ GateError::Unknown { .. }) => {
                 return Err(ErrorData::invalid_params(unknown.to_string(), None));
             }
             // Registered again since the catalog was made: the model is told, as a tool
             // error it can act on (list the tools and call again).
-            Err(stale @ SettleError::Stale { .. }) => {
+            Err(stale @ GateError::Stale { .. }) => {
                 return Ok(CallToolResult::error(vec![ContentBlock::text(stale.to_string())]).into());
             }
             Err(failure) => return Err(ErrorData::internal_error(failure.to_string(), None)),
@@ -373,7 +371,7 @@ async fn answer_asks(service: PermissionService, clients: Clients, unanswerable:
         tokio::spawn(async move {
             let answer = peer.elicit::<Decision>(message(&request)).await;
             if let Err(error) = &answer {
-                eprintln!("toolgate: elicitation failed: {error}");
+                tracing::warn!("elicitation failed: {error}");
             }
             let _ = match answer {
                 Ok(Some(Decision {
@@ -439,7 +437,7 @@ async fn elicit_questions(peer: &Peer<RoleServer>, request: &QuestionRequest) ->
         let schema = match ElicitationSchema::from_json_schema(form) {
             Ok(schema) => schema,
             Err(error) => {
-                eprintln!("toolgate: question form rejected: {error}");
+                tracing::warn!("question form rejected: {error}");
                 return None;
             }
         };
@@ -453,7 +451,7 @@ async fn elicit_questions(peer: &Peer<RoleServer>, request: &QuestionRequest) ->
         let result = match asked {
             Ok(result) => result,
             Err(error) => {
-                eprintln!("toolgate: elicitation failed: {error}");
+                tracing::warn!("elicitation failed: {error}");
                 return None;
             }
         };

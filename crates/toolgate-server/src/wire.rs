@@ -85,7 +85,9 @@ mod tests {
         use toolgate_core::{Context, PermissionRequest};
         use toolgate_permission::{AgentSettings, Agents, AskMode, PermissionService, Reply};
         let agents = Agents::build(&AgentSettings::default().with_permission(json!({"bash": "ask"}))).unwrap();
-        let service = PermissionService::new(agents, "/p", None, AskMode::Interactive);
+        let service = PermissionService::builder(agents, "/p")
+            .mode(AskMode::Interactive)
+            .build();
         let mut events = service.subscribe();
         let ctx = Context::new("s1", "build").with_call("msg_1", "call_1");
         let asking = {

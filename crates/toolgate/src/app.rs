@@ -10,7 +10,7 @@ use toolgate_output_store::{Limits, OutputStore};
 use toolgate_registry::{ApplicationTools, ToolRegistry};
 
 use crate::Failure;
-use crate::check::Setup;
+use crate::setup::Setup;
 
 /// The gate over every builtin, registered for the project, and over the configured MCP
 /// servers' tools once they are needed.
@@ -23,11 +23,12 @@ pub(crate) struct App {
 impl App {
     pub(crate) fn new(setup: &Setup, questions: QuestionService) -> Result<App, Failure> {
         let mut limits = Limits::default();
-        if let Some(lines) = setup.config.positive("tool_output", "max_lines") {
-            limits.max_lines = lines as usize;
+        let (max_lines, max_bytes) = setup.config.tool_output();
+        if let Some(lines) = max_lines {
+            limits.max_lines = usize::try_from(lines).unwrap_or(usize::MAX);
         }
-        if let Some(bytes) = setup.config.positive("tool_output", "max_bytes") {
-            limits.max_bytes = bytes as usize;
+        if let Some(bytes) = max_bytes {
+            limits.max_bytes = usize::try_from(bytes).unwrap_or(usize::MAX);
         }
         let store = OutputStore::new(&setup.dirs.data).with_limits(limits);
         let application = ApplicationTools::new();
@@ -50,7 +51,7 @@ impl App {
             ),
             (
                 "bash",
-                crate::sandbox::bash_tool(setup, location, Arc::clone(&permissions)),
+                crate::sandbox::bash_tool(&setup.sandbox_parts(), location, Arc::clone(&permissions)),
             ),
             (
                 "todowrite",
@@ -61,6 +62,10 @@ impl App {
                 toolgate_builtins_session::question_tool(questions, Arc::clone(&permissions)),
             ),
         ]);
+        // OpenCode V2's `"websearch": false` turns the tool off.
+        if !setup.config.websearch_on() {
+            builtins.retain(|(name, _)| *name != "websearch");
+        }
         let reserved: Vec<String> = builtins.iter().map(|(name, _)| name.to_string()).collect();
         let registration = registry
             .register(builtins)
@@ -68,8 +73,8 @@ impl App {
         let servers = setup.config.mcp_servers(&setup.dir);
         let gateway = (!servers.is_empty()).then(|| {
             toolgate_mcp_client::Gateway::new(
-                servers,
                 toolgate_mcp_client::Options::new(&setup.dir, setup.dirs.data.join("log").join("mcp"))
+                    .servers(servers)
                     .reserved(reserved),
                 Arc::clone(&permissions),
                 Arc::new(crate::gateway::RegistrySink::new(registry.clone())),
@@ -92,12 +97,7 @@ impl App {
                 }))
                 .catalog_changes(gateway.changes());
         }
-        if let Some(threshold) = setup
-            .config
-            .merged
-            .get("doom_loop_threshold")
-            .and_then(serde_json::Value::as_u64)
-        {
+        if let Some(threshold) = setup.config.doom_loop_threshold() {
             gate = gate.doom_loop_threshold(usize::try_from(threshold).unwrap_or(usize::MAX));
         }
         let gate = gate.hold(registration).spills(store).build();

@@ -1,88 +1,11 @@
 //! `check`, `config` and `approvals`: what the rules say, without running anything.
 
-use std::path::PathBuf;
-
 use serde_json::{Value, json};
 use toolgate_core::PermissionRequest;
-use toolgate_permission::{Agents, ApprovalStore, AskMode, DoomMemory, Effect, PermissionService, Rule, SqliteStore};
+use toolgate_permission::{ApprovalStore, AskMode, Effect, Rule};
 
-use crate::config::{Config, Dirs};
+use crate::setup::Setup;
 use crate::{Failure, Project};
-
-/// Everything a project-aware command needs.
-pub(crate) struct Setup {
-    pub(crate) dir: PathBuf,
-    pub(crate) dirs: Dirs,
-    pub(crate) config: Config,
-    pub(crate) agent: String,
-    pub(crate) service: PermissionService,
-    /// The bash sandbox settings (`--sandbox` applied by the commands that take it).
-    pub(crate) sandbox: crate::sandbox::Settings,
-}
-
-impl Setup {
-    /// The setup of a command that keeps doom_loop streaks in this process.
-    pub(crate) fn new(project: &Project, mode: AskMode) -> Result<Setup, Failure> {
-        Setup::open(project, mode, DoomMemory::Process)
-    }
-
-    /// The setup of a project-aware command; `doom` says where doom_loop streaks live
-    /// (the database for `call`, where each process makes one call).
-    pub(crate) fn open(project: &Project, mode: AskMode, doom: DoomMemory) -> Result<Setup, Failure> {
-        let given = match &project.dir {
-            Some(dir) => dir.clone(),
-            None => std::env::current_dir().map_err(Failure::runtime)?,
-        };
-        if !given.is_dir() {
-            return Err(Failure::usage(format!("--dir {}: not a directory", given.display())));
-        }
-        let dir = std::fs::canonicalize(&given).map_err(Failure::runtime)?;
-        // Rules may name the project by the path the user knows it by, which may be a
-        // symlink to the canonical one: both spellings are matched.
-        let spelled = std::path::absolute(&given).unwrap_or_else(|_| dir.clone());
-        let dirs = Dirs::discover();
-        let config = Config::load(&dirs, &dir, project.config.as_deref()).map_err(Failure::usage)?;
-        // `external_directory` allows the skill directories outside the project (spec
-        // §4.10), never the project's own: those are inside it and need no allowance, and
-        // one that is a symlink out of it (`.claude/skills -> /`) is the repository's say,
-        // which must not widen what may be read or written outside.
-        let skill_dirs: Vec<PathBuf> = toolgate_builtins_fs::skill_dirs(&dir, Some(&dirs.config))
-            .into_iter()
-            .filter(|skills| !skills.starts_with(&dir))
-            .collect();
-        let agents = Agents::build(&config.agent_settings(&dirs, skill_dirs))
-            .map_err(|error| Failure::usage(format!("config: {error}")))?;
-        let agent = match &project.agent {
-            Some(name) if agents.get(name).is_none() => {
-                let known: Vec<&str> = agents.all().iter().map(|a| a.name.as_str()).collect();
-                return Err(Failure::usage(format!(
-                    "unknown agent {name:?}; known agents: {}",
-                    known.join(", ")
-                )));
-            }
-            Some(name) => name.clone(),
-            None => agents.default_agent().name.clone(),
-        };
-        // Opened when a decision or a command first needs it.
-        let store = std::sync::Arc::new(SqliteStore::deferred(dirs.data.join("toolgate.db")));
-        let project_id = toolgate_permission::project_id(&dir);
-        let audit = std::sync::Arc::new(toolgate_permission::AuditLog::new(dirs.data.join("audit.jsonl")));
-        let service = PermissionService::new(agents, project_id, Some(store), mode)
-            .with_headless_note("no terminal; use --auto to approve")
-            .with_audit(audit)
-            .with_roots([dir.clone(), spelled])
-            .with_doom_memory(doom);
-        let sandbox = crate::sandbox::Settings::from_config(&config, &dirs, &dir);
-        Ok(Setup {
-            dir,
-            dirs,
-            config,
-            agent,
-            service,
-            sandbox,
-        })
-    }
-}
 
 /// The assertions a call would make: for `bash`, exactly what the bash tool asserts for
 /// each command line (its sub-commands, reads, writes and outside directories); for any
@@ -131,7 +54,13 @@ fn requests(setup: &Setup, action: &str, resources: &[String]) -> Result<Request
                 },
             );
         }
+        let enforced = crate::sandbox::enforces_exec(&setup.sandbox, &setup.dirs);
         for request in plan.requests {
+            let request = if request.action == "bash" {
+                request.enforced_later(enforced)
+            } else {
+                request
+            };
             match merged.iter_mut().find(|r| r.action == request.action) {
                 Some(existing) => {
                     for resource in request.resources {
@@ -196,6 +125,8 @@ fn rule_text(rule: Option<&Rule>) -> String {
 }
 
 pub(crate) fn check(project: &Project, action: &str, resources: &[String], json: bool) -> Result<(), Failure> {
+    // OpenCode V2's name for the bash tool's permission: analysed as the same lines.
+    let action = if action == "shell" { "bash" } else { action };
     let setup = Setup::new(project, AskMode::Headless)?;
     let (requests, notes, opaque_lines) = requests(&setup, action, resources)?;
     let mut reports = Vec::new();
@@ -250,7 +181,7 @@ pub(crate) fn check(project: &Project, action: &str, resources: &[String], json:
                 Value::Array(reports[1..].iter().zip(&saved[1..]).map(report).collect()),
             );
             if action == "bash" {
-                map.insert("sandbox".into(), crate::sandbox::report(&setup).1);
+                map.insert("sandbox".into(), crate::sandbox::report(&setup.sandbox_parts()).1);
             }
         }
         outln!("{}", serde_json::to_string_pretty(&value).map_err(Failure::runtime)?);
@@ -306,8 +237,17 @@ pub(crate) fn check(project: &Project, action: &str, resources: &[String], json:
         }
     }
     if action == "bash" {
-        outln!("{}", crate::sandbox::report(&setup).0);
+        outln!("{}", crate::sandbox::report(&setup.sandbox_parts()).0);
     }
+    Ok(())
+}
+
+/// `toolgate config --schema`: the JSON Schema of a config file.
+pub(crate) fn schema() -> Result<(), Failure> {
+    outln!(
+        "{}",
+        serde_json::to_string_pretty(&toolgate_config::schema()).map_err(Failure::runtime)?
+    );
     Ok(())
 }
 
@@ -318,26 +258,35 @@ pub(crate) fn config(project: &Project, json: bool) -> Result<(), Failure> {
         .agents()
         .get(&setup.agent)
         .ok_or_else(|| Failure::usage(format!("unknown agent {:?}", setup.agent)))?;
+    // Saved approvals take part in every decision a rule does not deny.
+    let approvals = match setup.service.store() {
+        Some(store) => store.list(setup.service.project_id()).map_err(Failure::runtime)?,
+        None => Vec::new(),
+    };
+    let sources = setup.config.sources();
     if json {
         let value = json!({
             "agent": agent.name,
-            "sources": setup.config.sources,
+            "sources": sources.iter().map(|(kind, source)| json!({"kind": kind.as_str(), "source": source})).collect::<Vec<_>>(),
             "dataDir": setup.dirs.data,
             "project": setup.dir,
             "rules": agent.rules.rules().iter().map(rule_json).collect::<Vec<_>>(),
-            "sandbox": crate::sandbox::report(&setup).1,
+            "approvals": approvals,
+            "sandbox": crate::sandbox::report(&setup.sandbox_parts()).1,
         });
         outln!("{}", serde_json::to_string_pretty(&value).map_err(Failure::runtime)?);
         return Ok(());
     }
     outln!("agent {} — rules in order, the last match wins", agent.name);
-    if setup.config.sources.is_empty() {
+    if sources.is_empty() {
         outln!("config files: none (defaults only)");
     } else {
-        let files: Vec<String> = setup.config.sources.iter().map(|p| p.display().to_string()).collect();
-        outln!("config files: {}", files.join(", "));
+        outln!("config files: (in order; later ones win where their rules match)");
+        for (index, (kind, source)) in sources.iter().enumerate() {
+            outln!("{:>4}  {:<26} {source}", index + 1, kind.as_str());
+        }
     }
-    outln!("{}", crate::sandbox::report(&setup).0);
+    outln!("{}", crate::sandbox::report(&setup.sandbox_parts()).0);
     for (index, rule) in agent.rules.rules().iter().enumerate() {
         outln!(
             "{:>4}  {:<20} {:<40} {:<5}  {}",
@@ -347,6 +296,20 @@ pub(crate) fn config(project: &Project, json: bool) -> Result<(), Failure> {
             rule.effect.as_str(),
             origin_text(rule)
         );
+    }
+    if approvals.is_empty() {
+        outln!("saved approvals: none");
+    } else {
+        outln!("saved approvals (allow what no configured rule denies; `toolgate approvals` manages them):");
+        for approval in &approvals {
+            outln!(
+                "{}  {:<20} {:<40} {}",
+                approval.id,
+                approval.action,
+                approval.resource,
+                format_time(approval.time_created)
+            );
+        }
     }
     Ok(())
 }

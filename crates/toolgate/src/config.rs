@@ -1,37 +1,20 @@
-//! Config loading: files, precedence, JSONC, validation with key paths.
-//!
-//! Layers, in order: the global `toolgate.json[c]` in the platform config directory, the
-//! project's `toolgate.json[c]` (or, when it has none, its `opencode.json[c]`),
-//! `--config FILE`, then `$TOOLGATE_PERMISSION` (a `permission` value). Rules are never
-//! deep-merged: every layer's `permission` and `tools` (and each `agent.<name>` block's)
-//! are read as rules on their own — a string is `{"*": effect}`, the list form is its
-//! rules — and the layers' rules are concatenated in order, so the last matching rule
-//! wins and no form replaces another. Other settings deep-merge, later wins.
-//! `managed.json` in the global config directory is the managed layer.
+//! Config glue: `toolgate-config` finds, reads and layers the files (README
+//! "Configuration"); this module turns what it read into each crate's own options.
 
 use std::path::{Path, PathBuf};
 
-use serde_json::{Map, Value};
-use toolgate_permission::{AgentSettings, ConfigLayer, Origin};
-use toolgate_permission::{deep_merge, key_path, rules_from_config};
+use toolgate_config::{Document, Effect, Layer, Loaded, McpLaunch, SourceKind};
+use toolgate_permission::{AgentBlock, AgentSettings, ConfigLayer, Mode, Origin, Rule};
 
-/// A config problem, reported as one line naming the file and the key path.
-#[derive(Debug)]
-pub(crate) struct ConfigError(pub(crate) String);
-
-impl std::fmt::Display for ConfigError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for ConfigError {}
+pub(crate) use toolgate_config::ConfigError;
 
 /// Where toolgate keeps its data and finds its global config.
 #[derive(Clone, Debug)]
 pub(crate) struct Dirs {
     pub(crate) data: PathBuf,
     pub(crate) config: PathBuf,
+    /// OpenCode's global config directory (`$XDG_CONFIG_HOME/opencode`, `~/.config/opencode`).
+    pub(crate) opencode: Option<PathBuf>,
     pub(crate) home: Option<PathBuf>,
 }
 
@@ -51,125 +34,146 @@ impl Dirs {
             .map(PathBuf::from)
             .or_else(|| base.as_ref().map(|b| b.config_dir().join("toolgate")))
             .unwrap_or_else(fallback);
-        Dirs { data, config, home }
-    }
-}
-
-/// The effective configuration and the files it came from.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct Config {
-    /// Every setting except rules, deep-merged (later layers win).
-    pub(crate) merged: Map<String, Value>,
-    /// The `mcp` servers of every layer, merged by name: a higher layer's entry replaces
-    /// the whole server object (a deep merge would mix two servers' settings).
-    pub(crate) mcp: Vec<toolgate_mcp_client::Entry>,
-    /// Each layer's rule blocks (`permission`, `tools`, `agent`), in order.
-    pub(crate) layers: Vec<ConfigLayer>,
-    pub(crate) managed: Option<Value>,
-    /// The managed layer's `sandbox` block (its mode is a floor, see `sandbox::Settings`).
-    pub(crate) managed_sandbox: Option<Value>,
-    pub(crate) sources: Vec<PathBuf>,
-}
-
-/// Splits one file's value into its rule blocks (a layer) and the rest (deep-merged).
-fn split_layer(mut value: Value, source: String) -> (ConfigLayer, Value) {
-    let mut layer = ConfigLayer::new(source);
-    if let Value::Object(map) = &mut value {
-        layer.permission = map.shift_remove("permission");
-        layer.tools = map.shift_remove("tools");
-        if let Some(Value::Object(agents)) = map.get_mut("agent") {
-            let mut rules = Map::new();
-            for (name, block) in agents.iter_mut() {
-                let mut own = Map::new();
-                if let Value::Object(block) = block {
-                    for key in ["permission", "tools", "mode", "description", "disable"] {
-                        if let Some(field) = block.shift_remove(key) {
-                            own.insert(key.to_string(), field);
-                        }
-                    }
-                }
-                rules.insert(name.clone(), Value::Object(own));
-            }
-            layer.agent = Some(Value::Object(rules));
+        let opencode = toolgate_config::opencode_global_dir(home.as_deref());
+        Dirs {
+            data,
+            config,
+            opencode,
+            home,
         }
     }
-    (layer, value)
+}
+
+/// The effective configuration and the layers it came from.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Config {
+    /// Every layer read, in order.
+    pub(crate) loaded: Loaded,
+    /// Every setting except rules, deep-merged (later layers win).
+    pub(crate) settings: Document,
+    /// The managed layers' `sandbox` block (its mode is a floor, see `sandbox::Settings`).
+    pub(crate) managed_sandbox: Option<toolgate_config::Sandbox>,
+}
+
+fn effect(effect: Effect) -> toolgate_permission::Effect {
+    match effect {
+        Effect::Allow => toolgate_permission::Effect::Allow,
+        Effect::Ask => toolgate_permission::Effect::Ask,
+        Effect::Deny => toolgate_permission::Effect::Deny,
+    }
+}
+
+fn mode(mode: toolgate_config::AgentMode) -> Mode {
+    match mode {
+        toolgate_config::AgentMode::Primary => Mode::Primary,
+        toolgate_config::AgentMode::Subagent => Mode::Subagent,
+        toolgate_config::AgentMode::All => Mode::All,
+    }
+}
+
+/// One layer as the permission crate takes it: its rules and agent blocks, plain.
+fn permission_layer(layer: &Layer, origin: Origin) -> ConfigLayer {
+    let rules = |specs: &[toolgate_config::RuleSpec], origin: Origin| -> Vec<Rule> {
+        specs
+            .iter()
+            .map(|spec| Rule::new(&spec.action, &spec.resource, effect(spec.effect), origin).with_source(&layer.source))
+            .collect()
+    };
+    let mut out = ConfigLayer::new(&layer.source).with_rules(rules(&layer.rules, origin));
+    for agent in &layer.agents {
+        let mut block = AgentBlock::new(&agent.name).with_rules(rules(&agent.rules, Origin::AgentConfig));
+        block.mode = agent.mode.map(mode);
+        block.description = agent.description.clone();
+        block.disable = agent.disable;
+        out = out.with_block(block);
+    }
+    out
 }
 
 impl Config {
-    /// Loads every layer for the project at `dir`.
+    /// Loads every layer for the project at `dir`, and prints each warning on stderr.
     pub(crate) fn load(dirs: &Dirs, dir: &Path, explicit: Option<&Path>) -> Result<Config, ConfigError> {
-        let mut config = Config::default();
-        let mut merged = Value::Object(Map::new());
-        let global = first_existing(&dirs.config, &["toolgate.json", "toolgate.jsonc"]);
-        let project = first_existing(dir, &["toolgate.json", "toolgate.jsonc"])
-            .or_else(|| first_existing(dir, &["opencode.json", "opencode.jsonc"]));
-        let mut files: Vec<PathBuf> = [global, project].into_iter().flatten().collect();
-        if let Some(file) = explicit {
-            if !file.is_file() {
-                return Err(ConfigError(format!("config file {} does not exist", file.display())));
+        // The directories `Dirs` found (its fallback for a missing config directory too).
+        let inputs = toolgate_config::Inputs::from_process(dir)?
+            .toolgate_dir(&dirs.config)
+            .opencode_dir(dirs.opencode.clone())
+            .home(dirs.home.clone())
+            .explicit(explicit.map(Path::to_path_buf));
+        let loaded = toolgate_config::load(&inputs)?;
+        for layer in loaded.all() {
+            if let Some(shell_env) = &layer.document.shell_env {
+                crate::sandbox::policy_of(shell_env).validate().map_err(|error| {
+                    let text = error.to_string();
+                    let (sub, message) = text.split_once(": ").unwrap_or(("", &text));
+                    let path = if sub.is_empty() {
+                        "shell_env".to_string()
+                    } else {
+                        format!("shell_env.{sub}")
+                    };
+                    ConfigError::invalid(&layer.source, path, message)
+                })?;
             }
-            files.push(file.to_path_buf());
         }
-        for file in files {
-            let value = read(&file)?;
-            let (layer, rest) = split_layer(value, file.display().to_string());
-            config.merge_mcp(&rest);
-            deep_merge(&mut merged, &rest);
-            config.layers.push(layer);
-            config.sources.push(file);
+        for warning in &loaded.warnings {
+            eprintln!("toolgate: warning: {warning}");
         }
-        // Set but unreadable is an error, never "unset": dropping the layer would drop its denies.
-        let env = match std::env::var("TOOLGATE_PERMISSION") {
-            Ok(text) => Some(text),
-            Err(std::env::VarError::NotPresent) => None,
-            Err(std::env::VarError::NotUnicode(_)) => {
-                return Err(ConfigError("$TOOLGATE_PERMISSION is not valid UTF-8".into()));
-            }
-        };
-        if let Some(text) = env {
-            let value: Value = serde_json::from_str(&text)
-                .map_err(|error| ConfigError(format!("$TOOLGATE_PERMISSION is not valid JSON: {error}")))?;
-            validate_permission(&value, "$TOOLGATE_PERMISSION", dirs)?;
-            config
-                .layers
-                .push(ConfigLayer::new("$TOOLGATE_PERMISSION").with_permission(value));
-        }
-        if let Some(file) = first_existing(&dirs.config, &["managed.json"]) {
-            let value = read(&file)?;
-            let permission = value.get("permission").cloned();
-            if let Some(permission) = &permission {
-                validate_permission(permission, &file.display().to_string(), dirs)?;
-            }
-            config.managed = permission;
-            config.managed_sandbox = value.get("sandbox").cloned();
-            config.sources.push(file);
-        }
-        config.merged = match merged {
-            Value::Object(map) => map,
-            _ => Map::new(),
-        };
-        Ok(config)
+        let settings = loaded.settings()?;
+        let managed_sandbox = loaded.managed_sandbox()?;
+        Ok(Config {
+            loaded,
+            settings,
+            managed_sandbox,
+        })
     }
 
-    /// Adds one layer's `mcp` servers (already validated by `read`), replacing by name.
-    fn merge_mcp(&mut self, layer: &Value) {
-        let Some(mcp) = layer.get("mcp") else { return };
-        for entry in toolgate_mcp_client::entries(mcp).unwrap_or_default() {
-            match self.mcp.iter_mut().find(|known| known.name == entry.name) {
-                Some(known) => *known = entry,
-                None => self.mcp.push(entry),
-            }
-        }
+    /// Every file read, in order (the sandbox keeps them read-only).
+    pub(crate) fn files(&self) -> Vec<PathBuf> {
+        self.loaded.all().filter_map(|layer| layer.path.clone()).collect()
+    }
+
+    /// Every layer read, in order: (kind, file or variable).
+    pub(crate) fn sources(&self) -> Vec<(SourceKind, String)> {
+        self.loaded
+            .all()
+            .map(|layer| (layer.kind, layer.source.clone()))
+            .collect()
     }
 
     /// The configured MCP servers, `{env:VAR}` substituted, relative `cwd`s under `project`.
     pub(crate) fn mcp_servers(&self, project: &Path) -> Vec<toolgate_mcp_client::ServerConfig> {
-        self.mcp
-            .iter()
+        use toolgate_mcp_client::{Launch, ServerConfig};
+        let env = |text: &str| toolgate_config::substitute_env(text, |name| std::env::var(name).ok());
+        let pairs = |list: &[(String, String)]| -> Vec<(String, String)> {
+            list.iter().map(|(key, value)| (key.clone(), env(value))).collect()
+        };
+        self.loaded
+            .mcp()
+            .into_iter()
             .filter_map(|entry| {
-                // Every entry passed validation when its file was read.
-                toolgate_mcp_client::parse(entry, |name| std::env::var(name).ok(), project).ok()
+                let launch = match &entry.launch {
+                    McpLaunch::Local {
+                        command,
+                        environment,
+                        cwd,
+                    } => Launch::Local {
+                        command: command.iter().map(|word| env(word)).collect(),
+                        environment: pairs(environment),
+                        cwd: cwd.as_ref().map(|dir| project.join(env(dir))),
+                    },
+                    McpLaunch::Remote { url, headers } => Launch::Remote {
+                        url: env(url),
+                        headers: pairs(headers),
+                    },
+                    McpLaunch::Off => return None,
+                };
+                let mut server = ServerConfig::new(&entry.name, launch).enabled(entry.enabled);
+                if let Some(ms) = entry.startup_ms {
+                    server = server.startup_timeout(std::time::Duration::from_millis(ms));
+                }
+                if let Some(ms) = entry.request_ms {
+                    server = server.request_timeout(std::time::Duration::from_millis(ms));
+                }
+                Some(server)
             })
             .collect()
     }
@@ -184,40 +188,28 @@ impl Config {
             // Where commands write scratch files (the shell's `$TMPDIR`, else `/tmp`).
             .with_temp_dir(std::env::temp_dir());
         settings.home = dirs.home.clone();
-        settings.default_agent = self
-            .merged
-            .get("default_agent")
-            .and_then(Value::as_str)
-            .map(str::to_string);
-        settings.managed = self.managed.clone();
-        settings.layers = self.layers.clone();
+        settings.default_agent = self.settings.default_agent.clone();
+        for layer in &self.loaded.layers {
+            settings = settings.with_layer(permission_layer(layer, Origin::UserConfig));
+        }
+        for layer in &self.loaded.managed {
+            settings = settings.with_managed_layer(permission_layer(layer, Origin::Managed));
+        }
         settings.skill_dirs = skill_dirs;
         settings
     }
 
     /// The webfetch settings: `webfetch.allow_private_network`, `webfetch.allowed_hosts`.
     pub(crate) fn fetch_config(&self) -> toolgate_builtins_net::FetchConfig {
-        let section = self.merged.get("webfetch");
+        let section = self.settings.webfetch.clone().unwrap_or_default();
         toolgate_builtins_net::FetchConfig::default()
-            .allow_private_network(
-                section
-                    .and_then(|w| w.get("allow_private_network"))
-                    .and_then(Value::as_bool)
-                    .unwrap_or(false),
-            )
-            .allowed_hosts(
-                section
-                    .and_then(|w| w.get("allowed_hosts"))
-                    .and_then(Value::as_array)
-                    .map(|hosts| {
-                        hosts
-                            .iter()
-                            .filter_map(Value::as_str)
-                            .map(str::to_string)
-                            .collect::<Vec<_>>()
-                    })
-                    .unwrap_or_default(),
-            )
+            .allow_private_network(section.allow_private_network.is_some_and(|flag| flag.0))
+            .allowed_hosts(section.allowed_hosts.map(|hosts| hosts.0).unwrap_or_default())
+    }
+
+    /// Whether the websearch tool is offered (`"websearch": false` turns it off).
+    pub(crate) fn websearch_on(&self) -> bool {
+        !matches!(self.settings.websearch, Some(toolgate_config::Websearch::Off(_)))
     }
 
     /// The websearch settings: provider and keys from the environment, endpoints and a
@@ -230,178 +222,34 @@ impl Config {
             Some("parallel") => Some(Provider::Parallel),
             _ => None,
         };
-        let section = self.merged.get("websearch");
-        let text = |key: &str| {
-            section
-                .and_then(|w| w.get(key))
-                .and_then(Value::as_str)
-                .map(str::to_string)
+        let section = match &self.settings.websearch {
+            Some(toolgate_config::Websearch::Settings(settings)) => settings.clone(),
+            _ => toolgate_config::WebsearchSettings::default(),
         };
         // The environment's provider wins over the config's.
         let chosen = provider(std::env::var("TOOLGATE_WEBSEARCH_PROVIDER").ok().as_deref())
-            .or_else(|| provider(text("provider").as_deref()));
+            .or_else(|| provider(section.provider.as_deref()));
         let mut config = SearchConfig::default()
             .provider(chosen)
             .exa_key(key("EXA_API_KEY"))
             .parallel_key(key("PARALLEL_API_KEY"));
-        if let Some(url) = text("exa_url") {
-            config = config.exa_url(url);
+        if let Some(url) = section.exa_url {
+            config = config.exa_url(url.0);
         }
-        if let Some(url) = text("parallel_url") {
-            config = config.parallel_url(url);
+        if let Some(url) = section.parallel_url {
+            config = config.parallel_url(url.0);
         }
         config
     }
 
-    /// A positive integer setting such as `tool_output.max_lines`.
-    pub(crate) fn positive(&self, section: &str, key: &str) -> Option<u64> {
-        self.merged.get(section)?.get(key)?.as_u64()
+    /// `tool_output.max_lines` and `tool_output.max_bytes`, when set.
+    pub(crate) fn tool_output(&self) -> (Option<u64>, Option<u64>) {
+        let section = self.settings.tool_output.unwrap_or_default();
+        (section.max_lines.map(|n| n.get()), section.max_bytes.map(|n| n.get()))
     }
-}
 
-fn first_existing(dir: &Path, names: &[&str]) -> Option<PathBuf> {
-    names.iter().map(|name| dir.join(name)).find(|path| path.is_file())
-}
-
-/// Reads and validates one config file.
-fn read(file: &Path) -> Result<Value, ConfigError> {
-    let text = std::fs::read_to_string(file)
-        .map_err(|error| ConfigError(format!("cannot read config {}: {error}", file.display())))?;
-    let options = jsonc_parser::ParseOptions::default();
-    let value: Value = jsonc_parser::parse_to_serde_value(&text, &options)
-        .map_err(|error| ConfigError(format!("config {} is not valid JSONC: {error}", file.display())))?;
-    let name = file.display().to_string();
-    if !value.is_object() {
-        return Err(ConfigError(format!(
-            "config {name}: expected an object at the top level"
-        )));
+    /// `doom_loop_threshold`, when set.
+    pub(crate) fn doom_loop_threshold(&self) -> Option<u64> {
+        self.settings.doom_loop_threshold.map(|n| n.get())
     }
-    validate(&value, &name)?;
-    crate::sandbox::validate(&value, &name)?;
-    Ok(value)
-}
-
-fn fail(file: &str, path: &str, expected: &str, found: &Value) -> ConfigError {
-    ConfigError(format!("config {file}: {path}: expected {expected}, found {found}"))
-}
-
-fn validate_permission(value: &Value, file: &str, dirs: &Dirs) -> Result<(), ConfigError> {
-    rules_from_config(value, "permission", Origin::UserConfig, dirs.home.as_deref())
-        .map(|_| ())
-        .map_err(|error| ConfigError(format!("config {file}: {error}")))
-}
-
-/// Checks the keys toolgate reads; other keys (an OpenCode config has many) are ignored.
-fn validate(value: &Value, file: &str) -> Result<(), ConfigError> {
-    let check_permission = |value: &Value, path: &str| {
-        rules_from_config(value, path, Origin::UserConfig, None)
-            .map(|_| ())
-            .map_err(|error| ConfigError(format!("config {file}: {error}")))
-    };
-    let check_tools = |value: &Value, path: &str| -> Result<(), ConfigError> {
-        let Value::Object(map) = value else {
-            return Err(fail(file, path, "an object of tool names to true or false", value));
-        };
-        for (name, enabled) in map {
-            if !enabled.is_boolean() {
-                return Err(fail(file, &key_path(path, name), "true or false", enabled));
-            }
-        }
-        Ok(())
-    };
-    if let Some(permission) = value.get("permission") {
-        check_permission(permission, "permission")?;
-    }
-    if let Some(tools) = value.get("tools") {
-        check_tools(tools, "tools")?;
-    }
-    if let Some(mcp) = value.get("mcp") {
-        toolgate_mcp_client::validate(mcp).map_err(|error| ConfigError(format!("config {file}: {error}")))?;
-    }
-    if let Some(default) = value.get("default_agent")
-        && !default.is_string()
-    {
-        return Err(fail(file, "default_agent", "a string", default));
-    }
-    if let Some(agents) = value.get("agent") {
-        let Value::Object(agents) = agents else {
-            return Err(fail(file, "agent", "an object of agent names", agents));
-        };
-        for (name, block) in agents {
-            let path = key_path("agent", name);
-            let Value::Object(block) = block else {
-                return Err(fail(file, &path, "an object", block));
-            };
-            if let Some(permission) = block.get("permission") {
-                check_permission(permission, &format!("{path}.permission"))?;
-            }
-            if let Some(tools) = block.get("tools") {
-                check_tools(tools, &format!("{path}.tools"))?;
-            }
-            for key in ["description", "mode"] {
-                if let Some(field) = block.get(key)
-                    && !field.is_string()
-                {
-                    return Err(fail(file, &format!("{path}.{key}"), "a string", field));
-                }
-            }
-            if let Some(field) = block.get("mode")
-                && !matches!(field.as_str(), Some("primary" | "subagent" | "all"))
-            {
-                return Err(fail(
-                    file,
-                    &format!("{path}.mode"),
-                    "\"primary\", \"subagent\" or \"all\"",
-                    field,
-                ));
-            }
-            if let Some(field) = block.get("disable")
-                && !field.is_boolean()
-            {
-                return Err(fail(file, &format!("{path}.disable"), "true or false", field));
-            }
-        }
-    }
-    for (section, key) in [("tool_output", "max_lines"), ("tool_output", "max_bytes")] {
-        if let Some(field) = value.get(section).and_then(|s| s.get(key))
-            && field.as_u64().is_none_or(|n| n == 0)
-        {
-            return Err(fail(file, &format!("{section}.{key}"), "a positive integer", field));
-        }
-    }
-    if let Some(field) = value.get("doom_loop_threshold")
-        && field.as_u64().is_none_or(|n| n == 0)
-    {
-        return Err(fail(file, "doom_loop_threshold", "a positive integer", field));
-    }
-    if let Some(field) = value.get("webfetch").and_then(|w| w.get("allow_private_network"))
-        && !field.is_boolean()
-    {
-        return Err(fail(file, "webfetch.allow_private_network", "true or false", field));
-    }
-    if let Some(field) = value.get("webfetch").and_then(|w| w.get("allowed_hosts"))
-        && !field.as_array().is_some_and(|hosts| hosts.iter().all(Value::is_string))
-    {
-        return Err(fail(file, "webfetch.allowed_hosts", "a list of host names", field));
-    }
-    for key in ["exa_url", "parallel_url"] {
-        if let Some(field) = value.get("websearch").and_then(|w| w.get(key))
-            && !field
-                .as_str()
-                .is_some_and(|url| url.starts_with("http://") || url.starts_with("https://"))
-        {
-            return Err(fail(
-                file,
-                &format!("websearch.{key}"),
-                "an http:// or https:// URL",
-                field,
-            ));
-        }
-    }
-    if let Some(field) = value.get("websearch").and_then(|w| w.get("provider"))
-        && !matches!(field.as_str(), Some("exa" | "parallel"))
-    {
-        return Err(fail(file, "websearch.provider", "\"exa\" or \"parallel\"", field));
-    }
-    Ok(())
 }

@@ -17,10 +17,12 @@ mod app;
 mod check;
 mod config;
 mod gateway;
+mod log;
 mod mcp;
 mod run;
 mod sandbox;
 mod server;
+mod setup;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -118,6 +120,9 @@ echo '{\"command\": \"cargo test\"}' | toolgate call bash - --auto\n  toolgate c
         /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
+        /// Print the JSON Schema of a config file (for editors: see README "Configuration").
+        #[arg(long)]
+        schema: bool,
     },
     /// The audit log of permission decisions and settled calls.
     #[command(after_help = "Examples:\n  toolgate audit tail\n  toolgate audit tail -n 100 --json")]
@@ -267,13 +272,21 @@ fn main() -> ExitCode {
     // The sandbox trampoline: before anything else, while the process has one thread.
     let mut args = std::env::args_os();
     if args.nth(1).is_some_and(|arg| arg == toolgate_sandbox::TRAMPOLINE) {
-        return ExitCode::from(toolgate_sandbox::trampoline_main(args.collect()));
+        let exit = toolgate_sandbox::trampoline_main(args.collect());
+        if let Some(line) = &exit.stdout {
+            println!("{line}");
+        }
+        if let Some(line) = &exit.stderr {
+            eprintln!("{line}");
+        }
+        return ExitCode::from(exit.code);
     }
     // Descriptors the parent left open (a harness's control socket, a file the sandbox
     // hides) must not reach the commands a model writes, nor MCP servers: every one above
     // stderr is closed on exec. Ours are opened close-on-exec by the standard library.
     // Done while the process has one thread, so no descriptor is being created meanwhile.
     close_fds::set_fds_cloexec(3, &[]);
+    log::init();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(error) => {
@@ -309,7 +322,8 @@ fn main() -> ExitCode {
             project,
             json,
         } => check::check(&project, &action, &resources, json),
-        Command::Config { project, json } => check::config(&project, json),
+        Command::Config { schema: true, .. } => check::schema(),
+        Command::Config { project, json, .. } => check::config(&project, json),
         Command::Serve {
             listen,
             allow_hosts,

@@ -7,7 +7,7 @@ use toolgate_builtins_session::QuestionService;
 use toolgate_permission::AskMode;
 
 use crate::app::{App, server_parts, server_runtime};
-use crate::check::Setup;
+use crate::setup::Setup;
 use crate::{Failure, Project};
 
 /// `toolgate mcp`.
@@ -49,12 +49,11 @@ pub(crate) fn list(project: &Project, json: bool) -> Result<(), Failure> {
     let app = App::new(&setup, QuestionService::new(false))?;
     let runtime = server_runtime()?;
     let reports = runtime.block_on(async {
-        app.gate.prepare(None).await;
-        let reports = app
-            .gateway
-            .as_ref()
-            .map(toolgate_mcp_client::Gateway::report)
-            .unwrap_or_default();
+        let Some(gateway) = &app.gateway else {
+            return Vec::new();
+        };
+        gateway.start_all().await;
+        let reports = gateway.report();
         app.shutdown().await;
         reports
     });

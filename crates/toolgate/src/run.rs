@@ -6,11 +6,11 @@ use std::io::{IsTerminal, Read, Write};
 use serde_json::{Value, json};
 use toolgate_builtins_session::{QuestionEvent, QuestionRequest, QuestionService};
 use toolgate_core::ModelResult;
-use toolgate_gate::{Call, SettleError};
+use toolgate_gate::{Call, GateError};
 use toolgate_permission::{AskMode, DoomMemory, Event, PermissionService, Reply};
 
 use crate::app::App;
-use crate::check::Setup;
+use crate::setup::Setup;
 use crate::{Failure, Project};
 
 /// Exit code when a permission was refused.
@@ -27,8 +27,7 @@ pub(crate) fn tools(project: &Project, json: bool) -> Result<(), Failure> {
     let setup = Setup::new(project, AskMode::Headless)?;
     let app = App::new(&setup, QuestionService::new(false))?;
     let runtime = runtime()?;
-    runtime.block_on(app.gate.prepare(None));
-    let catalog = app.gate.catalog(&setup.agent);
+    let catalog = runtime.block_on(app.gate.prepared_catalog(&setup.agent));
     runtime.block_on(app.shutdown());
     app.report_mcp_errors(false);
     if json {
@@ -126,33 +125,29 @@ pub(crate) fn call(project: &Project, args: CallArgs<'_>) -> Result<(), Failure>
         .map(str::to_string)
         .unwrap_or_else(|| toolgate_core::ascending_id("ses"));
     let runtime = runtime()?;
-    let (catalog, settled) = runtime.block_on(async {
-        gate.prepare(Some(args.tool)).await;
-        let catalog = gate.catalog(&setup.agent);
+    let settled = runtime.block_on(async {
         let prompt =
             interactive.then(|| tokio::spawn(prompt_loop(setup.service.clone(), questions.clone(), session.clone())));
         // This front end has no assistant messages: the session is one message, so
         // doom_loop counts identical calls across the session's processes.
         let call = Call::new(session.clone(), args.tool, input).in_message(session.clone());
-        let settled = gate.call(&catalog, call).await;
+        let settled = gate.run(&setup.agent, call).await;
         if let Some(prompt) = prompt {
             prompt.abort();
         }
         app.shutdown().await;
-        (catalog, settled)
+        settled
     });
     let settled = match settled {
         Ok(settled) => settled.settlement,
-        Err(SettleError::Unknown { name }) => {
+        Err(GateError::Unknown { tool, agent, offered }) => {
             app.report_mcp_errors(true);
-            let names = catalog.names();
             return Err(Failure::usage(format!(
-                "unknown tool {name:?} for agent {}; available: {}",
-                setup.agent,
-                if names.is_empty() {
+                "unknown tool {tool:?} for agent {agent}; available: {}",
+                if offered.is_empty() {
                     "none".to_string()
                 } else {
-                    names.join(", ")
+                    offered.join(", ")
                 }
             )));
         }

@@ -8,13 +8,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use serde_json::{Value, json};
-use toolgate_builtins_shell::{BashOptions, Launch, Launcher, ShellEnvPolicy};
+use toolgate_builtins_shell::{BashOptions, Launch, LaunchLine, Launcher, ShellEnvPolicy};
 use toolgate_core::{Context, Location, Permissions, Tool, ToolFailure};
-use toolgate_permission::{PermissionService, WALK_BUDGET, denied_paths};
+use toolgate_permission::{Effect, PermissionService, Ruleset, WALK_BUDGET, denied_paths, withheld_paths};
 use toolgate_sandbox::{Mode, Policy, Support};
 
-use crate::check::Setup;
-use crate::config::{Config, ConfigError, Dirs};
+use crate::config::{Config, Dirs};
 
 /// How many paths the sandbox may mount (hidden plus read-only) per command.
 const MOUNT_BUDGET: usize = 4096;
@@ -39,17 +38,10 @@ pub(crate) struct Settings {
 impl Settings {
     /// The settings of the merged config and the managed layer.
     pub(crate) fn from_config(config: &Config, dirs: &Dirs, project: &Path) -> Settings {
-        let section = config.merged.get("sandbox");
-        let managed = config.managed_sandbox.as_ref();
-        let get = |value: Option<&Value>, key: &str| value.and_then(|v| v.get(key)).cloned();
-        let mode_of = |value: Option<&Value>| {
-            get(value, "mode")
-                .as_ref()
-                .and_then(Value::as_str)
-                .and_then(Mode::parse)
-        };
-        let user_mode = mode_of(section);
-        let managed_floor = mode_of(managed).unwrap_or(Mode::Off);
+        let section = config.settings.sandbox.clone().unwrap_or_default();
+        let managed = config.managed_sandbox.clone().unwrap_or_default();
+        let user_mode = section.mode.map(mode_of);
+        let managed_floor = managed.mode.map(mode_of).unwrap_or(Mode::Off);
         let mode = user_mode.unwrap_or(Mode::Off).stricter(managed_floor);
         let mode_origin = if managed_floor > user_mode.unwrap_or(Mode::Off) {
             "managed"
@@ -58,21 +50,19 @@ impl Settings {
         } else {
             "default"
         };
-        let network = get(section, "network").and_then(|v| v.as_bool()).unwrap_or(false)
-            && get(managed, "network").and_then(|v| v.as_bool()).unwrap_or(true);
-        let required = get(section, "required").and_then(|v| v.as_bool()).unwrap_or(false)
-            || get(managed, "required").and_then(|v| v.as_bool()).unwrap_or(false);
-        let enforce_exec = get(section, "enforce_exec").and_then(|v| v.as_bool()).unwrap_or(true)
-            || get(managed, "enforce_exec").and_then(|v| v.as_bool()).unwrap_or(false);
+        let flag = |flag: Option<toolgate_config::Flag>| flag.map(|flag| flag.0);
+        let network = flag(section.network).unwrap_or(false) && flag(managed.network).unwrap_or(true);
+        let required = flag(section.required).unwrap_or(false) || flag(managed.required).unwrap_or(false);
+        let enforce_exec = flag(section.enforce_exec).unwrap_or(true) || flag(managed.enforce_exec).unwrap_or(false);
         // An administrator's list replaces the user's.
-        let writable = get(managed, "writable")
-            .or_else(|| get(section, "writable"))
-            .and_then(|v| v.as_array().cloned())
+        let writable = managed
+            .writable
+            .or(section.writable)
+            .map(|list| list.0)
             .unwrap_or_default()
             .iter()
-            .filter_map(Value::as_str)
             .map(|path| {
-                let expanded = toolgate_permission::expand_home(path, dirs.home.as_deref());
+                let expanded = toolgate_config::expand_home(path, dirs.home.as_deref());
                 project.join(expanded)
             })
             .collect();
@@ -125,53 +115,35 @@ impl Settings {
     }
 }
 
-/// Checks the `sandbox` and `shell_env` keys of one config file.
-pub(crate) fn validate(value: &Value, file: &str) -> Result<(), ConfigError> {
-    let fail = |path: &str, expected: &str, found: &Value| {
-        ConfigError(format!("config {file}: {path}: expected {expected}, found {found}"))
+/// The sandbox crate's mode for the config's.
+fn mode_of(mode: toolgate_config::SandboxMode) -> Mode {
+    match mode {
+        toolgate_config::SandboxMode::Off => Mode::Off,
+        toolgate_config::SandboxMode::WorkspaceWrite => Mode::WorkspaceWrite,
+        toolgate_config::SandboxMode::ReadOnly => Mode::ReadOnly,
+    }
+}
+
+/// The shell crate's environment policy for one `shell_env` block.
+pub(crate) fn policy_of(section: &toolgate_config::ShellEnv) -> ShellEnvPolicy {
+    use toolgate_builtins_shell::Inherit;
+    let inherit = match section.inherit {
+        None | Some(toolgate_config::Inherit::All) => Inherit::All,
+        Some(toolgate_config::Inherit::Core) => Inherit::Core,
+        Some(toolgate_config::Inherit::None) => Inherit::None,
     };
-    if let Some(section) = value.get("sandbox") {
-        let Value::Object(map) = section else {
-            return Err(fail("sandbox", "an object", section));
-        };
-        for (key, field) in map {
-            let path = format!("sandbox.{key}");
-            match key.as_str() {
-                "mode" if field.as_str().and_then(Mode::parse).is_none() => {
-                    return Err(fail(&path, "\"off\", \"read-only\" or \"workspace-write\"", field));
-                }
-                "network" | "required" | "enforce_exec" if !field.is_boolean() => {
-                    return Err(fail(&path, "true or false", field));
-                }
-                "writable" if !field.as_array().is_some_and(|list| list.iter().all(Value::is_string)) => {
-                    return Err(fail(&path, "a list of directories", field));
-                }
-                "mode" | "network" | "required" | "writable" | "enforce_exec" => {}
-                _ => {
-                    return Err(ConfigError(format!(
-                        "config {file}: {path}: unknown key (mode, network, writable, required, enforce_exec)"
-                    )));
-                }
-            }
-        }
-    }
-    if let Some(section) = value.get("shell_env") {
-        let policy: ShellEnvPolicy = serde_json::from_value(section.clone())
-            .map_err(|error| ConfigError(format!("config {file}: shell_env: {error}")))?;
-        policy
-            .validate()
-            .map_err(|error| ConfigError(format!("config {file}: shell_env.{error}")))?;
-    }
-    Ok(())
+    let set = section
+        .set
+        .iter()
+        .flatten()
+        .map(|(name, value)| (name.clone(), value.clone()))
+        .collect();
+    ShellEnvPolicy::new(inherit, section.exclude.clone(), set)
 }
 
 /// The merged `shell_env` settings (each file's were checked when it was read).
 pub(crate) fn shell_policy(config: &Config) -> ShellEnvPolicy {
-    config
-        .merged
-        .get("shell_env")
-        .and_then(|section| serde_json::from_value(section.clone()).ok())
-        .unwrap_or_default()
+    config.settings.shell_env.as_ref().map(policy_of).unwrap_or_default()
 }
 
 /// The environment a command gets under `shell_env`, from toolgate's own.
@@ -180,9 +152,20 @@ pub(crate) fn shell_environment(config: &Config) -> Vec<(OsString, OsString)> {
 }
 
 /// This binary, as the trampoline to run.
+/// The trampoline every sandboxed or guarded command starts through: the small
+/// `toolgate-sandbox-exec` installed beside this binary (it starts in a fraction of the
+/// time), else this binary itself (`toolgate __sandbox-exec` does the same).
 fn exe() -> &'static Option<PathBuf> {
     static EXE: OnceLock<Option<PathBuf>> = OnceLock::new();
-    EXE.get_or_init(|| std::env::current_exe().ok())
+    EXE.get_or_init(|| {
+        let this = std::env::current_exe().ok()?;
+        let small = this.with_file_name("toolgate-sandbox-exec");
+        let runnable = std::fs::metadata(&small).is_ok_and(|meta| {
+            use std::os::unix::fs::PermissionsExt;
+            meta.is_file() && meta.permissions().mode() & 0o111 != 0
+        });
+        Some(if runnable { small } else { this })
+    })
 }
 
 /// Whether the sandbox works here: probed once per process, or remembered in
@@ -193,6 +176,11 @@ pub(crate) fn support(dirs: &Dirs) -> &'static Support {
         Some(exe) => toolgate_sandbox::probe_cached(exe, &dirs.data.join("sandbox").join("support")),
         None => Support::Missing("cannot find the toolgate binary to run the sandbox with".into()),
     })
+}
+
+/// Whether exec-time enforcement holds for bash commands under `settings`.
+pub(crate) fn enforces_exec(settings: &Settings, dirs: &Dirs) -> bool {
+    settings.enforce_exec && exe().is_some() && guard_support(dirs).is_ok()
 }
 
 /// Whether exec-time enforcement works here: probed once per process, or remembered in
@@ -208,14 +196,24 @@ pub(crate) fn guard_support(dirs: &Dirs) -> &'static Result<(), String> {
 /// The sentence the bash tool's description adds when every program is checked as it starts.
 const GUARD_SENTENCE: &str = "Every program the command starts (scripts, build tools and their children included) is checked against the rules when it starts: a refused one fails with \"Operation not permitted\" and the result names the rule; do not retry it another way, ask the user.";
 
+/// What the bash tool and its sandbox are made from: a command's setup, in parts (so
+/// this file needs nothing of the setup's own file).
+pub(crate) struct Parts<'a> {
+    pub(crate) dir: &'a Path,
+    pub(crate) dirs: &'a Dirs,
+    pub(crate) config: &'a Config,
+    pub(crate) sandbox: &'a Settings,
+    pub(crate) service: &'a PermissionService,
+}
+
 /// The bash tool as `setup` configures it: its environment, its sandbox when on, and
 /// exec-time enforcement where the kernel supports it (with the sandbox off too).
-pub(crate) fn bash_tool(setup: &Setup, location: Location, permissions: Arc<dyn Permissions>) -> Tool {
-    let env: Arc<[(OsString, OsString)]> = shell_environment(&setup.config).into();
+pub(crate) fn bash_tool(setup: &Parts<'_>, location: Location, permissions: Arc<dyn Permissions>) -> Tool {
+    let env: Arc<[(OsString, OsString)]> = shell_environment(setup.config).into();
     let mut options = BashOptions::default().with_env(env);
     let settings = &setup.sandbox;
     let guard = if settings.enforce_exec {
-        match (guard_support(&setup.dirs), exe()) {
+        match (guard_support(setup.dirs), exe()) {
             (Ok(()), Some(_)) => true,
             (Err(why), _) if settings.required => {
                 options.sandbox_sentence = Some(format!(
@@ -236,17 +234,17 @@ pub(crate) fn bash_tool(setup: &Setup, location: Location, permissions: Arc<dyn 
     } else {
         false
     };
-    if (settings.mode == Mode::Off || !support(&setup.dirs).is_available())
+    if (settings.mode == Mode::Off || !support(setup.dirs).is_available())
         && let (true, Some(exe)) = (guard, exe())
     {
         options.launcher = Some(Arc::new(GuardLauncher {
             exe: exe.clone(),
-            project: setup.dir.clone(),
+            project: setup.dir.to_path_buf(),
         }));
         options.sandbox_sentence = Some(format!("{} {GUARD_SENTENCE}", toolgate_builtins_shell::NOT_SANDBOXED));
     }
     if settings.mode != Mode::Off {
-        let support = support(&setup.dirs);
+        let support = support(setup.dirs);
         match (support, exe()) {
             (Support::Available { .. }, Some(exe)) => {
                 let sentence = settings.sentence();
@@ -309,7 +307,8 @@ struct GuardLauncher {
 }
 
 impl Launcher for GuardLauncher {
-    fn prepare(&self, _: &Context, workdir: &Path) -> Result<Launch, ToolFailure> {
+    fn prepare(&self, _: &Context, line: &LaunchLine<'_>) -> Result<Launch, ToolFailure> {
+        let workdir = line.workdir;
         let policy = Policy::new(Mode::Off, &self.project, true)
             .workdir(workdir)
             .exec_guard(true);
@@ -317,13 +316,17 @@ impl Launcher for GuardLauncher {
         prefix.pop();
         Ok(Launch::default().with_prefix(prefix).with_exec_guard(true))
     }
+
+    fn enforces_exec(&self) -> bool {
+        true
+    }
 }
 
 /// A launcher that refuses every command (the sandbox is required and missing).
 struct Refuse(String);
 
 impl Launcher for Refuse {
-    fn prepare(&self, _: &Context, _: &Path) -> Result<Launch, ToolFailure> {
+    fn prepare(&self, _: &Context, _: &LaunchLine<'_>) -> Result<Launch, ToolFailure> {
         Err(ToolFailure::new(self.0.clone()))
     }
 }
@@ -335,7 +338,8 @@ struct SandboxLauncher {
     project: PathBuf,
     exe: PathBuf,
     service: PermissionService,
-    /// toolgate's own files: its config (in the project and global) and its data.
+    /// toolgate's own files: its config (in the project and global, OpenCode's included:
+    /// every file read, `.opencode/`, OpenCode's global directory) and its data.
     protected: Vec<PathBuf>,
     data: PathBuf,
     /// Whether the exec guard is installed too.
@@ -343,23 +347,25 @@ struct SandboxLauncher {
 }
 
 impl SandboxLauncher {
-    fn new(setup: &Setup, exe: PathBuf, guard: bool) -> SandboxLauncher {
+    fn new(setup: &Parts<'_>, exe: PathBuf, guard: bool) -> SandboxLauncher {
         let mut protected: Vec<PathBuf> = [
             "toolgate.json",
             "toolgate.jsonc",
             "opencode.json",
             "opencode.jsonc",
+            ".opencode",
             ".toolgate",
         ]
         .iter()
         .map(|name| setup.dir.join(name))
         .collect();
         protected.push(setup.dirs.config.clone());
+        protected.extend(setup.dirs.opencode.clone());
         protected.push(setup.dirs.data.clone());
-        protected.extend(setup.config.sources.iter().cloned());
+        protected.extend(setup.config.files());
         SandboxLauncher {
             settings: setup.sandbox.clone(),
-            project: setup.dir.clone(),
+            project: setup.dir.to_path_buf(),
             exe,
             service: setup.service.clone(),
             protected,
@@ -368,7 +374,7 @@ impl SandboxLauncher {
         }
     }
 
-    fn policy(&self, ctx: &Context, workdir: &Path) -> Result<Policy, String> {
+    fn policy(&self, ctx: &Context, workdir: &Path, approved_reads: &[PathBuf]) -> Result<Policy, String> {
         let writable: Vec<PathBuf> = self
             .settings
             .writable
@@ -382,7 +388,21 @@ impl SandboxLauncher {
         let agents = self.service.agents();
         let agent = agents.get(&ctx.agent).unwrap_or_else(|| agents.default_agent());
         let mut budget = WALK_BUDGET;
-        let masked = denied_paths(&agent.rules, "read", &self.project, &mut budget).map_err(|e| e.to_string())?;
+        // No one can be asked from inside the kernel: what the read rules ask for is hidden
+        // like what they deny, unless this call's reads were approved for it.
+        let approved: Vec<PathBuf> = approved_reads
+            .iter()
+            .map(|path| std::fs::canonicalize(path).unwrap_or_else(|_| path.clone()))
+            .collect();
+        let masked: Vec<PathBuf> = withheld_paths(&agent.rules, "read", &self.project, &mut budget)
+            .map_err(|e| e.to_string())?
+            .into_iter()
+            .filter(|path| {
+                let real = std::fs::canonicalize(path).unwrap_or_else(|_| path.clone());
+                // A denied path stays hidden whatever was approved (nothing approves a deny).
+                !approved.contains(&real) || denied(&agent.rules, &self.project, &real)
+            })
+            .collect();
         let mut read_only: Vec<PathBuf> = canonical_existing(&self.protected);
         read_only.extend(canonical_existing(&toolgate_sandbox::git_code_paths(&self.project)));
         if self.settings.mode == Mode::WorkspaceWrite {
@@ -405,19 +425,31 @@ impl SandboxLauncher {
 }
 
 impl Launcher for SandboxLauncher {
-    fn prepare(&self, ctx: &Context, workdir: &Path) -> Result<Launch, ToolFailure> {
+    fn prepare(&self, ctx: &Context, line: &LaunchLine<'_>) -> Result<Launch, ToolFailure> {
         let policy = self
-            .policy(ctx, workdir)
+            .policy(ctx, line.workdir, line.approved_reads)
             .map_err(|error| ToolFailure::new(format!("The sandbox could not be prepared: {error}")))?;
         let mut prefix = policy.command_line(&self.exe, "", Vec::<OsString>::new());
         // `command_line` ends with the program (here empty); the shell comes after it.
         prefix.pop();
         let sandbox = policy.mode.to_string();
-        Ok(Launch::default()
+        // What git would follow to code and a command may create (not protected by a
+        // read-only mount: it did not exist) is moved aside once the command has ended.
+        let watch = (policy.mode == Mode::WorkspaceWrite).then(|| toolgate_sandbox::GitWatch::before(&self.project));
+        let launch = Launch::default();
+        let launch = match watch {
+            Some(watch) => launch.with_after(move || watch.after()),
+            None => launch,
+        };
+        Ok(launch
             .with_prefix(prefix)
             .with_sandbox(sandbox)
             .with_exec_guard(policy.exec_guard)
             .with_note(move |output: &str| policy.explain(output)))
+    }
+
+    fn enforces_exec(&self) -> bool {
+        self.guard
     }
 }
 
@@ -428,18 +460,29 @@ fn canonical_existing(paths: &[PathBuf]) -> Vec<PathBuf> {
         .collect()
 }
 
+/// Whether the read rules deny `path` (absolute) outright, project-relative or absolute.
+fn denied(rules: &Ruleset, project: &Path, path: &Path) -> bool {
+    let absolute = path.to_string_lossy();
+    let relative = path
+        .strip_prefix(project)
+        .ok()
+        .map(|rel| rel.to_string_lossy().into_owned());
+    rules.evaluate("read", &absolute).effect == Effect::Deny
+        || relative.is_some_and(|rel| rules.evaluate("read", &rel).effect == Effect::Deny)
+}
+
 /// `sandbox` as `toolgate config` and `toolgate check bash` report it.
-pub(crate) fn report(setup: &Setup) -> (String, Value) {
+pub(crate) fn report(setup: &Parts<'_>) -> (String, Value) {
     let settings = &setup.sandbox;
-    let env = shell_environment(&setup.config);
-    let inherit = shell_policy(&setup.config).inherit.as_str();
+    let env = shell_environment(setup.config);
+    let inherit = shell_policy(setup.config).inherit.as_str();
     let (guard_text, guard_value) = if !settings.enforce_exec {
         (
             "exec checks: off (sandbox.enforce_exec)".to_string(),
-            json!({"on": false, "available": guard_support(&setup.dirs).is_ok()}),
+            json!({"on": false, "available": guard_support(setup.dirs).is_ok()}),
         )
     } else {
-        match guard_support(&setup.dirs) {
+        match guard_support(setup.dirs) {
             Ok(()) => (
                 "exec checks: on (every program a command starts is checked against the bash rules as it starts)"
                     .to_string(),
@@ -469,7 +512,7 @@ pub(crate) fn report(setup: &Setup) -> (String, Value) {
             "shellEnv": {"inherit": inherit, "variables": env.len()}});
         return (text, value);
     }
-    let support = support(&setup.dirs);
+    let support = support(setup.dirs);
     let writable: Vec<String> = settings.writable.iter().map(|p| p.display().to_string()).collect();
     let state = match (support.is_available(), settings.required) {
         (true, _) => format!("{support}"),

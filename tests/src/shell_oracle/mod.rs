@@ -26,6 +26,7 @@
 //! `.ci/run` installs strace when it is missing. Git, python3, node and perl are used
 //! when installed.
 
+pub mod exec;
 pub mod generate;
 pub mod observe;
 pub mod sandbox;
@@ -515,9 +516,11 @@ pub fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
             std::os::unix::fs::symlink(std::fs::read_link(entry.path())?, &target)?;
         } else if kind.is_dir() {
             copy_tree(&entry.path(), &target)?;
-        } else {
+        } else if kind.is_file() {
             std::fs::copy(entry.path(), &target)?;
         }
+        // Sockets, FIFOs and devices (the sandbox's mask socket in a data directory) are
+        // not copied: nothing can be read from them.
     }
     Ok(())
 }

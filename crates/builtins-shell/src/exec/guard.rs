@@ -36,6 +36,9 @@ use std::time::{Duration, Instant};
 
 use toolgate_core::{Context, PermissionRequest, Permissions, Resource, RuleDecision, Verdict};
 use toolgate_sandbox::{ExecCall, ExecListener, FileId, Readiness, Stopped};
+
+/// How many `#!` interpreters deep the kernel goes (its `BINPRM_MAX_RECURSION`).
+const MAX_INTERPRETERS: usize = 4;
 use toolgate_shell_analysis::spellings;
 
 /// How often the listener's thread looks whether the call is over.
@@ -110,7 +113,10 @@ type ProcessKey = (u32, u64);
 /// The names of the trusted `PATH`, resolved as they are asked for.
 struct TrustedPath {
     dirs: Vec<PathBuf>,
-    names: HashMap<OsString, Option<FileId>>,
+    /// When the command started: a program that appeared in a trusted directory since is
+    /// the command's own (planted, with the sandbox off, in `~/.local/bin`), not the name's.
+    since: (i64, i64),
+    names: HashMap<OsString, Option<(FileId, PathBuf)>>,
     /// Every program of the trusted directories by file, built the first time a program
     /// is met that its own name does not resolve to (a hard link, a copy, a script).
     index: Option<HashMap<(u64, u64), String>>,
@@ -126,23 +132,31 @@ impl TrustedPath {
             .map(|dir| std::fs::canonicalize(&dir).unwrap_or(dir))
             .filter(|dir| !writable.iter().any(|root| dir.starts_with(root)))
             .collect();
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default();
         TrustedPath {
             dirs,
+            since: (now.as_secs() as i64, i64::from(now.subsec_nanos())),
             names: HashMap::new(),
             index: None,
         }
     }
 
-    /// The file `name` resolves to in the trusted `PATH`, as `execvp` would find it.
-    fn lookup(&mut self, name: &OsStr) -> Option<FileId> {
+    /// The file `name` resolves to in the trusted `PATH`, as `execvp` would find it, and
+    /// its path there.
+    fn lookup(&mut self, name: &OsStr) -> Option<(FileId, PathBuf)> {
         if let Some(found) = self.names.get(name) {
-            return *found;
+            return found.clone();
         }
         let found = self.dirs.iter().find_map(|dir| {
             let candidate = dir.join(name);
-            FileId::of(&candidate).filter(|file| file.mode & 0o170000 == 0o100000 && file.mode & 0o111 != 0)
+            FileId::of(&candidate)
+                .filter(|file| file.mode & 0o170000 == 0o100000 && file.mode & 0o111 != 0)
+                .filter(|file| file.changed < self.since)
+                .map(|file| (file, candidate))
         });
-        self.names.insert(name.to_os_string(), found);
+        self.names.insert(name.to_os_string(), found.clone());
         found
     }
 
@@ -154,7 +168,9 @@ impl TrustedPath {
                 let Ok(entries) = std::fs::read_dir(dir) else { continue };
                 for entry in entries.flatten() {
                     let name = entry.file_name();
-                    if let (Some(name), Some(file)) = (name.to_str(), FileId::of(&entry.path())) {
+                    if let (Some(name), Some(file)) = (name.to_str(), FileId::of(&entry.path()))
+                        && file.changed < self.since
+                    {
                         index.entry((file.dev, file.ino)).or_insert_with(|| name.to_string());
                     }
                 }
@@ -177,6 +193,15 @@ struct Exec {
     save: Option<String>,
     /// Spellings the analysis could have predicted (the line as written).
     predictable: Vec<String>,
+    /// Other spellings of the same program that a rule may be written in — `argv[0]` when
+    /// it names the file by a path, the path relative to the working directory, `~/…` —
+    /// checked for deny and explicit ask rules only (they can make a decision stricter,
+    /// never looser, so a caller choosing `argv[0]` gains nothing).
+    aliases: Vec<String>,
+    /// The same spellings without the code-running variables in front, when the command
+    /// changed some: a rule for the bare program may deny it or ask, never allow it (with
+    /// `LD_PRELOAD=…` it is not the program the rule allowed).
+    plain: Vec<String>,
 }
 
 /// What the result says about the guard's work.
@@ -191,6 +216,8 @@ pub(crate) struct Report {
 /// State shared by the listener's thread and the questions in flight.
 struct Shared {
     processes: HashMap<ProcessKey, Lineage>,
+    /// The last process seen under each thread-group id.
+    pids: HashMap<u32, ProcessKey>,
     /// Questions in flight, by what is asked: notifications of the same exec (restarted by
     /// a signal) wait for the one answer.
     asking: HashMap<String, Vec<u64>>,
@@ -214,6 +241,7 @@ impl Supervisor {
         let stop = Arc::new(AtomicBool::new(false));
         let shared = Arc::new(Mutex::new(Shared {
             processes: HashMap::new(),
+            pids: HashMap::new(),
             asking: HashMap::new(),
             report: Report::default(),
             approved: Vec::new(),
@@ -240,6 +268,13 @@ impl Supervisor {
                 .filter(|(name, _)| runs_code(name.as_bytes()))
                 .cloned()
                 .collect(),
+            home: setup
+                .env
+                .iter()
+                .rev()
+                .find(|(name, _)| name == "HOME")
+                .map(|(_, value)| PathBuf::from(value))
+                .filter(|home| home.is_absolute() && home != Path::new("/")),
             setup,
             shared: Arc::clone(&shared),
             stop: Arc::clone(&stop),
@@ -301,6 +336,8 @@ struct Worker {
     trusted: TrustedPath,
     /// The code-running variables the command started with (changing one is what counts).
     base: Vec<(OsString, OsString)>,
+    /// The command's starting `HOME` (for `~/…` spellings).
+    home: Option<PathBuf>,
     setup: GuardSetup,
     shared: Arc<Mutex<Shared>>,
     stop: Arc<AtomicBool>,
@@ -356,49 +393,102 @@ impl Worker {
         if !self.shell_seen && call.pid == self.shell_pid {
             self.shell_seen = true;
             if let Some(key) = identity(call.pid).map(|p| p.key()) {
-                lock(&self.shared).processes.insert(key, Lineage::Line);
+                let mut shared = lock(&self.shared);
+                shared.processes.insert(key, Lineage::Line);
+                shared.pids.insert(key.0, key);
             }
             let _ = self.listener.allow(call.id);
             return;
         }
-        let lineage = self.lineage(call.pid);
-        let mut execs = vec![self.exec_of(&call.program, call.file.as_ref(), &call.argv, &call.env)];
-        // A script: the kernel runs its interpreter with the script's path and arguments.
-        if let Some(interpreter) = &call.interpreter
-            && let Some(first) = interpreter.first()
-        {
+        let (lineage, key) = self.lineage(call.pid);
+        let cwd = call.cwd.clone();
+        let cwd = cwd.as_deref();
+        let mut execs = vec![self.exec_of(
+            &call.program,
+            call.file.as_ref(),
+            call.resolved.as_deref(),
+            &call.argv,
+            &call.env,
+            cwd,
+        )];
+        // A script: the kernel runs its interpreter with the script's path and arguments,
+        // and the interpreter's interpreter when it is a script too. Each is found as the
+        // caller would find it (`#!/dev/fd/3` is its descriptor 3).
+        let mut script = call.program.clone().into_os_string();
+        let mut argv_rest: Vec<OsString> = call.argv.iter().skip(1).cloned().collect();
+        let mut interpreter = call.interpreter.clone();
+        for _ in 0..MAX_INTERPRETERS {
+            let Some(line) = interpreter.take() else { break };
+            let Some(first) = line.first() else { break };
             let path = PathBuf::from(first);
-            let file = FileId::of(&path);
-            let mut argv: Vec<OsString> = interpreter.clone();
-            argv.push(call.program.clone().into_os_string());
-            argv.extend(call.argv.iter().skip(1).cloned());
-            execs.push(self.exec_of(&path, file.as_ref(), &argv, &call.env));
+            let found = self.listener.identify(call.pid, &path);
+            let mut argv: Vec<OsString> = line.clone();
+            argv.push(script);
+            argv.extend(argv_rest);
+            execs.push(self.exec_of(
+                &path,
+                found.as_ref().map(|found| &found.file),
+                found.as_ref().map(|found| found.resolved.as_path()),
+                &argv,
+                &call.env,
+                cwd,
+            ));
+            interpreter = found.and_then(|found| found.interpreter);
+            script = path.into_os_string();
+            argv_rest = argv.into_iter().skip(1).collect();
         }
         // The dynamic loader asked to run a program: that program is what runs.
-        if is_loader(&call.program)
+        if (is_loader(&call.program) || call.resolved.as_deref().is_some_and(is_loader))
             && let Some(program) = loader_program(&call.argv)
         {
-            let file = self.listener.identify(call.pid, Path::new(&program));
+            let found = self.listener.identify(call.pid, Path::new(&program));
             let path = match (&call.cwd, Path::new(&program).is_absolute()) {
                 (Some(cwd), false) => cwd.join(&program),
                 _ => PathBuf::from(&program),
             };
             let at = call.argv.iter().position(|arg| *arg == program).unwrap_or(0);
-            execs.push(self.exec_of(&path, file.as_ref(), &call.argv[at..], &call.env));
+            execs.push(self.exec_of(
+                &path,
+                found.as_ref().map(|found| &found.file),
+                found.as_ref().map(|found| found.resolved.as_path()),
+                &call.argv[at..],
+                &call.env,
+                cwd,
+            ));
         }
-        let forms: Vec<String> = execs.iter().flat_map(|exec| exec.forms.iter().cloned()).collect();
         let display = execs.first().map(|exec| exec.display.clone()).unwrap_or_default();
-        let request = PermissionRequest::new("bash")
-            .resources(forms.iter().cloned())
-            .metadata("command", display.clone());
-        let decision = self
-            .setup
-            .permissions
-            .decide(&self.setup.ctx, &request)
+        // Each program (the file, its interpreters, a loader's program) must be allowed:
+        // the strictest of them decides.
+        let mut deciding: Vec<String> = Vec::new();
+        let decision = execs
+            .iter()
+            .map(|exec| {
+                let spelled: Vec<String> = exec.forms.iter().chain(&exec.aliases).cloned().collect();
+                let (decision, forms) = self.decide_spellings(&spelled, &display);
+                deciding.extend(forms);
+                if exec.plain.is_empty() {
+                    return decision;
+                }
+                let (bare, forms) = self.decide_spellings(&exec.plain, &display);
+                let holds = bare.verdict == Verdict::Deny || (bare.verdict == Verdict::Ask && bare.explicit);
+                if holds && rank(bare.verdict) > rank(decision.verdict) {
+                    deciding.extend(forms);
+                    return bare;
+                }
+                decision
+            })
+            .reduce(|a, b| if rank(b.verdict) > rank(a.verdict) { b } else { a })
             .unwrap_or_else(|| RuleDecision::new(Verdict::Ask, None, false));
         // What the line named is what was predicted; a script's interpreter and a loader's
-        // program are decided by the rules alone.
-        let predicted = execs.first().is_some_and(|exec| self.predicted(exec));
+        // program are decided by the rules alone. For an explicit ask, only a prediction a
+        // person approved counts: one the rules allowed before the line ran never met
+        // the rule that asks now (written in another spelling, or matching only once the
+        // words are known).
+        let predicted = match execs.first().and_then(|exec| self.predicted_by(exec)) {
+            Some(_) if !decision.explicit => true,
+            Some(part) => self.was_asked(part),
+            None => false,
+        };
         let approved_before = lock(&self.shared).approved.contains(&display);
         let allow = match decision.verdict {
             Verdict::Deny => {
@@ -416,7 +506,7 @@ impl Worker {
             Verdict::Ask => false,
         };
         if allow {
-            self.started(call.pid, &lineage, &display);
+            self.started(key, &lineage, &display);
             if call.file.is_some_and(|file| file.is_setid()) && !rustix::process::geteuid().is_root() {
                 lock(&self.shared).report.notes.push(format!(
                     "`{display}` is setuid: toolgate starts commands with no_new_privs (exec-time enforcement), so it runs \
@@ -426,20 +516,98 @@ impl Worker {
             let _ = self.listener.allow(call.id);
             return;
         }
-        self.ask(call, lineage, execs, display);
+        self.ask(call, lineage, execs, display, deciding);
     }
 
-    /// The spellings of one program about to run.
-    fn exec_of(&mut self, program: &Path, file: Option<&FileId>, argv: &[OsString], env: &[OsString]) -> Exec {
+    /// One program decided by all its spellings (its rule name, its paths). A rule a
+    /// person wrote for one of them (`ls *`, `/usr/bin/rm *`) or a saved approval of one
+    /// decides over the catch-all `*` that the others only meet: under
+    /// `{"*": "deny", "ls *": "allow"}` the path `/usr/bin/ls` must not refuse `ls`, and
+    /// under `{"*": "allow", "/usr/bin/rm *": "deny"}` the name `rm` must not allow it.
+    /// Among those, or when none has one, the strictest wins. Also returns the spellings
+    /// that decided (a question is put with those).
+    fn decide_spellings(&self, forms: &[String], display: &str) -> (RuleDecision, Vec<String>) {
+        let decide = |resources: &[String]| {
+            let request = PermissionRequest::new("bash")
+                .resources(resources.iter().cloned())
+                .metadata("command", display.to_string());
+            self.setup
+                .permissions
+                .decide(&self.setup.ctx, &request)
+                .unwrap_or_else(|| RuleDecision::new(Verdict::Ask, None, false))
+        };
+        // The common case in one decision: every spelling allowed.
+        let all = decide(forms);
+        if all.verdict == Verdict::Allow {
+            return (all, forms.to_vec());
+        }
+        let decisions: Vec<RuleDecision> = forms.iter().map(|form| decide(std::slice::from_ref(form))).collect();
+        let specific = |d: &RuleDecision| d.explicit || (d.rule.is_none() && d.verdict == Verdict::Allow);
+        let any_specific = decisions.iter().any(specific);
+        let pool: Vec<(&String, &RuleDecision)> = forms
+            .iter()
+            .zip(&decisions)
+            .filter(|(_, d)| !any_specific || specific(d))
+            .collect();
+        let decision = pool
+            .iter()
+            .map(|(_, d)| *d)
+            .reduce(|a, b| if rank(b.verdict) > rank(a.verdict) { b } else { a })
+            .cloned()
+            .unwrap_or_else(|| RuleDecision::new(Verdict::Ask, None, false));
+        (decision, pool.into_iter().map(|(form, _)| form.clone()).collect())
+    }
+
+    /// The spellings of one program about to run: its rule name when it has one, then
+    /// its absolute paths (as given, with every link resolved, and the trusted `PATH`'s
+    /// path of its name), so a rule written against any of them holds.
+    fn exec_of(
+        &mut self,
+        program: &Path,
+        file: Option<&FileId>,
+        resolved: Option<&Path>,
+        argv: &[OsString],
+        env: &[OsString],
+        cwd: Option<&Path>,
+    ) -> Exec {
         let absolute = program.to_string_lossy().into_owned();
         let base = program.file_name().unwrap_or_default();
         let name = match file {
-            Some(file) if self.trusted.lookup(base).is_some_and(|found| found.same_file(file)) => {
+            Some(file)
+                if self
+                    .trusted
+                    .lookup(base)
+                    .is_some_and(|(found, _)| found.same_file(file)) =>
+            {
                 Some(base.to_string_lossy().into_owned())
             }
             Some(file) => self.trusted.name_of(file),
             None => None,
         };
+        // The name of the file its links resolve to, when that name is trusted for it too
+        // (`sh` → `dash`, `python3` → `python3.11`): a rule for either name holds.
+        let resolved_name = resolved
+            .and_then(Path::file_name)
+            .filter(|resolved| Some(*resolved) != Some(base))
+            .filter(|resolved| {
+                file.is_some_and(|file| {
+                    self.trusted
+                        .lookup(resolved)
+                        .is_some_and(|(found, _)| found.same_file(file))
+                })
+            })
+            .map(|resolved| resolved.to_string_lossy().into_owned());
+        let mut paths = vec![absolute.clone()];
+        paths.extend(resolved_name);
+        if let Some(resolved) = resolved {
+            paths.push(resolved.to_string_lossy().into_owned());
+        }
+        if let Some(name) = &name
+            && let Some((_, trusted)) = self.trusted.lookup(OsStr::new(name))
+        {
+            paths.push(trusted.to_string_lossy().into_owned());
+        }
+        paths.dedup();
         let args: Vec<String> = argv
             .iter()
             .skip(1)
@@ -454,7 +622,7 @@ impl Worker {
         let mut forms = Vec::new();
         let mut save = None;
         let mut display = None;
-        for first in name.iter().chain(std::iter::once(&absolute)) {
+        for first in name.iter().chain(paths.iter()) {
             let spelled = spelled(first);
             if display.is_none() {
                 display = spelled.forms.first().cloned();
@@ -467,19 +635,55 @@ impl Worker {
                 }
             }
         }
-        // The line as written may have named the program by a relative path.
-        let mut predictable: Vec<String> = if prefix.is_empty() { forms.clone() } else { Vec::new() };
-        if prefix.is_empty()
-            && let Some(first) = argv.first()
+        // Other spellings of the same file: as the caller named it, relative to its
+        // working directory, under the home.
+        let mut others: Vec<String> = Vec::new();
+        if let Some(first) = argv.first()
             && first.as_bytes().contains(&b'/')
         {
-            predictable.extend(spelled(&first.to_string_lossy()).forms);
+            others.push(first.to_string_lossy().into_owned());
         }
+        if let Some(relative) = cwd.and_then(|cwd| program.strip_prefix(cwd).ok()) {
+            others.push(format!("./{}", relative.display()));
+            others.push(relative.display().to_string());
+        }
+        if let Some(home) = &self.home
+            && let Ok(rest) = program.strip_prefix(home)
+        {
+            others.push(format!("~/{}", rest.display()));
+            others.push(format!("$HOME/{}", rest.display()));
+        }
+        let mut aliases = Vec::new();
+        for first in &others {
+            for form in spelled(first).forms {
+                let form = format!("{prefix}{form}");
+                if !forms.contains(&form) && !aliases.contains(&form) {
+                    aliases.push(form);
+                }
+            }
+        }
+        let plain: Vec<String> = if prefix.is_empty() {
+            Vec::new()
+        } else {
+            forms
+                .iter()
+                .chain(&aliases)
+                .filter_map(|form| form.strip_prefix(prefix.as_str()).map(str::to_string))
+                .collect()
+        };
+        // The line as written may have named the program by any of these spellings.
+        let predictable: Vec<String> = if prefix.is_empty() {
+            forms.iter().chain(&aliases).cloned().collect()
+        } else {
+            Vec::new()
+        };
         Exec {
             display: format!("{prefix}{}", display.unwrap_or(absolute)),
             save: if prefix.is_empty() { save } else { None },
             forms,
             predictable,
+            aliases,
+            plain,
         }
     }
 
@@ -507,39 +711,71 @@ impl Worker {
         prefix
     }
 
-    /// Whether the analysis predicted this program (a part admits one of its spellings).
-    fn predicted(&self, exec: &Exec) -> bool {
-        exec.predictable
+    /// The predicted part that admits one of this program's spellings, if any.
+    fn predicted_by(&self, exec: &Exec) -> Option<&Resource> {
+        self.setup
+            .predicted
             .iter()
-            .any(|form| self.setup.predicted.iter().any(|part| part.admits(form)))
+            .find(|part| exec.predictable.iter().any(|form| part.admits(form)))
     }
 
-    /// Records that `pid` now runs an allowed program.
-    fn started(&self, pid: u32, lineage: &Lineage, display: &str) {
-        if let Some(key) = identity(pid).map(|p| p.key()) {
+    /// Whether the rules asked for `part` before the line ran (so a person, or `--auto`,
+    /// approved it: the assertion succeeded).
+    fn was_asked(&self, part: &Resource) -> bool {
+        let request = PermissionRequest::new("bash")
+            .holed([part.clone()])
+            .enforced_later(true);
+        self.setup
+            .permissions
+            .decide(&self.setup.ctx, &request)
+            .is_none_or(|decision| decision.verdict == Verdict::Ask)
+    }
+
+    /// Records that the process `key` now runs an allowed program.
+    fn started(&self, key: Option<ProcessKey>, lineage: &Lineage, display: &str) {
+        if let Some(key) = key {
             let now = match lineage {
                 Lineage::Line => Lineage::Under(display.to_string()),
                 under => under.clone(),
             };
-            lock(&self.shared).processes.insert(key, now);
+            let mut shared = lock(&self.shared);
+            shared.processes.insert(key, now);
+            shared.pids.insert(key.0, key);
         }
     }
 
     /// Where process `pid` stands: its own record, else its nearest known ancestor's; a
     /// process whose ancestry cannot be followed is taken as the line's own (asked).
-    fn lineage(&self, pid: u32) -> Lineage {
+    fn lineage(&self, pid: u32) -> (Lineage, Option<ProcessKey>) {
         let Some(me) = identity(pid) else {
-            return Lineage::Line;
+            return (Lineage::Line, None);
         };
+        (self.lineage_of(&me), Some(me.key()))
+    }
+
+    fn lineage_of(&self, me: &Process) -> Lineage {
         let mut shared = lock(&self.shared);
         if let Some(known) = shared.processes.get(&me.key()) {
             return known.clone();
+        }
+        // The parent of a living process is the one its `PPid` names now (a parent that
+        // dies leaves its children to another), so a parent known by pid needs no read.
+        if let Some(known) = shared
+            .pids
+            .get(&me.ppid)
+            .and_then(|key| shared.processes.get(key))
+            .cloned()
+        {
+            shared.processes.insert(me.key(), known.clone());
+            shared.pids.insert(me.tgid, me.key());
+            return known;
         }
         let mut parent = me.ppid;
         for _ in 0..MAX_DEPTH {
             let Some(up) = identity(parent) else { break };
             if let Some(known) = shared.processes.get(&up.key()).cloned() {
                 shared.processes.insert(me.key(), known.clone());
+                shared.pids.insert(me.tgid, me.key());
                 return known;
             }
             if up.ppid == 0 || up.ppid == parent {
@@ -551,7 +787,7 @@ impl Worker {
     }
 
     /// Puts the program to the person (it waits in `execve` meanwhile).
-    fn ask(&mut self, call: ExecCall, lineage: Lineage, execs: Vec<Exec>, display: String) {
+    fn ask(&mut self, call: ExecCall, lineage: Lineage, execs: Vec<Exec>, display: String, deciding: Vec<String>) {
         let Some(runtime) = self.runtime.clone() else {
             let _ = self.listener.refuse(call.id, libc_eperm());
             self.note(format!(
@@ -573,14 +809,39 @@ impl Worker {
             Lineage::Under(parent) => format!("`{parent}`"),
         };
         let save = execs.first().and_then(|exec| exec.save.clone());
+        // The spellings the decision was made on: asked with its rule name alone, a rule
+        // written against the path (`/usr/bin/touch *: ask`) would not see the question
+        // and the rules would answer it.
+        let mut forms: Vec<String> = Vec::new();
+        for form in deciding {
+            if !forms.contains(&form) {
+                forms.push(form);
+            }
+        }
+        if forms.is_empty() {
+            forms.push(display.clone());
+        }
         let mut request = PermissionRequest::new("bash")
-            .resources([display.clone()])
+            .resources(forms.iter().cloned())
             .metadata("command", display.clone())
             .metadata("started_by", started_by)
             .metadata("exec", call.program.to_string_lossy().into_owned());
         request = match save {
-            Some(save) => request.save([save]),
-            None => request.unsaveable([display.clone()]),
+            // "Always" saves the name's prefix and each asked spelling's (a rule written
+            // for the path, `/usr/bin/touch *: ask`, is met by the saved `/usr/bin/touch *`).
+            Some(save) => {
+                let mut saves = vec![save];
+                for form in &forms {
+                    let words: Vec<&str> = form.split(' ').collect();
+                    if let Some(pattern) = spellings(&words).save
+                        && !saves.contains(&pattern)
+                    {
+                        saves.push(pattern);
+                    }
+                }
+                request.save(saves)
+            }
+            None => request.unsaveable(forms),
         };
         let permissions = Arc::clone(&self.setup.permissions);
         let ctx = self.setup.ctx.clone();
@@ -631,6 +892,15 @@ impl Worker {
     }
 }
 
+/// How strict a verdict is.
+fn rank(verdict: Verdict) -> u8 {
+    match verdict {
+        Verdict::Allow => 0,
+        Verdict::Ask => 1,
+        Verdict::Deny => 2,
+    }
+}
+
 fn libc_eperm() -> i32 {
     rustix::io::Errno::PERM.raw_os_error()
 }
@@ -648,32 +918,37 @@ impl Process {
     }
 }
 
-/// The thread group, parent and start time of thread `pid`.
+/// The thread group, parent and start time of thread `pid`: one read of its `stat` (an
+/// exec is on the hot path) for a single-threaded process, which is its own group; the
+/// `status` file and the leader's `stat` only for a thread of a larger one.
 fn identity(pid: u32) -> Option<Process> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The fields after the parenthesised name: state is field 3, ppid 4, threads 20,
+    // start time 22.
+    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+    let ppid = fields.get(1)?.parse().ok()?;
+    let threads: u32 = fields.get(17)?.parse().ok()?;
+    let start = fields.get(19)?.parse().ok()?;
+    if threads <= 1 {
+        return Some(Process { tgid: pid, ppid, start });
+    }
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let field = |name: &str| {
-        status
-            .lines()
-            .find_map(|line| line.strip_prefix(name))
-            .and_then(|value| value.trim().parse::<u32>().ok())
-    };
-    let tgid = field("Tgid:")?;
-    let ppid = field("PPid:")?;
-    let stat = std::fs::read_to_string(format!("/proc/{tgid}/stat")).ok()?;
-    // Fields after the parenthesised name: state is field 3, start time field 22.
-    let rest = stat.rsplit_once(')')?.1;
-    let start = rest.split_whitespace().nth(19)?.parse().ok()?;
+    let tgid: u32 = status
+        .lines()
+        .find_map(|line| line.strip_prefix("Tgid:"))
+        .and_then(|value| value.trim().parse().ok())?;
+    if tgid == pid {
+        return Some(Process { tgid, ppid, start });
+    }
+    let leader = std::fs::read_to_string(format!("/proc/{tgid}/stat")).ok()?;
+    let start = leader.rsplit_once(')')?.1.split_whitespace().nth(19)?.parse().ok()?;
     Some(Process { tgid, ppid, start })
 }
 
-/// True for the dynamic loader (`ld-linux-x86-64.so.2`, `ld-musl-*.so.1`, `ld.so`).
+/// True for the dynamic loader's name (`ld-linux-x86-64.so.2`, `ld-musl-*.so.1`,
+/// `ld.so`); the caller checks the path as given and as resolved.
 fn is_loader(program: &Path) -> bool {
     let name = program.file_name().and_then(OsStr::to_str).unwrap_or_default();
-    let name = std::fs::canonicalize(program)
-        .ok()
-        .and_then(|path| path.file_name().and_then(OsStr::to_str).map(str::to_string))
-        .filter(|canonical| canonical.starts_with("ld-"))
-        .unwrap_or_else(|| name.to_string());
     name == "ld.so" || (name.starts_with("ld-") && name.contains(".so"))
 }
 

@@ -4,7 +4,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use super::{Match, evaluate_holed, evaluate_opaque, match_holed, stricter};
+use super::{Match, evaluate_holed, evaluate_holed_with, evaluate_opaque, evaluate_opaque_with, match_holed, stricter};
 use crate::{Effect, Origin, Rule, Ruleset};
 use proptest::prelude::*;
 use toolgate_core::{HoleClass, Resource, Segment};
@@ -66,6 +66,27 @@ fn opaque_is_at_best_ask_and_denied_when_any_rule_denies() {
     assert_eq!(evaluate_opaque(&[&sample()], "bash").effect, Effect::Deny);
     // Rules of other actions do not count.
     assert_eq!(evaluate_opaque(&[&sample()], "read").effect, Effect::Ask);
+}
+
+/// With exec-time enforcement, what the analysis cannot see is asked, not refused: the
+/// deny still holds when the program starts. A deny whatever the holes hold, and rules
+/// that deny everything, still refuse before anything runs.
+#[test]
+fn enforced_requests_ask_where_a_deny_only_possibly_matches() {
+    let rules = sample();
+    assert_eq!(evaluate_opaque_with(&[&rules], "bash", true).effect, Effect::Ask);
+    let cmd = holed(&[("$CMD", Some(HoleClass::Any)), (" x", None)]);
+    assert_eq!(evaluate_holed_with(&[&rules], "bash", &cmd, true).effect, Effect::Ask);
+    let rm = holed(&[("rm ", None), ("$X", Some(HoleClass::Any))]);
+    assert_eq!(evaluate_holed_with(&[&rules], "bash", &rm, true).effect, Effect::Deny);
+    let deny_all = ruleset(&[("*", "deny")]);
+    assert_eq!(evaluate_opaque_with(&[&deny_all], "bash", true).effect, Effect::Deny);
+    assert_eq!(
+        evaluate_holed_with(&[&deny_all], "bash", &cmd, true).effect,
+        Effect::Deny
+    );
+    // Not enforced: as before.
+    assert_eq!(evaluate_holed_with(&[&rules], "bash", &cmd, false).effect, Effect::Deny);
 }
 
 #[test]

@@ -134,7 +134,7 @@ async fn read_lines(
                 (chunk.len() + usize::from(complete), complete, false)
             }
             Err(error) => {
-                eprintln!("toolgate: reading stdin failed: {error}");
+                tracing::error!("reading stdin failed: {error}");
                 return;
             }
         };
@@ -163,7 +163,7 @@ async fn read_lines(
                 },
                 Line::Oversized { head, tail, length } => {
                     let id = id_from_head(&head).or_else(|| id_from_tail(&tail));
-                    eprintln!("toolgate: refused a {length}-byte message (the limit is {MAX_MESSAGE_BYTES} bytes)");
+                    tracing::warn!("refused a {length}-byte message (the limit is {MAX_MESSAGE_BYTES} bytes)");
                     Some(error(
                         id,
                         -32600,

@@ -1,0 +1,99 @@
+//! What every project-aware command starts from: the project directory, the data and
+//! config directories, the loaded config, the agent, the permission service and the bash
+//! sandbox settings.
+
+use std::path::PathBuf;
+
+use toolgate_permission::{Agents, AskMode, DoomMemory, PermissionService, SqliteStore};
+
+use crate::config::{Config, Dirs};
+use crate::{Failure, Project};
+
+/// Everything a project-aware command needs.
+pub(crate) struct Setup {
+    pub(crate) dir: PathBuf,
+    pub(crate) dirs: Dirs,
+    pub(crate) config: Config,
+    pub(crate) agent: String,
+    pub(crate) service: PermissionService,
+    /// The bash sandbox settings (`--sandbox` applied by the commands that take it).
+    pub(crate) sandbox: crate::sandbox::Settings,
+}
+
+impl Setup {
+    /// The setup of a command that keeps doom_loop streaks in this process.
+    pub(crate) fn new(project: &Project, mode: AskMode) -> Result<Setup, Failure> {
+        Setup::open(project, mode, DoomMemory::Process)
+    }
+
+    /// The setup of a project-aware command; `doom` says where doom_loop streaks live
+    /// (the database for `call`, where each process makes one call).
+    pub(crate) fn open(project: &Project, mode: AskMode, doom: DoomMemory) -> Result<Setup, Failure> {
+        let given = match &project.dir {
+            Some(dir) => dir.clone(),
+            None => std::env::current_dir().map_err(Failure::runtime)?,
+        };
+        if !given.is_dir() {
+            return Err(Failure::usage(format!("--dir {}: not a directory", given.display())));
+        }
+        let dir = std::fs::canonicalize(&given).map_err(Failure::runtime)?;
+        // Rules may name the project by the path the user knows it by, which may be a
+        // symlink to the canonical one: both spellings are matched.
+        let spelled = std::path::absolute(&given).unwrap_or_else(|_| dir.clone());
+        let dirs = Dirs::discover();
+        let config = Config::load(&dirs, &dir, project.config.as_deref()).map_err(Failure::usage)?;
+        // `external_directory` allows the skill directories outside the project (spec
+        // §4.10), never the project's own: those are inside it and need no allowance, and
+        // one that is a symlink out of it (`.claude/skills -> /`) is the repository's say,
+        // which must not widen what may be read or written outside.
+        let skill_dirs: Vec<PathBuf> = toolgate_builtins_fs::skill_dirs(&dir, Some(&dirs.config))
+            .into_iter()
+            .filter(|skills| !skills.starts_with(&dir))
+            .collect();
+        let agents = Agents::build(&config.agent_settings(&dirs, skill_dirs))
+            .map_err(|error| Failure::usage(format!("config: {error}")))?;
+        let agent = match &project.agent {
+            Some(name) if agents.get(name).is_none() => {
+                let known: Vec<&str> = agents.all().iter().map(|a| a.name.as_str()).collect();
+                return Err(Failure::usage(format!(
+                    "unknown agent {name:?}; known agents: {}",
+                    known.join(", ")
+                )));
+            }
+            Some(name) => name.clone(),
+            None => agents.default_agent().name.clone(),
+        };
+        // Opened when a decision or a command first needs it.
+        let store = std::sync::Arc::new(SqliteStore::deferred(dirs.data.join("toolgate.db")));
+        let project_id = toolgate_permission::project_id(&dir);
+        let audit = std::sync::Arc::new(toolgate_permission::AuditLog::new(dirs.data.join("audit.jsonl")));
+        let service = PermissionService::builder(agents, project_id)
+            .store(store)
+            .mode(mode)
+            .headless_note("no terminal; use --auto to approve")
+            .audit(audit)
+            .roots([dir.clone(), spelled])
+            .doom_memory(doom)
+            .build();
+        let sandbox = crate::sandbox::Settings::from_config(&config, &dirs, &dir);
+        Ok(Setup {
+            dir,
+            dirs,
+            config,
+            agent,
+            service,
+            sandbox,
+        })
+    }
+
+    /// The parts of this setup the bash tool and its sandbox are made from.
+    pub(crate) fn sandbox_parts(&self) -> crate::sandbox::Parts<'_> {
+        crate::sandbox::Parts {
+            dir: &self.dir,
+            dirs: &self.dirs,
+            config: &self.config,
+            sandbox: &self.sandbox,
+            service: &self.service,
+        }
+    }
+}

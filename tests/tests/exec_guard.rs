@@ -1,0 +1,593 @@
+//! Exec-time enforcement attacked through the real binary (`toolgate call bash`): every
+//! spelling of a denied program, programs that try to get out from under the guard or
+//! take it over, a flood of children, a person asked while programs wait, and the
+//! supervisor's death. Each test checks afterwards that no process it started is left.
+//!
+//! The deny rules are written against the absolute path (`/usr/bin/rm *`) where the test
+//! is about the kernel: the analysis matches the words of a line (`rm victim`), not the
+//! path, so it lets the line run and the exec guard alone has to stop the program.
+//!
+//! Tests skip, saying why, where the kernel cannot run the guard; with
+//! `TOOLGATE_REQUIRE_SANDBOX_TESTS=1` (set by `cargo xtask ci` when its probe found
+//! support) they fail instead.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+fn exec_guard() -> bool {
+    let output = Command::new(e2e::toolgate_binary())
+        .args(["__sandbox-exec", "--probe-exec-guard"])
+        .output()
+        .unwrap();
+    if output.status.success() {
+        return true;
+    }
+    let why = String::from_utf8_lossy(&output.stderr).trim().to_string();
+    if std::env::var_os("TOOLGATE_REQUIRE_SANDBOX_TESTS").is_some_and(|v| v == "1") {
+        panic!("exec-time enforcement is required for this run but unavailable: {why}");
+    }
+    eprintln!("SKIPPED: exec-time enforcement is unavailable here: {why}");
+    false
+}
+
+/// The rules that deny `rm` by its path only.
+fn deny_rm_by_path() -> Value {
+    json!({"permission": {"bash": {"*": "allow", "/usr/bin/rm *": "deny", "/usr/bin/rm": "deny"}}})
+}
+
+/// The rules that deny `rm` by name.
+fn deny_rm_by_name() -> Value {
+    json!({"permission": {"bash": {"*": "allow", "rm *": "deny", "rm": "deny"}}})
+}
+
+/// A project with a data, config, home and temp directory of its own, a file `victim`
+/// that `rm` would remove, and a marker in the environment of everything it starts.
+struct Project {
+    root: tempfile::TempDir,
+    marker: String,
+}
+
+impl Project {
+    fn new(config: Value) -> Project {
+        let root = tempfile::tempdir().unwrap();
+        for dir in ["project", "data", "config", "home", "tmp"] {
+            std::fs::create_dir(root.path().join(dir)).unwrap();
+        }
+        let p = Project {
+            marker: format!("exec-guard-test-{}", root.path().display()),
+            root,
+        };
+        std::fs::write(p.project().join("toolgate.json"), config.to_string()).unwrap();
+        std::fs::write(p.project().join("victim"), "delete me\n").unwrap();
+        p
+    }
+
+    fn root(&self) -> PathBuf {
+        std::fs::canonicalize(self.root.path()).unwrap()
+    }
+
+    fn project(&self) -> PathBuf {
+        self.root().join("project")
+    }
+
+    fn victim(&self) -> bool {
+        self.project().join("victim").exists()
+    }
+
+    fn command(&self, binary: &Path) -> Command {
+        let mut command = Command::new(binary);
+        command
+            .current_dir(self.project())
+            .env("TOOLGATE_DATA_DIR", self.root().join("data"))
+            .env("TOOLGATE_CONFIG_DIR", self.root().join("config"))
+            .env("TMPDIR", self.root().join("tmp"))
+            .env("HOME", self.root().join("home"))
+            .env("EXEC_GUARD_TEST", &self.marker)
+            .env_remove("TOOLGATE_PERMISSION")
+            .env_remove("TOOLGATE_TEST_EXEC_GUARD_MISSING")
+            .stdin(Stdio::null());
+        command
+    }
+
+    /// `toolgate call bash LINE --json` (and `extra`): the result text.
+    fn bash(&self, line: &str, extra: &[&str]) -> String {
+        let input = json!({"command": line, "timeout": 60000}).to_string();
+        let output = self
+            .command(&e2e::toolgate_binary())
+            .args(["call", "bash", &input, "--json"])
+            .args(extra)
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        let settled: Value = serde_json::from_str(&stdout).unwrap_or(Value::Null);
+        match (&settled["result"]["value"], &settled["result"]["error"]) {
+            (Value::String(text), _) | (_, Value::String(text)) => text.clone(),
+            _ => format!("{stdout}{}", String::from_utf8_lossy(&output.stderr)),
+        }
+    }
+
+    /// Processes still running with this project's marker in their environment or a
+    /// working directory inside it.
+    fn leftovers(&self) -> Vec<String> {
+        let root = self.root();
+        let mut found = Vec::new();
+        for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if !name.bytes().all(|b| b.is_ascii_digit()) || name == std::process::id().to_string() {
+                continue;
+            }
+            let environ = std::fs::read(entry.path().join("environ")).unwrap_or_default();
+            let marked = environ
+                .split(|b| *b == 0)
+                .any(|var| var == format!("EXEC_GUARD_TEST={}", self.marker).as_bytes());
+            let inside = std::fs::read_link(entry.path().join("cwd")).is_ok_and(|cwd| cwd.starts_with(&root));
+            if marked || inside {
+                let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+                found.push(format!(
+                    "{name}: {}",
+                    String::from_utf8_lossy(&cmdline).replace('\0', " ")
+                ));
+            }
+        }
+        found
+    }
+
+    /// Waits (a group is ended with TERM, then KILL after 3 s) until nothing is left.
+    fn assert_nothing_left(&self) {
+        let deadline = Instant::now() + Duration::from_secs(8);
+        loop {
+            let left = self.leftovers();
+            if left.is_empty() {
+                return;
+            }
+            assert!(Instant::now() < deadline, "processes left behind: {left:?}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+/// The dynamic loader of this machine, if it is one the test knows.
+fn loader() -> Option<&'static str> {
+    ["/lib64/ld-linux-x86-64.so.2", "/lib/ld-linux-aarch64.so.1"]
+        .into_iter()
+        .find(|path| Path::new(path).exists())
+}
+
+#[test]
+fn every_spelling_of_a_denied_program_is_refused() {
+    if !exec_guard() {
+        return;
+    }
+    let mut lines = vec![
+        "rm victim".to_string(),
+        "/usr/bin/rm victim".to_string(),
+        "/bin/rm victim".to_string(),
+        "/usr/bin/../bin/rm victim".to_string(),
+        "/proc/self/root/usr/bin/rm victim".to_string(),
+        "ln -s /usr/bin/rm r; ./r victim".to_string(),
+        "ln -s /bin/rm r; PATH=.:$PATH r victim".to_string(),
+        "exec 3</usr/bin/rm; /dev/fd/3 victim".to_string(),
+        "exec 3</usr/bin/rm; /proc/self/fd/3 victim".to_string(),
+        "exec 3</usr/bin/rm; /proc/$$/fd/3 victim".to_string(),
+        "printf '#!/usr/bin/rm\\n' > s; chmod +x s; ./s victim".to_string(),
+        "printf '#!/usr/bin/rm\\n' > s2; printf '#!%s/s2\\n' \"$PWD\" > s1; chmod +x s1 s2; ./s1 victim".to_string(),
+        "exec 3</usr/bin/rm; printf '#!/dev/fd/3\\n' > s; chmod +x s; ./s victim".to_string(),
+        "env rm victim".to_string(),
+        "env -i /usr/bin/rm victim".to_string(),
+        "exec -a innocent rm victim".to_string(),
+        "bash -c 'rm victim'".to_string(),
+        "find . -name victim -exec rm {} +".to_string(),
+        "echo victim | xargs rm".to_string(),
+        "nice rm victim".to_string(),
+        "timeout 5 rm victim".to_string(),
+        // execveat of a descriptor (fexecve) and of a directory descriptor, from Python.
+        "printf 'import os\\nfd = os.open(\"/usr/bin/rm\", os.O_RDONLY)\\nos.execve(fd, [\"rm\", \"victim\"], {})\\n' > x.py; python3 x.py"
+            .to_string(),
+        "printf 'import ctypes, os\\nlibc = ctypes.CDLL(None, use_errno=True)\\nd = os.open(\"/usr/bin\", os.O_RDONLY)\\nargv = (ctypes.c_char_p * 3)(b\"rm\", b\"victim\", None)\\nenvp = (ctypes.c_char_p * 1)(None)\\nlibc.syscall(322, d, b\"rm\", argv, envp, 0)\\nprint(\"execveat errno\", ctypes.get_errno())\\n' > x.py; python3 x.py"
+            .to_string(),
+    ];
+    if let Some(loader) = loader() {
+        lines.push(format!("{loader} /usr/bin/rm victim"));
+        lines.push(format!("{loader} --argv0 x /usr/bin/rm victim"));
+        lines.push(format!("exec 3<{loader}; /dev/fd/3 /usr/bin/rm victim"));
+    }
+    let mut failures = Vec::new();
+    let mut by_kernel = 0;
+    for line in &lines {
+        let p = Project::new(deny_rm_by_path());
+        // Inside a function redefined after its first use, which the analysis misreads
+        // (it sees only the first body), so the kernel is what has to stop it.
+        let hidden = format!("f() {{ :; }}; f; f() {{ {line}\n}}; f");
+        let text = p.bash(&hidden, &["--auto"]);
+        let kernel = text.contains("toolgate refused to start") && text.contains("/usr/bin/rm *");
+        by_kernel += usize::from(kernel);
+        if !p.victim() || !(kernel || text.starts_with("Permission denied: bash")) {
+            failures.push(format!("{line:?}: victim {}, result: {text}", p.victim()));
+        }
+        p.assert_nothing_left();
+    }
+    assert!(
+        by_kernel * 2 >= lines.len(),
+        "only {by_kernel} of {} reached the kernel",
+        lines.len()
+    );
+    // By name too, for the spellings that hide the name from the analysis.
+    for line in [
+        "ln -s /usr/bin/rm r; ./r victim",
+        "exec 3</usr/bin/rm; /dev/fd/3 victim",
+        "printf '#!/usr/bin/rm\\n' > s; chmod +x s; ./s victim",
+    ] {
+        let p = Project::new(deny_rm_by_name());
+        let text = p.bash(line, &["--auto"]);
+        if !p.victim() || !text.contains("toolgate refused to start") || !text.contains("\"rm *\"") {
+            failures.push(format!("by name: {line:?}: victim {}, result: {text}", p.victim()));
+        }
+        p.assert_nothing_left();
+    }
+    assert!(failures.is_empty(), "denied rm started:\n{}", failures.join("\n"));
+}
+
+#[test]
+fn a_hard_link_is_the_same_program() {
+    if !exec_guard() {
+        return;
+    }
+    let p = Project::new(deny_rm_by_path());
+    // A hard link needs the same file system as /usr/bin.
+    if std::fs::hard_link("/usr/bin/rm", p.project().join("hl")).is_err() {
+        eprintln!("SKIPPED: the project is on another file system than /usr/bin");
+        return;
+    }
+    let text = p.bash("./hl victim", &["--auto"]);
+    assert!(p.victim(), "{text}");
+    assert!(text.contains("toolgate refused to start `rm victim`"), "{text}");
+    p.assert_nothing_left();
+}
+
+#[test]
+fn a_copy_under_another_name_is_decided_by_its_own_path() {
+    if !exec_guard() {
+        return;
+    }
+    // Denied by name: the copy is another file, not `rm` (README "The bash tool").
+    let p = Project::new(deny_rm_by_name());
+    let text = p.bash("cp /usr/bin/rm ./eraser; ./eraser victim", &["--auto"]);
+    assert!(!p.victim(), "{text}");
+    p.assert_nothing_left();
+    // A rule on its absolute path holds it.
+    let p = Project::new(json!({}));
+    let copy = p.project().join("eraser");
+    let config = json!({"permission": {"bash": {
+        "*": "allow",
+        format!("{} *", copy.display()): "deny",
+    }}});
+    std::fs::write(p.project().join("toolgate.json"), config.to_string()).unwrap();
+    let text = p.bash("cp /usr/bin/rm ./eraser; ./eraser victim", &["--auto"]);
+    assert!(p.victim(), "{text}");
+    assert!(text.contains("toolgate refused to start"), "{text}");
+    p.assert_nothing_left();
+}
+
+#[test]
+fn setuid_programs_run_without_their_privileges_and_the_result_says_so() {
+    if !exec_guard() {
+        return;
+    }
+    let p = Project::new(json!({"permission": {"bash": {"*": "allow"}}}));
+    if rustix::process::geteuid().is_root() {
+        if Command::new("setpriv").arg("--version").output().is_err() {
+            eprintln!("SKIPPED: root without setpriv: the unprivileged side cannot be tried");
+            return;
+        }
+        // A setuid-root copy of `id`, and the rest of the tree the unprivileged user's.
+        let bin = p.root().join("bin");
+        std::fs::create_dir(&bin).unwrap();
+        std::fs::copy(e2e::toolgate_binary(), bin.join("toolgate")).unwrap();
+        std::fs::copy("/usr/bin/id", bin.join("id")).unwrap();
+        let status = Command::new("chown")
+            .args(["-R", "65534:65534"])
+            .arg(p.root())
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let status = Command::new("chown")
+            .args(["0:0"])
+            .arg(bin.join("id"))
+            .status()
+            .unwrap();
+        assert!(status.success());
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(bin.join("id"), std::fs::Permissions::from_mode(0o4755)).unwrap();
+        let run = |line: &str| {
+            let input = json!({"command": line}).to_string();
+            let mut command = p.command(Path::new("setpriv"));
+            command
+                .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+                .arg(bin.join("toolgate"))
+                .args(["call", "bash", &input, "--json"]);
+            String::from_utf8_lossy(&command.output().unwrap().stdout).into_owned()
+        };
+        let text = run(&format!("{}; echo done", bin.join("id").display()));
+        assert!(text.contains("uid=65534"), "{text}");
+        assert!(
+            !text.contains("euid=0"),
+            "the setuid program kept its privilege: {text}"
+        );
+        assert!(
+            text.contains("is setuid: toolgate starts commands with no_new_privs"),
+            "{text}"
+        );
+        // sudo, where it is installed, cannot become root, and the result says why.
+        if Path::new("/usr/bin/sudo").exists() {
+            let text = run("sudo -n rm victim; echo rc=$?");
+            assert!(p.victim() && !text.contains("rc=0"), "{text}");
+            assert!(text.contains("`sudo -n rm victim` is setuid"), "{text}");
+        }
+    } else if Path::new("/usr/bin/sudo").exists() {
+        let text = p.bash("sudo -n rm victim; echo rc=$?", &[]);
+        assert!(p.victim() && !text.contains("rc=0"), "{text}");
+        assert!(text.contains("`sudo -n rm victim` is setuid"), "{text}");
+    } else {
+        eprintln!("SKIPPED: not root and no sudo: no setuid program to try");
+    }
+    p.assert_nothing_left();
+}
+
+#[test]
+fn other_architectures_system_calls_kill_the_process() {
+    if !exec_guard() || !cfg!(target_arch = "x86_64") {
+        return;
+    }
+    let p = Project::new(deny_rm_by_path());
+    // i386 `int 0x80` execve (11) and x32 execve (0x40000000 | 59), from machine code
+    // Python puts in executable memory; neither may reach the kernel's exec unseen.
+    let script = |code: &str| {
+        format!(
+            "import ctypes, mmap\n\
+             code = bytes.fromhex('{code}')\n\
+             buf = mmap.mmap(-1, 4096, prot=mmap.PROT_READ | mmap.PROT_WRITE | mmap.PROT_EXEC)\n\
+             buf.write(code)\n\
+             addr = ctypes.addressof(ctypes.c_char.from_buffer(buf))\n\
+             ctypes.CFUNCTYPE(ctypes.c_long)(addr)()\n\
+             print('survived')\n"
+        )
+    };
+    for (name, code) in [("i386", "b80b000000cd80c3"), ("x32", "b83b0000400f05c3")] {
+        std::fs::write(p.project().join(format!("{name}.py")), script(code)).unwrap();
+        let text = p.bash(&format!("python3 {name}.py; echo rc=$?"), &["--auto"]);
+        assert!(!text.contains("survived"), "{name}: {text}");
+        assert!(text.contains("rc=159"), "{name}: killed by SIGSYS: {text}");
+    }
+    p.assert_nothing_left();
+}
+
+#[test]
+fn a_command_cannot_install_a_listener_of_its_own() {
+    if !exec_guard() {
+        return;
+    }
+    let p = Project::new(deny_rm_by_path());
+    // seccomp(SET_MODE_FILTER, NEW_LISTENER) with an allow-all filter, then with high
+    // bits set in the operation and the flags (the kernel reads both as 32-bit).
+    let script = "import ctypes, struct, sys\n\
+        libc = ctypes.CDLL(None, use_errno=True)\n\
+        insn = struct.pack('HBBI', 0x06, 0, 0, 0x7fff0000)\n\
+        buf = ctypes.create_string_buffer(insn)\n\
+        prog = struct.pack('HxxxxxxQ', 1, ctypes.addressof(buf))\n\
+        pbuf = ctypes.create_string_buffer(prog)\n\
+        for op, flags in [(1, 8), (1 | (1 << 32), 8 | (1 << 32))]:\n\
+        \x20   r = libc.syscall(ctypes.c_long(317), ctypes.c_ulong(op), ctypes.c_ulong(flags), pbuf)\n\
+        \x20   print('listener', r, ctypes.get_errno())\n";
+    std::fs::write(p.project().join("listen.py"), script).unwrap();
+    let text = p.bash("python3 listen.py; rm victim", &["--auto"]);
+    // EPERM from the guard's own rule (the kernel alone would say EBUSY).
+    assert_eq!(text.matches("listener -1 1\n").count(), 2, "{text}");
+    assert!(p.victim(), "{text}");
+    assert!(text.contains("toolgate refused to start `rm victim`"), "{text}");
+    // A nested toolgate: its own guard cannot be installed, so it runs unguarded, under
+    // the outer guard, which still refuses rm.
+    let binary = e2e::toolgate_binary();
+    let nested = json!({"command": "rm victim"}).to_string();
+    let line = format!(
+        "{} call bash '{}' --auto; echo nested=$?",
+        binary.display(),
+        nested.replace('\'', "'\\''")
+    );
+    let text = p.bash(&line, &["--auto"]);
+    assert!(p.victim(), "{text}");
+    assert!(text.contains("toolgate refused to start `rm victim`"), "{text}");
+    p.assert_nothing_left();
+}
+
+#[test]
+fn two_hundred_children_that_each_start_a_program_are_all_decided() {
+    if !exec_guard() {
+        return;
+    }
+    let p = Project::new(deny_rm_by_path());
+    for i in 0..4 {
+        std::fs::write(p.project().join(format!("v{i}")), "x").unwrap();
+    }
+    let line = "for i in $(seq 200); do ( case $i in 50) rm v0;; 100) rm v1;; 150) rm v2;; 200) rm v3;; \
+                *) /usr/bin/true && echo ok >> log;; esac ) & done; wait; echo all done";
+    let started = Instant::now();
+    let text = p.bash(line, &["--auto"]);
+    assert!(text.contains("all done"), "{text}");
+    assert!(
+        started.elapsed() < Duration::from_secs(60),
+        "took {:?}",
+        started.elapsed()
+    );
+    let log = std::fs::read_to_string(p.project().join("log")).unwrap();
+    assert_eq!(log.lines().count(), 196, "{text}");
+    for i in 0..4 {
+        assert!(p.project().join(format!("v{i}")).exists(), "v{i}: {text}");
+    }
+    p.assert_nothing_left();
+}
+
+#[test]
+fn an_explicit_ask_at_exec_is_put_to_the_person() {
+    if !exec_guard() {
+        return;
+    }
+    // `touch` by path, in a function redefined after its first use: the analysis sees
+    // neither, so each touch is asked when it starts.
+    let config = json!({"permission": {"bash": {"*": "allow", "/usr/bin/touch *": "ask"}}});
+    let line = "f() { :; }; f; f() { touch a; touch a; touch b; }; f; echo rc=$?";
+    // --auto answers each question once: the same command again is not asked again.
+    let p = Project::new(config.clone());
+    let text = p.bash(line, &["--auto"]);
+    assert!(
+        p.project().join("a").exists() && p.project().join("b").exists(),
+        "{text}"
+    );
+    assert!(text.contains("rc=0"), "{text}");
+    let audit = std::fs::read_to_string(p.root().join("data/audit.jsonl")).unwrap_or_default();
+    let asked = |what: &str| {
+        audit
+            .lines()
+            .filter(|l| l.contains(what) && l.contains("\"auto\""))
+            .count()
+    };
+    assert_eq!(asked("touch a"), 1, "{audit}");
+    assert_eq!(asked("touch b"), 1, "{audit}");
+    p.assert_nothing_left();
+    // No terminal and no --auto: declined; the program fails and the result says so.
+    let p = Project::new(config);
+    let text = p.bash(line, &[]);
+    assert!(!p.project().join("a").exists(), "{text}");
+    assert!(text.contains("Operation not permitted"), "{text}");
+    assert!(
+        text.contains("toolgate refused to start `touch a` when it started"),
+        "{text}"
+    );
+    p.assert_nothing_left();
+}
+
+#[test]
+fn a_racing_thread_does_not_stall_or_crash_the_supervisor() {
+    // A thread rewrites the path after the supervisor read it: the documented limit of
+    // user notification (README "The bash tool"). Whether the race wins is not asserted;
+    // the supervisor must answer every call, end with the command, and keep refusing.
+    if !exec_guard() {
+        return;
+    }
+    let p = Project::new(deny_rm_by_path());
+    let script = "import ctypes, threading\n\
+        libc = ctypes.CDLL(None, use_errno=True)\n\
+        path = ctypes.create_string_buffer(b'/usr/bin/true', 32)\n\
+        argv = (ctypes.c_char_p * 3)(b'x', b'victim', None)\n\
+        envp = (ctypes.c_char_p * 1)(None)\n\
+        def flip():\n\
+        \x20   while True:\n\
+        \x20       ctypes.memmove(path, b'/usr/bin/rm\\0', 12)\n\
+        \x20       ctypes.memmove(path, b'/usr/bin/true\\0', 14)\n\
+        threading.Thread(target=flip, daemon=True).start()\n\
+        libc.execve(path, argv, envp)\n\
+        print('refused', ctypes.get_errno())\n";
+    std::fs::write(p.project().join("race.py"), script).unwrap();
+    // The same through the file system: another program the rules let run swaps the file
+    // at the path between the supervisor's look and the kernel's exec (the shell that
+    // runs `./x` needs no second thread for it).
+    let swap = "import os\n\
+        while True:\n\
+        \x20   os.link('/usr/bin/true', 'n'); os.replace('n', 'x')\n\
+        \x20   os.link('/usr/bin/rm', 'n'); os.replace('n', 'x')\n";
+    std::fs::write(p.project().join("swap.py"), swap).unwrap();
+    let started = Instant::now();
+    let text = p.bash(
+        "for i in $(seq 30); do python3 race.py; done; echo raced; \
+         f() { :; }; f; f() { python3 swap.py 2> /dev/null & sleep 0.2; for i in $(seq 100); do ./x victim 2> /dev/null; \
+         done; kill %1; wait\n}; f; echo swapped; rm victim; echo rc=$?",
+        &["--auto"],
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(60),
+        "took {:?}",
+        started.elapsed()
+    );
+    assert!(text.contains("raced") && text.contains("swapped"), "{text}");
+    // The plain rm after the race is refused whatever the race did to the victim.
+    assert!(text.contains("rc=126"), "{text}");
+    p.assert_nothing_left();
+}
+
+#[test]
+fn programs_left_behind_cannot_start_anything_once_the_supervisor_is_gone() {
+    if !exec_guard() {
+        return;
+    }
+    let p = Project::new(json!({"permission": {"bash": {"*": "allow"}}}));
+    let marker = p.project().join("after");
+    // Normal end: a process that left the group starts a program after the call ended.
+    let line = format!(
+        "setsid bash -c 'sleep 1; /usr/bin/true; echo $? > {}' > /dev/null 2>&1 < /dev/null & sleep 0.5; echo started",
+        marker.display()
+    );
+    let text = p.bash(&line, &["--auto"]);
+    assert!(text.contains("started"), "{text}");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !marker.exists() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(100));
+    // ENOSYS: bash reports 126 for a program it could not execute.
+    assert_eq!(std::fs::read_to_string(&marker).unwrap_or_default().trim(), "126");
+    p.assert_nothing_left();
+
+    // The supervisor killed: a waiting command's next program fails the same way.
+    let marker = p.project().join("killed");
+    let input = json!({"command": format!(
+        "sleep 1.5; /usr/bin/true 2> err; echo $? > {}", marker.display()
+    )})
+    .to_string();
+    let mut toolgate = p
+        .command(&e2e::toolgate_binary())
+        .args(["call", "bash", &input, "--auto"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(700));
+    toolgate.kill().unwrap();
+    toolgate.wait().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !marker.exists() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(100));
+    assert_eq!(std::fs::read_to_string(&marker).unwrap_or_default().trim(), "126");
+    let err = std::fs::read_to_string(p.project().join("err")).unwrap_or_default();
+    assert!(err.contains("Function not implemented"), "{err}");
+    p.assert_nothing_left();
+}
+
+#[test]
+fn an_allow_list_runs_what_it_allows_and_nothing_else() {
+    if !exec_guard() {
+        return;
+    }
+    // Deny by default, allow by name: the path spelling of an allowed program meets only
+    // the catch-all deny, which must not decide over the rule written for its name.
+    let p = Project::new(json!({"permission": {"bash": {
+        "*": "deny", "ls *": "allow", "ls": "allow", "cat *": "allow", "echo *": "allow",
+    }}}));
+    let text = p.bash(
+        "ls; cat toolgate.json > /dev/null && echo cat-ok; f() { :; }; f; f() { rm victim; }; f",
+        &[],
+    );
+    assert!(text.contains("victim\n") && text.contains("cat-ok"), "{text}");
+    assert!(p.victim(), "{text}");
+    assert!(
+        text.contains("toolgate refused to start `rm victim` by rule bash \"*\" deny"),
+        "{text}"
+    );
+    assert_eq!(text.matches("toolgate refused to start").count(), 1, "{text}");
+    p.assert_nothing_left();
+}
