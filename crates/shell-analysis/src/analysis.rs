@@ -59,6 +59,10 @@ pub struct PathRef {
     /// package manager's cache): its `external_directory` boundary is itself, whether it
     /// exists yet or not.
     pub created: bool,
+    /// True when nothing of the line ran before the command that touches the path (no
+    /// program that could have changed the files below it): a recursive read is then
+    /// decided by the files that exist below it (plan.rs).
+    pub settled: bool,
 }
 
 impl PathRef {

@@ -237,6 +237,91 @@ fn resolve_path(location: &Location, workdir: &Path, path: &PathRef, kind: PathK
     }
 }
 
+/// The most entries a recursive read's directory may hold for its files to be read one
+/// by one; past it the read stays `DIR/…`, anything below.
+pub(crate) const MAX_TREE_FILES: usize = 5_000;
+
+/// A recursive read (`grep -r PATTERN dir`, `rg PATTERN dir`, what `find dir -exec`
+/// or `find dir | xargs` reads) decided by the files that exist below the directory: the
+/// directory and each file found, walked without following symbolic links, instead of
+/// `dir/…` that a read rule such as `*.env: deny` may match whether or not such a file
+/// is there (README "The bash tool"). Only for a [`PathRef::settled`] path inside the
+/// project (nothing of the line ran before that could add a file), and within
+/// [`MAX_TREE_FILES`] entries: otherwise `None`, and the read is `dir/…` as before. A
+/// symbolic link below is resolved like any path the line names (one that leads out
+/// makes the walk give up, so its target's question is the one asked for `dir/…`).
+fn tree_files(location: &Location, workdir: &Path, path: &PathRef) -> Option<Resolved> {
+    if !path.settled {
+        return None;
+    }
+    let dir = match path.pieces.as_slice() {
+        [Piece::Text(text)] if path.tree => text.clone(),
+        [
+            Piece::Text(text),
+            Piece::Hole {
+                class: PathHole::Below, ..
+            },
+        ] if !path.tree && text.ends_with('/') => match text.trim_end_matches('/') {
+            "" => "/".to_string(),
+            trimmed => trimmed.to_string(),
+        },
+        _ => return None,
+    };
+    let base_dir = match (&path.base, dir.starts_with('/')) {
+        (_, true) => PathBuf::new(),
+        (Some(base), false) if base.is_empty() => workdir.to_path_buf(),
+        (Some(base), false) => workdir.join(base),
+        (None, false) => return None,
+    };
+    let Target::Inside(resource) = target(location, &base_dir, &dir, PathKind::Directory) else {
+        return None;
+    };
+    let root = base_dir.join(&dir);
+    if !root.metadata().is_ok_and(|meta| meta.is_dir()) {
+        return None;
+    }
+    let prefix = if resource == "." {
+        String::new()
+    } else {
+        format!("{}/", resource.trim_end_matches('/'))
+    };
+    let mut files = Vec::new();
+    let mut seen = 0usize;
+    let mut dirs = vec![(root, prefix)];
+    while let Some((dir, shown)) = dirs.pop() {
+        // A directory that cannot be read: nothing of it is read either.
+        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        for entry in entries {
+            seen += 1;
+            if seen > MAX_TREE_FILES {
+                return None;
+            }
+            let entry = entry.ok()?;
+            let name = entry.file_name().into_string().ok()?;
+            let kind = entry.file_type().ok()?;
+            let shown = format!("{shown}{name}");
+            if kind.is_dir() {
+                dirs.push((entry.path(), format!("{shown}/")));
+            } else if kind.is_symlink() {
+                match target(location, workdir, &entry.path().to_string_lossy(), PathKind::File) {
+                    Target::Inside(inside) => files.push(inside),
+                    Target::Outside(..) => return None,
+                }
+            } else {
+                files.push(shown);
+            }
+        }
+    }
+    // In the order of their names, whatever order the directories listed them in.
+    files.sort();
+    let mut resources = vec![Resource::exact(resource)];
+    resources.extend(files.into_iter().map(Resource::exact));
+    Some(Resolved {
+        resources,
+        external: None,
+    })
+}
+
 /// What the shell will see of its environment, as far as the analysis needs it.
 ///
 /// Start from [`ShellEnv::inherited`] or [`ShellEnv::default`] and change what differs
@@ -325,7 +410,8 @@ pub fn plan_with(
     }
     let mut reads = Unique::default();
     for path in &analysis.reads {
-        let resolved = resolve_path(location, &dir, path, PathKind::File);
+        let resolved =
+            tree_files(location, &dir, path).unwrap_or_else(|| resolve_path(location, &dir, path, PathKind::File));
         externals.extend(resolved.external);
         for resource in resolved.resources {
             reads.push(resource);

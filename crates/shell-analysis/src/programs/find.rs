@@ -43,20 +43,7 @@ pub(super) fn find(ctx: &Ctx<'_>, verdict: &mut Verdict) {
     for start in &starts {
         verdict.effect(start, Access::Dir, false);
     }
-    let found = |start: &Arg| {
-        let mut field = start.field.clone();
-        field.segs.push(Seg::Lit("/".into()));
-        field.segs.push(Seg::Hole {
-            display: "{}".into(),
-            class: PathHole::Below,
-            value: None,
-        });
-        Arg {
-            field,
-            vanish: false,
-            split: start.split,
-        }
-    };
+    let found = below;
     while let Some(arg) = args.get(index) {
         let Some(text) = arg.literal() else {
             verdict.opaque("`find` with an expression only known when it runs");
@@ -114,6 +101,23 @@ pub(super) fn find(ctx: &Ctx<'_>, verdict: &mut Verdict) {
                 return;
             }
         }
+    }
+}
+
+/// A path `find` finds below `start` (`START/{}`), as its `-exec` commands and the words
+/// of its output get it.
+pub(crate) fn below(start: &Arg) -> Arg {
+    let mut field = start.field.clone();
+    field.segs.push(Seg::Lit("/".into()));
+    field.segs.push(Seg::Hole {
+        display: "{}".into(),
+        class: PathHole::Below,
+        value: None,
+    });
+    Arg {
+        field,
+        vanish: false,
+        split: start.split,
     }
 }
 

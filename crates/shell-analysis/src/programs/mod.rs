@@ -32,6 +32,7 @@ mod runners;
 mod table;
 mod text;
 
+pub(crate) use find::below;
 pub(crate) use packages::home_writes;
 
 #[cfg(test)]

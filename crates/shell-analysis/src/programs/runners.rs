@@ -193,6 +193,9 @@ pub(super) fn shell(ctx: &Ctx<'_>, verdict: &mut Verdict) {
 /// Interpreters: inline code (`-c`, `-e`, `--eval`) or code from input cannot be seen and
 /// is never saved; a script file is the project's code.
 pub(super) fn interpreter(ctx: &Ctx<'_>, verdict: &mut Verdict) {
+    if ctx.name == "perl" && perl_substitution(ctx, verdict) {
+        return;
+    }
     let (inline, with_value): (&[&str], &[&str]) = INTERPRETERS
         .iter()
         .find(|(names, _, _)| names.contains(&ctx.name))
@@ -279,6 +282,149 @@ pub(super) fn interpreter(ctx: &Ctx<'_>, verdict: &mut Verdict) {
         return;
     }
     verdict.opaque(format!("`{}` without a script runs code from its input", ctx.name));
+}
+
+/// `perl -pi -e 's/old/new/g' FILE…`, perl used as a `sed -i` that knows its regular
+/// expressions: when every `-e` program is one substitution that runs no code, the line is
+/// its files, read (and written with `-i`). Returns whether it was; any other perl program
+/// is inline code (the caller makes it opaque).
+///
+/// A substitution runs code where the pattern embeds it (`(?{…})`, `(??{…})`), where the
+/// replacement interpolates an expression (`@{[…]}`, `${\…}`, a method call on an
+/// object), where the `e` flag evaluates it, and through a variable holding any of those:
+/// so the pattern may hold no `$`, `@` or `(?`, the replacement only `$1`…`$9` and `$&`,
+/// and the flags only `g`, `i`, `m`, `s`, `x`. Switches are the ones that only choose the
+/// loop and the line ends (`-p`, `-n`, `-l`, `-a`, `-w`, `-0`, `-i`); a module (`-M`),
+/// a debugger (`-d`) or any other switch keeps the program inline code.
+fn perl_substitution(ctx: &Ctx<'_>, verdict: &mut Verdict) -> bool {
+    let mut programs = Vec::new();
+    let mut in_place = false;
+    let mut files = Vec::new();
+    let mut options = true;
+    let mut index = 0;
+    while let Some(arg) = ctx.args.get(index) {
+        index += 1;
+        let Some(text) = arg.literal() else { return false };
+        if options && text == "--" {
+            options = false;
+            continue;
+        }
+        let Some(cluster) = text.strip_prefix('-').filter(|rest| options && !rest.is_empty()) else {
+            options = false;
+            files.push(arg);
+            continue;
+        };
+        let mut chars = cluster.char_indices();
+        while let Some((at, c)) = chars.next() {
+            match c {
+                'p' | 'n' | 'a' | 'w' => {}
+                // `-l[octal]`, `-0[octal or x hex]`: the rest of the digits is the value.
+                'l' | '0' => {
+                    if !cluster[at + 1..].chars().all(|d| d.is_ascii_hexdigit() || d == 'x') {
+                        return false;
+                    }
+                    break;
+                }
+                // `-i[extension]`: the rest of the word is the backup's suffix.
+                'i' => {
+                    in_place = true;
+                    break;
+                }
+                'e' | 'E' => {
+                    let rest = &cluster[at + 1..];
+                    let program = if rest.is_empty() {
+                        let Some(next) = ctx.args.get(index).and_then(Arg::literal) else {
+                            return false;
+                        };
+                        index += 1;
+                        next.into_owned()
+                    } else {
+                        rest.to_string()
+                    };
+                    programs.push(program);
+                    break;
+                }
+                _ => return false,
+            }
+        }
+    }
+    if programs.is_empty() || !programs.iter().all(|program| inert_substitution(program)) {
+        return false;
+    }
+    for file in files {
+        push_role(verdict, file, Role::Read, false);
+        if in_place {
+            push_role(verdict, file, Role::Write, false);
+        }
+    }
+    true
+}
+
+/// Whether `program` is one `s/pattern/replacement/flags` that runs no code (see
+/// [`perl_substitution`]), with a delimiter that is punctuation and not a bracket.
+fn inert_substitution(program: &str) -> bool {
+    let program = program.trim().trim_end_matches(';').trim_end();
+    let Some(rest) = program.strip_prefix('s') else {
+        return false;
+    };
+    let mut chars = rest.chars();
+    let Some(delimiter) = chars.next() else { return false };
+    if !delimiter.is_ascii_punctuation() || "([{<\\".contains(delimiter) {
+        return false;
+    }
+    // The three pieces between the delimiters; a backslash keeps the next character.
+    let mut pieces = vec![String::new()];
+    let mut escaped = false;
+    for c in chars {
+        let piece = pieces.last_mut().map(|piece| {
+            if escaped {
+                escaped = false;
+                piece.push(c);
+                false
+            } else if c == '\\' {
+                escaped = true;
+                piece.push(c);
+                false
+            } else if c == delimiter {
+                true
+            } else {
+                piece.push(c);
+                false
+            }
+        });
+        if piece == Some(true) {
+            pieces.push(String::new());
+        }
+        if pieces.len() > 3 {
+            return false;
+        }
+    }
+    let [pattern, replacement, flags] = pieces.as_slice() else {
+        return false;
+    };
+    // A `$` ends the pattern as an anchor only at its end.
+    let anchored = pattern.strip_suffix('$').unwrap_or(pattern);
+    if escaped || anchored.contains(['$', '@']) || pattern.contains("(?") {
+        return false;
+    }
+    if replacement.contains('@') {
+        return false;
+    }
+    let mut chars = replacement.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '$'
+            && !chars
+                .next()
+                .is_some_and(|next| ('1'..='9').contains(&next) || next == '&')
+        {
+            return false;
+        }
+        // `$12` is a variable too, `$1x` the first group then text: one digit and on.
+        if c == '$' && chars.peek().is_some_and(|next| next.is_ascii_digit()) {
+            return false;
+        }
+    }
+    flags.chars().all(|flag| "gimsx".contains(flag))
 }
 
 pub(super) fn always_opaque(ctx: &Ctx<'_>, verdict: &mut Verdict) {

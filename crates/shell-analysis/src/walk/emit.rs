@@ -64,6 +64,7 @@ impl Walker<'_> {
                         base: Some(String::new()),
                         tree: false,
                         created: true,
+                        settled: false,
                     });
                 }
                 None => verdict.effects.push(programs::Effect {
@@ -127,11 +128,12 @@ impl Walker<'_> {
                 continue;
             }
             if nested.appended {
-                args.push(Arg {
+                // The words of the input: paths `find` prints when piped.rs knows them.
+                args.push(self.piped.take().unwrap_or_else(|| Arg {
                     field: Field::unknown("…"),
                     vanish: true,
                     split: true,
-                });
+                }));
             }
             let chdir = match (&cmd.chdir, nested.chdir) {
                 (Some(outer), Some(inner)) => {

@@ -33,6 +33,7 @@ mod builtins;
 mod emit;
 mod options;
 mod paths;
+mod piped;
 
 use builtins::{BUILTIN_NAMES, BUILTINS, dangerous_assignment, dangerous_name};
 use paths::{hole_patterns, pieces, push_pieces_display};
@@ -109,6 +110,8 @@ fn analyze_now(command: &str, env: &Env) -> Analysis {
         all_funcs: HashMap::new(),
         cwds_seen: None,
         programs_ran: false,
+        piped: None,
+        piped_settled: false,
     };
     let state = State {
         cwd: Cwd::Known(Rc::new(vec![String::new()])),
@@ -299,6 +302,8 @@ struct Out {
     /// Where the key of the path at hand is built (a repeat then costs no allocation).
     key: String,
     opaque: Option<String>,
+    /// Whether the paths pushed now are [`PathRef::settled`]: the walker says so.
+    settled: bool,
 }
 
 impl Out {
@@ -332,6 +337,7 @@ impl Out {
                     base: base.map(str::to_string),
                     tree,
                     created: false,
+                    settled: false,
                 },
             );
         }
@@ -347,6 +353,7 @@ impl Out {
         key.clear();
         key.push(char::from(b'0' + kind));
         key.push(if tree { 't' } else { 'f' });
+        key.push(if self.settled { 's' } else { 'u' });
         match base {
             Some(base) => {
                 key.push('b');
@@ -364,7 +371,8 @@ impl Out {
         new
     }
 
-    fn push_path(&mut self, kind: u8, path: PathRef) {
+    fn push_path(&mut self, kind: u8, mut path: PathRef) {
+        path.settled = self.settled;
         match kind {
             0 => self.reads.push(path),
             1 => self.writes.push(path),
@@ -451,6 +459,11 @@ struct Walker<'a> {
     /// Whether a program (not a builtin) ran already: from then on a script file may have
     /// been written by it.
     programs_ran: bool,
+    /// The words the `xargs` at hand appends, when the `find` before it in the pipeline
+    /// says what they are (piped.rs); taken by the first command that appends words.
+    piped: Option<Arg>,
+    /// The `xargs` at hand runs in a pipeline that piped.rs found changes no file.
+    piped_settled: bool,
 }
 
 impl Walker<'_> {
@@ -552,12 +565,21 @@ impl Walker<'_> {
             [] => Outcome::same(state),
             [only] => self.command(only, state),
             many => {
+                let ran_before = self.programs_ran;
                 // Each command of a pipeline runs in a subshell.
-                for command in many {
+                for (index, command) in many.iter().enumerate() {
                     if self.stopped() {
                         break;
                     }
+                    let piped = match index.checked_sub(1) {
+                        Some(before) => self.piped_paths(&many[before], command, &state, ran_before),
+                        None => None,
+                    };
+                    self.piped_settled = piped.is_some();
+                    self.piped = piped;
                     let _ = self.command(command, state.clone());
+                    self.piped = None;
+                    self.piped_settled = false;
                 }
                 Outcome::same(state)
             }

@@ -63,6 +63,14 @@ impl Walker<'_> {
 
     /// Records one path effect: the field relative to the current directory (or `under`).
     pub(crate) fn file(&mut self, arg: &Arg, access: Access, state: &State, tree: bool, under: Option<&Field>) {
+        // The files below are the ones there are now when no program ran before, or when
+        // piped.rs found that the `find` feeding this `xargs` changes nothing either.
+        self.out.settled = !self.programs_ran || self.piped_settled;
+        self.file_at(arg, access, state, tree, under);
+        self.out.settled = false;
+    }
+
+    fn file_at(&mut self, arg: &Arg, access: Access, state: &State, tree: bool, under: Option<&Field>) {
         let kind = match access {
             Access::Read => 0,
             Access::Write => 1,
@@ -88,6 +96,7 @@ impl Walker<'_> {
                     base: None,
                     tree,
                     created: false,
+                    settled: false,
                 },
             );
             return;
@@ -112,6 +121,7 @@ impl Walker<'_> {
                     base: None,
                     tree,
                     created: false,
+                    settled: false,
                 },
             );
             return;
@@ -129,6 +139,7 @@ impl Walker<'_> {
                             base: Some(base_dir.to_string()),
                             tree,
                             created: false,
+                            settled: false,
                         },
                     );
                 }

@@ -14,5 +14,7 @@ mod soundness;
 mod benign;
 mod bounded;
 mod builtins;
+mod everyday;
 mod oracle_corpus;
+mod recursive;
 mod table;
