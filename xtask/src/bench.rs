@@ -681,6 +681,28 @@ static FIGURES: &[Figure] = &[
         target: Target::AtMost(2.0),
         how: "whole process, `tests/examples/exec_guard_bench.rs`: the trampoline process, the filter, the listener's hand-over and the first exec's check; median of 40 each",
     },
+    Figure {
+        issue: 22,
+        name: "everyday corpus: allowed without a question",
+        unit: "%",
+        source: Source::Example {
+            example: "everyday_corpus",
+            key: "everyday_allowed_percent",
+        },
+        target: Target::AtLeast(97.0),
+        how: "`tests/examples/everyday_corpus.rs`: the 536 lines of `crates/shell-analysis/tests/corpus/everyday.txt` planned in a fixture project under `everyday-config.json` (each program the lines use allowed, `rm *` and `git push *` asked) with exec-time enforcement, decided without asking anyone; the worse of a fresh home and one with every package cache (the same measurement as the crate's `everyday` test)",
+    },
+    Figure {
+        issue: 22,
+        name: "everyday corpus: denied",
+        unit: "lines",
+        source: Source::Example {
+            example: "everyday_corpus",
+            key: "everyday_denied",
+        },
+        target: Target::AtMost(0.0),
+        how: "the same run: lines a rule denies outright (none may be)",
+    },
 ];
 
 struct Measured<'a> {

@@ -303,6 +303,10 @@ fn tree_files(location: &Location, workdir: &Path, path: &PathRef) -> Option<Res
             if kind.is_dir() {
                 dirs.push((entry.path(), format!("{shown}/")));
             } else if kind.is_symlink() {
+                // A link to a directory: `grep -R` and `rg -L` read what is below it.
+                if entry.path().metadata().is_ok_and(|meta| meta.is_dir()) {
+                    return None;
+                }
                 match target(location, workdir, &entry.path().to_string_lossy(), PathKind::File) {
                     Target::Inside(inside) => files.push(inside),
                     Target::Outside(..) => return None,

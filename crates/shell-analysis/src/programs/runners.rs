@@ -314,8 +314,7 @@ fn perl_substitution(ctx: &Ctx<'_>, verdict: &mut Verdict) -> bool {
             files.push(arg);
             continue;
         };
-        let mut chars = cluster.char_indices();
-        while let Some((at, c)) = chars.next() {
+        for (at, c) in cluster.char_indices() {
             match c {
                 'p' | 'n' | 'a' | 'w' => {}
                 // `-l[octal]`, `-0[octal or x hex]`: the rest of the digits is the value.

@@ -3,9 +3,10 @@
 //! and chains), planned in a fixture project and a fixed home, and decided under
 //! toolgate's default rules plus a config that allows the programs they use
 //! (`corpus/everyday-config.json`: `bash` asks by default, `PROG *` allowed for each
-//! program, `rm *` and `git push *` ask). At least 97 % of the lines must run without a
-//! question and none may be denied, on a fresh machine (no package-manager cache yet) and
-//! on one where every cache exists. The asked lines are printed with their reasons
+//! program, `rm *` and `git push *` ask), with exec-time enforcement on (a `bash` request
+//! is `enforced`: an opaque part is asked, not denied). At least 97 % of the lines must
+//! run without a question and none may be denied, on a fresh machine (no package-manager
+//! cache yet) and on one where every cache exists. The asked lines are printed with their reasons
 //! (`cargo nextest run -p toolgate-shell-analysis everyday --no-capture`).
 
 use std::fmt::Write as _;
@@ -20,9 +21,8 @@ const TARGET: usize = 97;
 
 /// The corpus lines, decoded: `# ` lines are comments; `\n` stands for a newline, `\\`
 /// for a backslash, any other backslash is itself (the file's header says so).
-fn corpus() -> Vec<String> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus/everyday.txt");
-    let text = std::fs::read_to_string(path).unwrap();
+fn corpus(dir: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(dir.join("everyday.txt")).unwrap();
     text.lines()
         .filter(|line| !line.is_empty() && !line.starts_with("# "))
         .map(|line| {
@@ -146,19 +146,20 @@ fn fixture(root: &Path) {
 }
 
 /// What the corpus came to in one home.
-struct Measured {
-    allowed: usize,
-    asked: Vec<String>,
-    denied: Vec<String>,
+pub(crate) struct Measured {
+    /// The lines allowed without a question.
+    pub(crate) allowed: usize,
+    /// The lines asked, each with its reasons.
+    pub(crate) asked: Vec<String>,
+    /// The lines denied, each with its reasons.
+    pub(crate) denied: Vec<String>,
 }
 
-/// Plans and decides every line in `project` with `home` as `HOME`.
-fn measure(project: &Path, home: &Path, lines: &[String]) -> Measured {
-    let config: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus/everyday-config.json"))
-            .unwrap(),
-    )
-    .unwrap();
+/// Plans and decides every line in `project` with `home` as `HOME`, under the config in
+/// `corpus`.
+fn measure(corpus: &Path, project: &Path, home: &Path, lines: &[String]) -> Measured {
+    let config: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(corpus.join("everyday-config.json")).unwrap()).unwrap();
     let settings = AgentSettings::default()
         .with_home(home)
         .with_temp_dir("/tmp")
@@ -226,14 +227,13 @@ fn measure(project: &Path, home: &Path, lines: &[String]) -> Measured {
     measured
 }
 
-#[test]
-fn everyday_commands_run_without_a_question() {
-    let lines = corpus();
-    assert!(lines.len() >= 300, "{} lines", lines.len());
-    // Not under the temporary directory, which the default rules allow: the homes must be
-    // judged as homes.
-    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
-    let root = std::fs::canonicalize(dir.path()).unwrap();
+/// The corpus in `dir` (`everyday.txt`, `everyday-config.json`) measured in a fixture
+/// project made under `scratch`, in a fresh home and in one where every package cache
+/// exists: the number of lines, and each home's result. `cargo xtask bench` reports the
+/// worse of the two (`tests/examples/everyday_corpus.rs`).
+pub(crate) fn measure_corpus(dir: &Path, scratch: &Path) -> (usize, Vec<(&'static str, Measured)>) {
+    let lines = corpus(dir);
+    let root = std::fs::canonicalize(scratch).unwrap();
     let project = root.join("project");
     fixture(&project);
     let fresh = root.join("fresh-home");
@@ -242,10 +242,23 @@ fn everyday_commands_run_without_a_question() {
     for cache in CACHES {
         std::fs::create_dir_all(used.join(cache)).unwrap();
     }
+    let homes = [("a fresh home", &fresh), ("a home with every cache", &used)]
+        .into_iter()
+        .map(|(name, home)| (name, measure(dir, &project, home, &lines)))
+        .collect();
+    (lines.len(), homes)
+}
+
+#[test]
+fn everyday_commands_run_without_a_question() {
+    // Not under the temporary directory, which the default rules allow: the homes must be
+    // judged as homes.
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus");
+    let (total, homes) = measure_corpus(&corpus, dir.path());
+    assert!(total >= 300, "{total} lines");
     let mut failures = Vec::new();
-    for (name, home) in [("a fresh home", &fresh), ("a home with every cache", &used)] {
-        let measured = measure(&project, home, &lines);
-        let total = lines.len();
+    for (name, measured) in homes {
         println!(
             "{name}: {} of {total} allowed ({:.1} %), {} asked, {} denied",
             measured.allowed,
