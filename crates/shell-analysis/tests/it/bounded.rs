@@ -3,7 +3,9 @@
 //! thousand, thousands of functions, traps, substitutions, patterns of thousands of
 //! stars against a directory of thousands of files — are each analysed within a generous
 //! bound (the analysis counts its work and gives up, opaque, past a budget linear in the
-//! line's length; the timeout only catches a stall, it measures nothing).
+//! line's length; the timeout only catches a stall, it measures nothing), and each in a
+//! process of its own under a 1 GiB address-space limit (`prlimit --as`), which a brace
+//! expansion that materialised its words would exceed by far.
 
 use std::sync::mpsc;
 use std::time::Duration;
@@ -38,6 +40,10 @@ fn numbered(template: &str) -> String {
 fn lines() -> Vec<(&'static str, String)> {
     vec![
         ("a sequence of a million", "echo {1..1000000}".to_string()),
+        ("a sequence of 10^8", "echo {1..100000000}".to_string()),
+        ("a product of 2^40 words", format!("echo {}", "{a,b}".repeat(40))),
+        ("a product of 9^20 words", format!("echo {}", "{1..9}".repeat(20))),
+        ("nested products", format!("echo {}", "{a,{b,c}{d,e}}".repeat(12))),
         ("a product of 2^30 words", format!("echo {}", "{a,b}".repeat(30))),
         ("products in many words", repeat(" {a,b}{c,d}{e,f}{g,h}{i,j}", "echo")),
         ("unclosed braces", repeat("{", "echo ")),
@@ -100,5 +106,44 @@ fn pathological_lines_are_analysed_within_bounds() {
             Ok(Err(error)) => panic!("{name}: {error}"),
             Err(_) => panic!("{name}: the analysis stalled"),
         }
+    }
+}
+
+/// The address space each line is analysed in.
+const MEMORY: u64 = 1 << 30;
+
+/// Each line in a fresh process of this test binary (`BOUNDED_LINE` names the line to
+/// analyse, and that process does nothing else) under `prlimit --as`: an allocation past
+/// the limit aborts it, and the test fails.
+#[test]
+fn pathological_lines_fit_in_a_bounded_address_space() {
+    if let Ok(name) = std::env::var("BOUNDED_LINE") {
+        let (_, line) = lines().into_iter().find(|(n, _)| *n == name).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let location = Location::new(dir.path()).unwrap();
+        let env = ShellEnv::default().with_home(Some("/nonexistent/home".into()));
+        plan_with(&location, &line, None, None, &env).unwrap();
+        return;
+    }
+    let exe = std::env::current_exe().unwrap();
+    for (name, _) in lines() {
+        let output = std::process::Command::new("prlimit")
+            .arg(format!("--as={MEMORY}"))
+            .arg(&exe)
+            .args([
+                "--exact",
+                "bounded::pathological_lines_fit_in_a_bounded_address_space",
+                "--test-threads=1",
+            ])
+            .env("BOUNDED_LINE", name)
+            .output()
+            .unwrap();
+        // It ran the line (the harness found the test), and within the limit.
+        assert!(
+            output.status.success() && String::from_utf8_lossy(&output.stdout).contains("1 passed"),
+            "{name}: {}\n{}",
+            output.status,
+            String::from_utf8_lossy(&output.stderr)
+        );
     }
 }
