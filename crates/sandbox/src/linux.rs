@@ -639,7 +639,11 @@ mod tests {
                 DATA_ARCH => arch,
                 offset if (16..64).contains(&offset) && offset % 4 == 0 => {
                     let arg = args[((offset - 16) / 8) as usize];
-                    if (offset - 16) % 8 == 0 { arg as u32 } else { (arg >> 32) as u32 }
+                    if (offset - 16) % 8 == 0 {
+                        arg as u32
+                    } else {
+                        (arg >> 32) as u32
+                    }
                 }
                 other => panic!("load of offset {other}"),
             }
@@ -683,10 +687,18 @@ mod tests {
                 assert_eq!(plain, expected, "call {nr} with no arguments");
             }
             let clone = libc::SYS_clone as u32;
-            assert_eq!(run(&program, arch, clone, [libc::SIGCHLD as u64, 0, 0, 0, 0, 0]), RET_ALLOW);
+            assert_eq!(
+                run(&program, arch, clone, [libc::SIGCHLD as u64, 0, 0, 0, 0, 0]),
+                RET_ALLOW
+            );
             let thread = (libc::CLONE_VM | libc::CLONE_THREAD | libc::CLONE_SIGHAND) as u64;
             assert_eq!(run(&program, arch, clone, [thread, 0, 0, 0, 0, 0]), RET_ALLOW);
-            for flag in [libc::CLONE_NEWUSER, libc::CLONE_NEWNS, libc::CLONE_NEWNET, libc::CLONE_NEWPID] {
+            for flag in [
+                libc::CLONE_NEWUSER,
+                libc::CLONE_NEWNS,
+                libc::CLONE_NEWNET,
+                libc::CLONE_NEWPID,
+            ] {
                 let flags = (flag | libc::SIGCHLD) as u64;
                 assert_eq!(run(&program, arch, clone, [flags, 0, 0, 0, 0, 0]), eperm, "{flag:#x}");
             }
@@ -696,17 +708,31 @@ mod tests {
             );
             let ioctl = libc::SYS_ioctl as u32;
             #[allow(clippy::unnecessary_cast)]
-            for (request, verdict) in [(libc::TIOCSTI as u64, eperm), (libc::TIOCLINUX as u64, eperm), (0x5401, RET_ALLOW)] {
-                assert_eq!(run(&program, arch, ioctl, [0, request, 0, 0, 0, 0]), verdict, "{request:#x}");
+            for (request, verdict) in [
+                (libc::TIOCSTI as u64, eperm),
+                (libc::TIOCLINUX as u64, eperm),
+                (0x5401, RET_ALLOW),
+            ] {
+                assert_eq!(
+                    run(&program, arch, ioctl, [0, request, 0, 0, 0, 0]),
+                    verdict,
+                    "{request:#x}"
+                );
             }
             let socket = libc::SYS_socket as u32;
             let inet = if network { RET_ALLOW } else { eperm };
             assert_eq!(run(&program, arch, socket, [libc::AF_INET as u64, 1, 0, 0, 0, 0]), inet);
-            assert_eq!(run(&program, arch, socket, [libc::AF_UNIX as u64, 1, 0, 0, 0, 0]), RET_ALLOW);
+            assert_eq!(
+                run(&program, arch, socket, [libc::AF_UNIX as u64, 1, 0, 0, 0, 0]),
+                RET_ALLOW
+            );
             // Another architecture's calls end the process; x32 numbers are refused.
             assert_eq!(run(&program, arch ^ 1, 0, [0; 6]), RET_KILL_PROCESS);
             if cfg!(target_arch = "x86_64") {
-                assert_eq!(run(&program, arch, 0x4000_0000 | libc::SYS_unshare as u32, [0; 6]), eperm);
+                assert_eq!(
+                    run(&program, arch, 0x4000_0000 | libc::SYS_unshare as u32, [0; 6]),
+                    eperm
+                );
                 assert_eq!(run(&program, arch, 0x4000_0000, [0; 6]), eperm);
             }
             for denied in denied_syscalls() {
