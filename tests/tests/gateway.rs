@@ -212,7 +212,7 @@ fn denied_tools_are_hidden_and_asked_tools_wait_for_a_person() {
     let mut command = sandbox.command(&["call", "py_wipe", r#"{"target": "staging"}"#]);
     command.env("NO_COLOR", "1");
     let mut session = e2e::pty::Session::spawn(command).unwrap();
-    let asked = session.expect("answer [o/a/r]:", Duration::from_secs(60)).unwrap();
+    let asked = session.expect("answer [o/s/a/r]:", Duration::from_secs(60)).unwrap();
     assert!(asked.contains("permission: py_wipe"), "{asked}");
     assert!(asked.contains("MCP tool `wipe` of server `py`"), "{asked}");
     assert!(asked.contains("may modify, destructive"), "{asked}");
