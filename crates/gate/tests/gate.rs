@@ -421,5 +421,15 @@ async fn run_prepares_for_the_tool_catalogs_for_the_agent_and_settles() {
             if tool == "echo" && agent == "plan" && offered == &["late"]),
         "{refused:?}"
     );
-    assert_eq!(refused.to_string(), "Unknown tool: echo");
+    // Hidden by plan's rules (spec §2.4): denied, by the rule that hides it.
+    assert!(
+        matches!(&refused, GateError::Unknown { denied: Some(_), .. }),
+        "{refused:?}"
+    );
+    assert!(
+        refused
+            .to_string()
+            .starts_with("Permission denied: tool echo for agent plan by rule "),
+        "{refused}"
+    );
 }
