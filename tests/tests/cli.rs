@@ -572,7 +572,11 @@ fn question_without_a_terminal_or_allowed_by_rules() {
     // Subagents deny question wholly: it is not even offered.
     let (code, _, err) = sandbox.run(&["call", "question", QUESTION, "--agent", "general"]);
     assert_eq!(code, 2);
-    assert!(err.contains("unknown tool \"question\" for agent general"), "{err}");
+    // Spec §2.4: hidden by a deny, and said to be denied (by which rule), not unknown.
+    assert!(
+        err.contains("Permission denied: tool question for agent general by rule question \"*\" deny"),
+        "{err}"
+    );
     // A rule that denies it without hiding it.
     sandbox.write(
         "project/toolgate.json",

@@ -534,8 +534,11 @@ fn the_bash_prompt_marks_allowed_parts_and_saves_only_the_asked_ones() {
     );
     assert!(screen.contains("✓ echo done  (already allowed by a rule)"), "{screen}");
     assert!(screen.contains("• touch made"), "{screen}");
-    assert!(screen.contains("saving: touch *"), "{screen}");
-    assert!(!screen.contains("saving: git status"), "{screen}");
+    assert!(screen.contains("allow always for the project: touch *"), "{screen}");
+    assert!(
+        !screen.contains("project: git status") && !screen.contains(", git status"),
+        "{screen}"
+    );
     session.send("a\r").unwrap();
     let (code, screen) = session.finish(Duration::from_secs(30)).unwrap();
     assert_eq!(code, 0, "{screen}");

@@ -158,7 +158,10 @@ fn a_deny_written_through_a_symlink_holds_for_every_spelling() {
     // Inside the project: a rule for a linked directory holds for the real one.
     sandbox.write("project/real/data.txt", "TOKEN=inner-secret\n");
     std::os::unix::fs::symlink(sandbox.project().join("real"), sandbox.project().join("alias")).unwrap();
-    sandbox.write("project/toolgate.json", r#"{"permission": {"read": {"alias/*": "deny"}}}"#);
+    sandbox.write(
+        "project/toolgate.json",
+        r#"{"permission": {"read": {"alias/*": "deny"}}}"#,
+    );
     let (code, out, err) = call(&sandbox, "read", &json!({"path": "real/data.txt"}), &[]);
     assert_eq!(code, 3, "{out}{err}");
     assert!(!out.contains("inner-secret"), "{out}");
@@ -236,12 +239,27 @@ fn edits_of_rule_files_and_git_code_files_always_ask() {
         assert_eq!(report["resources"][0]["rule"]["origin"], "protected", "{report}");
         assert_eq!(report["save"], json!([]), "{report}");
     }
-    assert_eq!(std::fs::read_to_string(sandbox.project().join("opencode.json")).unwrap(), "{}\n");
+    assert_eq!(
+        std::fs::read_to_string(sandbox.project().join("opencode.json")).unwrap(),
+        "{}\n"
+    );
     assert!(!sandbox.project().join(".git/hooks/pre-commit").exists());
-    assert_eq!(std::fs::read_to_string(sandbox.project().join(".git/config")).unwrap(), "[core]\n");
+    assert_eq!(
+        std::fs::read_to_string(sandbox.project().join(".git/config")).unwrap(),
+        "[core]\n"
+    );
     // The same file by another spelling: a symlink to it.
-    std::os::unix::fs::symlink(sandbox.project().join("opencode.json"), sandbox.project().join("cfg.json")).unwrap();
-    let (code, _, err) = call(&sandbox, "write", &json!({"path": "cfg.json", "content": "x"}), &["--auto"]);
+    std::os::unix::fs::symlink(
+        sandbox.project().join("opencode.json"),
+        sandbox.project().join("cfg.json"),
+    )
+    .unwrap();
+    let (code, _, err) = call(
+        &sandbox,
+        "write",
+        &json!({"path": "cfg.json", "content": "x"}),
+        &["--auto"],
+    );
     assert_eq!(code, 3, "{err}");
     assert!(err.contains("defines the rules"), "{err}");
     // The global config and the approvals database too.
@@ -253,15 +271,27 @@ fn edits_of_rule_files_and_git_code_files_always_ask() {
     );
     assert_eq!(code, 3, "{err}");
     // An ordinary file still follows the rules (allowed).
-    let (code, _, err) = call(&sandbox, "write", &json!({"path": "src/ok.txt", "content": "ok\n"}), &[]);
+    let (code, _, err) = call(
+        &sandbox,
+        "write",
+        &json!({"path": "src/ok.txt", "content": "ok\n"}),
+        &[],
+    );
     assert_eq!(code, 0, "{err}");
     // A person may still approve one, once: the prompt says it is asked every time.
-    let mut command = sandbox.command(&["call", "write", r#"{"path": "opencode.json", "content": "{\"x\": 1}\n"}"#]);
+    let mut command = sandbox.command(&[
+        "call",
+        "write",
+        r#"{"path": "opencode.json", "content": "{\"x\": 1}\n"}"#,
+    ]);
     command.env("NO_COLOR", "1");
     let mut session = e2e::pty::Session::spawn(command).unwrap();
     let screen = session.expect("answer [o/s/a/r]:", Duration::from_secs(30)).unwrap();
     assert!(screen.contains("asked every time, never saved"), "{screen}");
-    assert!(screen.contains("[a] always (nothing to save: same as once)"), "{screen}");
+    assert!(
+        screen.contains("[a] always (nothing to save: same as once)"),
+        "{screen}"
+    );
     session.send("a\r").unwrap();
     let (code, screen) = session.finish(Duration::from_secs(30)).unwrap();
     assert_eq!(code, 0, "{screen}");
@@ -323,7 +353,13 @@ fn file_changes_without_a_terminal_say_they_were_declined() {
     ] {
         let (code, _, err) = call(&sandbox, tool, &input, &[]);
         assert_eq!(code, 3, "{tool}: {err}");
-        assert!(err.contains("declined (no terminal; use --auto to approve)"), "{tool}: {err}");
+        assert!(
+            err.contains("declined (no terminal; use --auto to approve)"),
+            "{tool}: {err}"
+        );
     }
-    assert_eq!(std::fs::read_to_string(sandbox.project().join("a.txt")).unwrap(), "one\n");
+    assert_eq!(
+        std::fs::read_to_string(sandbox.project().join("a.txt")).unwrap(),
+        "one\n"
+    );
 }

@@ -401,21 +401,37 @@ pub fn rule_paths(inputs: &Inputs) -> Vec<RulePath> {
     out.extend(inputs.toolgate_dir.clone().map(tree));
     out.extend(inputs.managed_dir.clone().map(tree));
     out.extend(env.opencode_config.clone().map(file));
-    out.extend(env.opencode_config_dir.clone().map(tree));
     out.extend(inputs.explicit.clone().map(file));
+    // A `.opencode` directory: its config files, its agents and modes, and the plugins
+    // and tools OpenCode runs from it — not its plans, which the plan agent writes.
+    let dot_opencode = |out: &mut Vec<RulePath>, dir: &Path| {
+        for name in ["opencode.json", "opencode.jsonc"] {
+            out.push(file(dir.join(name)));
+        }
+        for name in DOT_OPENCODE_TREES {
+            out.push(tree(dir.join(name)));
+        }
+    };
+    if let Some(dir) = &env.opencode_config_dir {
+        dot_opencode(&mut out, dir);
+    }
     if let Some(home) = &inputs.home {
-        out.push(tree(home.join(".opencode")));
+        dot_opencode(&mut out, &home.join(".opencode"));
     }
     let directory = std::path::absolute(&inputs.directory).unwrap_or_else(|_| inputs.directory.clone());
     for dir in walk(&directory) {
         for name in ["opencode.json", "opencode.jsonc", "toolgate.json", "toolgate.jsonc"] {
             out.push(file(dir.join(name)));
         }
-        out.push(tree(dir.join(".opencode")));
+        dot_opencode(&mut out, &dir.join(".opencode"));
         out.push(tree(dir.join(".toolgate")));
     }
     out
 }
+
+/// The directories of a `.opencode` directory that define agents or hold code OpenCode
+/// runs (both spellings of each, as OpenCode reads both).
+const DOT_OPENCODE_TREES: [&str; 8] = ["agent", "agents", "mode", "modes", "plugin", "plugins", "tool", "tools"];
 
 /// The directories from the worktree root (the nearest ancestor with `.git`; without one,
 /// the file-system root) down to `directory`, farthest first.

@@ -478,7 +478,12 @@ impl Gate {
         let context = Context::new(call.session.clone(), catalog.agent.clone()).with_call(&call.message, &call.id);
         let audit = self.inner.permissions.audit();
         if !catalog.offers(&call.tool) {
-            let mut error = GateError::from_settle(SettleError::Unknown { name: call.tool.clone() }, catalog);
+            let mut error = GateError::from_settle(
+                SettleError::Unknown {
+                    name: call.tool.clone(),
+                },
+                catalog,
+            );
             // A tool the rules hide is denied, not unknown: say which rule hides it.
             if let (Some(action), GateError::Unknown { denied, .. }) =
                 (catalog.turn.hidden_action(&call.tool), &mut error)

@@ -375,10 +375,7 @@ impl PermissionServiceBuilder {
     pub fn build(self) -> PermissionService {
         let (events, _) = broadcast::channel(4096);
         // Relative patterns are read under the project as it really is.
-        let project = self
-            .roots
-            .first()
-            .and_then(|root| std::fs::canonicalize(root).ok());
+        let project = self.roots.first().and_then(|root| std::fs::canonicalize(root).ok());
         let resolved = match &project {
             Some(project) => self
                 .agents
@@ -1211,7 +1208,10 @@ impl PermissionService {
                 let approvals = state.session_approvals.entry(session).or_default();
                 let mut rules: Vec<Rule> = approvals.rules().to_vec();
                 for resource in &target.request.save {
-                    if !rules.iter().any(|rule| rule.action == action && &rule.resource == resource) {
+                    if !rules
+                        .iter()
+                        .any(|rule| rule.action == action && &rule.resource == resource)
+                    {
                         // A saved approval in kind (never explicit, never over a deny),
                         // kept for this session only.
                         rules.push(
@@ -1354,11 +1354,7 @@ impl PermissionService {
         if !agent.rules.hides(action) {
             return None;
         }
-        agent
-            .rules
-            .relevant(action)
-            .last()
-            .map(|rule| rule.to_ref())
+        agent.rules.relevant(action).last().map(|rule| rule.to_ref())
     }
 
     /// Whether `agent` sees no tool asking as `action` (spec §2.4, §4.8).

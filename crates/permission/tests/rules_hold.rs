@@ -45,11 +45,11 @@ async fn a_deny_through_a_symlinked_spelling_holds_for_the_real_path() {
     std::os::unix::fs::symlink(root.join("outside"), root.join("link")).unwrap();
     let written = format!("{}/link/vault/*", root.display());
     let real = format!("{}/outside/vault/key.pem", root.display());
-    let agents = Agents::build(
-        &AgentSettings::default()
-            .with_layer(ConfigLayer::new("toolgate.json").with_permission(json!({"read": {(written.clone()): "deny"}}))),
-    )
-    .unwrap();
+    let agents =
+        Agents::build(&AgentSettings::default().with_layer(
+            ConfigLayer::new("toolgate.json").with_permission(json!({"read": {(written.clone()): "deny"}})),
+        ))
+        .unwrap();
     let service = PermissionService::builder(agents, "p")
         .roots([root.join("project")])
         .mode(AskMode::Auto)
@@ -90,7 +90,15 @@ async fn protected_files_always_ask() {
     let edit = |path: &str| PermissionRequest::new("edit").resources([path]).save(["*"]);
 
     let auto = build(AskMode::Auto, json!({"edit": "allow"}));
-    auto.set_session_rules("s", vec![Rule::new("edit", "*", toolgate_permission::Effect::Allow, Origin::Session)]);
+    auto.set_session_rules(
+        "s",
+        vec![Rule::new(
+            "edit",
+            "*",
+            toolgate_permission::Effect::Allow,
+            Origin::Session,
+        )],
+    );
     for path in ["opencode.json", ".git/hooks/pre-commit"] {
         let refusal = auto.assert(&ctx("s"), edit(path)).await.unwrap_err();
         assert!(refusal.to_string().contains("defines the rules"), "{refusal}");
@@ -131,7 +139,9 @@ async fn always_for_this_session_stays_in_the_session() {
         .store(store.clone())
         .mode(AskMode::Interactive)
         .build();
-    let ask = PermissionRequest::new("bash").resources(["git status"]).save(["git status *"]);
+    let ask = PermissionRequest::new("bash")
+        .resources(["git status"])
+        .save(["git status *"]);
     let asking = {
         let service = service.clone();
         let ask = ask.clone();

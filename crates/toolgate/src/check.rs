@@ -259,7 +259,9 @@ pub(crate) fn check(project: &Project, action: &str, resources: &[String], json:
         if *effect == Effect::Ask && !saved[index].is_empty() {
             outln!("  always would save: {}", saved[index].join(", "));
         } else if *effect == Effect::Ask && protected_flags[index] {
-            outln!("  always would save: nothing (a file that defines the rules or runs code through git: asked every time)");
+            outln!(
+                "  always would save: nothing (a file that defines the rules or runs code through git: asked every time)"
+            );
         }
     }
     if action == "bash" {

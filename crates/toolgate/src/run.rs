@@ -144,7 +144,9 @@ pub(crate) fn call(project: &Project, args: CallArgs<'_>) -> Result<(), Failure>
             // Hidden by a deny: say so (and which rule), not "unknown".
             return Err(Failure::usage(denied.to_string()));
         }
-        Err(GateError::Unknown { tool, agent, offered, .. }) => {
+        Err(GateError::Unknown {
+            tool, agent, offered, ..
+        }) => {
             app.report_mcp_errors(true);
             return Err(Failure::usage(format!(
                 "unknown tool {tool:?} for agent {agent}; available: {}",
@@ -479,7 +481,10 @@ fn ask_on_terminal(request: &toolgate_permission::Request) -> (Reply, Option<Str
                 return (Reply::Reject, (!feedback.is_empty()).then_some(feedback));
             }
             _ => {
-                let _ = writeln!(err, "  please answer o (once), s (this session), a (always, for the project) or r (reject)");
+                let _ = writeln!(
+                    err,
+                    "  please answer o (once), s (this session), a (always, for the project) or r (reject)"
+                );
             }
         }
     }

@@ -75,7 +75,12 @@ impl Setup {
             .roots([dir.clone(), spelled])
             .doom_memory(doom);
         // The saved approvals are rules too: their database is never an edit away.
-        for name in ["toolgate.db", "toolgate.db-wal", "toolgate.db-shm", "toolgate.db-journal"] {
+        for name in [
+            "toolgate.db",
+            "toolgate.db-wal",
+            "toolgate.db-shm",
+            "toolgate.db-journal",
+        ] {
             builder = builder.protect(dirs.data.join(name), false);
         }
         for (path, tree) in protected_paths(&config, &dir) {
