@@ -859,7 +859,7 @@ impl PermissionService {
                     action: request.action.clone(),
                     reason: None,
                     rules,
-                    denied: deciding.map(|rule| (resource.clone(), rule.to_ref())),
+                    denied: deciding.map(|rule| Box::new((resource.clone(), rule.to_ref()))),
                 });
             }
             effects.push(effect);

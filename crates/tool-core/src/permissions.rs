@@ -235,7 +235,7 @@ impl RuleDecision {
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum Refusal {
     /// A configured rule denies the action.
-    #[error("{}", blocked_message(.action, .reason.as_deref(), .denied.as_ref()))]
+    #[error("{}", blocked_message(.action, .reason.as_deref(), .denied.as_deref()))]
     Blocked {
         /// The action that was asked for.
         action: String,
@@ -246,7 +246,7 @@ pub enum Refusal {
         /// The resource that was denied and the rule that denied it, when known: the
         /// message names both (`Permission denied: bash "rm -rf build" by rule bash
         /// "rm *" deny (toolgate.json)`).
-        denied: Option<(String, RuleRef)>,
+        denied: Option<Box<(String, RuleRef)>>,
     },
     /// The user (or the absence of one) declined.
     #[error("{}", .reason.as_deref().unwrap_or(DECLINED_MESSAGE))]

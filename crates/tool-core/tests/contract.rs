@@ -265,7 +265,7 @@ fn spec_4_6_refusal_messages() {
         action: "bash".into(),
         reason: None,
         rules: Vec::new(),
-        denied: Some((
+        denied: Some(Box::new((
             "rm -rf build".into(),
             toolgate_core::RuleRef {
                 action: "bash".into(),
@@ -273,7 +273,7 @@ fn spec_4_6_refusal_messages() {
                 effect: "deny".into(),
                 source: Some("toolgate.json".into()),
             },
-        )),
+        ))),
     };
     assert_eq!(
         named.to_string(),
