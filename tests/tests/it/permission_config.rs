@@ -62,7 +62,7 @@ fn a_string_permission_is_not_lost_to_another_layer() {
         extra[1],
     ]);
     assert_eq!(code, 2, "{err}");
-    assert!(err.contains("unknown tool \"webfetch\""), "{err}");
+    assert!(err.contains("Permission denied: tool webfetch"), "{err}");
 
     // Global string + project object.
     let sandbox = Sandbox::new();
@@ -473,7 +473,7 @@ fn the_edit_prompt_shows_the_whole_file_diff_with_line_numbers() {
     let mut command = sandbox.command(&["call", "edit", input]);
     command.env("NO_COLOR", "1");
     let mut session = e2e::pty::Session::spawn(command).unwrap();
-    let screen = session.expect("answer [o/a/r]:", Duration::from_secs(30)).unwrap();
+    let screen = session.expect("answer [o/s/a/r]:", Duration::from_secs(30)).unwrap();
     assert!(screen.contains("--- a.txt") && screen.contains("+++ a.txt"), "{screen}");
     assert!(
         screen.contains("@@ -7,7 +7,7 @@"),
@@ -502,7 +502,7 @@ fn the_write_prompt_shows_what_is_overwritten() {
     let mut command = sandbox.command(&["call", "write", input]);
     command.env("NO_COLOR", "1");
     let mut session = e2e::pty::Session::spawn(command).unwrap();
-    let screen = session.expect("answer [o/a/r]:", Duration::from_secs(30)).unwrap();
+    let screen = session.expect("answer [o/s/a/r]:", Duration::from_secs(30)).unwrap();
     assert!(screen.contains("    2 -port = 80"), "the old line: {screen}");
     assert!(screen.contains("    2 +port = 8080"), "{screen}");
     assert!(screen.contains("    1  [server]"), "{screen}");
@@ -527,15 +527,18 @@ fn the_bash_prompt_marks_allowed_parts_and_saves_only_the_asked_ones() {
     let mut command = sandbox.command(&["call", "bash", input]);
     command.env("NO_COLOR", "1");
     let mut session = e2e::pty::Session::spawn(command).unwrap();
-    let screen = session.expect("answer [o/a/r]:", Duration::from_secs(30)).unwrap();
+    let screen = session.expect("answer [o/s/a/r]:", Duration::from_secs(30)).unwrap();
     assert!(
         screen.contains("✓ git status --short  (already allowed by a rule)"),
         "{screen}"
     );
     assert!(screen.contains("✓ echo done  (already allowed by a rule)"), "{screen}");
     assert!(screen.contains("• touch made"), "{screen}");
-    assert!(screen.contains("saving: touch *"), "{screen}");
-    assert!(!screen.contains("saving: git status"), "{screen}");
+    assert!(screen.contains("allow always for the project: touch *"), "{screen}");
+    assert!(
+        !screen.contains("project: git status") && !screen.contains(", git status"),
+        "{screen}"
+    );
     session.send("a\r").unwrap();
     let (code, screen) = session.finish(Duration::from_secs(30)).unwrap();
     assert_eq!(code, 0, "{screen}");

@@ -86,6 +86,7 @@ async fn ed04_ed05_refused_edits_read_and_write_nothing() {
             action: "edit".into(),
             reason: None,
             rules: vec![],
+            denied: None,
         })
     }));
     denied.write("a.txt", "same same");
