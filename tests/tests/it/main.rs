@@ -5,7 +5,8 @@
 //!   as separate processes), `upkeep` (spill cleanup of the long-running processes).
 //! - Configuration and rules: `opencode_config` (OpenCode's config as OpenCode reads it),
 //!   `permission_config` (a deny never disappears, nothing fails open), `front_ends`
-//!   (every front end applies the same checks).
+//!   (every front end applies the same checks), `rules_hold` (read rules in every
+//!   tool, every spelling of a path, protected files, refusals that name their rule).
 //! - The servers: `server` and `server_hardening` (`toolgate serve` over HTTP, and
 //!   attacked), `mcp` (`toolgate mcp` with real clients), `conformance` and
 //!   `conformance_client` (the official MCP conformance suite, server and client).
@@ -30,6 +31,7 @@ mod gateway_serve;
 mod mcp;
 mod opencode_config;
 mod permission_config;
+mod rules_hold;
 mod sandbox;
 mod server;
 mod server_hardening;
