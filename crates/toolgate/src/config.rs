@@ -53,6 +53,9 @@ pub(crate) struct Config {
     pub(crate) settings: Document,
     /// The managed layers' `sandbox` block (its mode is a floor, see `sandbox::Settings`).
     pub(crate) managed_sandbox: Option<toolgate_config::Sandbox>,
+    /// Every file and directory that defines rules for this project, read or not yet
+    /// there (`toolgate_config::rule_paths`): their edits always ask.
+    pub(crate) rule_paths: Vec<toolgate_config::RulePath>,
 }
 
 fn effect(effect: Effect) -> toolgate_permission::Effect {
@@ -100,6 +103,7 @@ impl Config {
             .home(dirs.home.clone())
             .explicit(explicit.map(Path::to_path_buf));
         let loaded = toolgate_config::load(&inputs)?;
+        let rule_paths = toolgate_config::rule_paths(&inputs);
         for layer in loaded.all() {
             if let Some(shell_env) = &layer.document.shell_env {
                 crate::sandbox::policy_of(shell_env).validate().map_err(|error| {
@@ -123,6 +127,7 @@ impl Config {
             loaded,
             settings,
             managed_sandbox,
+            rule_paths,
         })
     }
 
