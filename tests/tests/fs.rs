@@ -248,6 +248,7 @@ fn race_with(processes: usize, threads: usize, rounds: usize, hard_link: bool) {
                 let line = marker.trim_end_matches(" dropped");
                 let count = shared.lines().filter(|l| l.starts_with(line)).count();
                 assert_eq!(count, usize::from(!applied), "{marker} (applied: {applied})");
+                found += usize::from(*applied);
                 continue;
             }
             (false, _) => 0,
@@ -271,11 +272,17 @@ fn race_with(processes: usize, threads: usize, rounds: usize, hard_link: bool) {
     }
     let applied = outcomes.iter().filter(|(_, applied)| *applied).count();
     println!(
-        "race suite: {processes} processes + {threads} threads × {rounds} rounds × 3 changes = {} changes; reported \
-         applied {applied}, found {found}; failed clearly {}; appended {} lines, all found",
+        "race suite{}: {processes} processes + {threads} threads × {rounds} rounds × {} changes = {} changes; reported \
+         applied {applied}, found {found}; failed clearly {}; appended {} lines, all found{}",
+        if hard_link { " (hard-linked)" } else { "" },
+        if hard_link { 4 } else { 3 },
         outcomes.len(),
         outcomes.len() - applied,
-        appended.len()
+        appended.len(),
+        by_process
+            .iter()
+            .map(|(name, count)| format!("; {count} lines from the {name} appender process, all found in order"))
+            .collect::<String>()
     );
     assert!(
         applied > outcomes.len() / 2,
