@@ -93,9 +93,16 @@ fn race_with(processes: usize, threads: usize, rounds: usize, hard_link: bool) {
     let stop_file = sandbox.root.path().join("stop");
     let mut appenders = Vec::new();
     if hard_link {
-        std::fs::hard_link(sandbox.project().join("shared.txt"), sandbox.root.path().join("shared-link.txt")).unwrap();
+        std::fs::hard_link(
+            sandbox.project().join("shared.txt"),
+            sandbox.root.path().join("shared-link.txt"),
+        )
+        .unwrap();
         for (name, reopen) in [("reopen", true), ("held", false)] {
-            appenders.push((name, appender_process(&sandbox.project().join("shared.txt"), &stop_file, name, reopen)));
+            appenders.push((
+                name,
+                appender_process(&sandbox.project().join("shared.txt"), &stop_file, name, reopen),
+            ));
         }
     }
     let sandbox = Arc::new(sandbox);
@@ -210,7 +217,13 @@ fn race_with(processes: usize, threads: usize, rounds: usize, hard_link: bool) {
     }
     for (name, count) in &by_process {
         let lost: Vec<usize> = (0..*count)
-            .filter(|n| shared.lines().filter(|line| *line == format!("appended {name} {n}")).count() != 1)
+            .filter(|n| {
+                shared
+                    .lines()
+                    .filter(|line| *line == format!("appended {name} {n}"))
+                    .count()
+                    != 1
+            })
             .collect();
         assert!(count > &0, "the {name} appender ran");
         assert!(
@@ -220,7 +233,10 @@ fn race_with(processes: usize, threads: usize, rounds: usize, hard_link: bool) {
             &lost[..lost.len().min(20)]
         );
         // And in the order they were written.
-        let order: Vec<&str> = shared.lines().filter(|line| line.starts_with(&format!("appended {name} "))).collect();
+        let order: Vec<&str> = shared
+            .lines()
+            .filter(|line| line.starts_with(&format!("appended {name} ")))
+            .collect();
         let expected: Vec<String> = (0..*count).map(|n| format!("appended {name} {n}")).collect();
         assert_eq!(order, expected, "the {name} appender's lines keep their order");
     }

@@ -231,7 +231,7 @@ pub(crate) fn human_size(bytes: u64) -> String {
     const UNITS: [(&str, u64); 3] = [("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)];
     for (unit, size) in UNITS {
         if bytes >= size {
-            return if bytes % size == 0 {
+            return if bytes.is_multiple_of(size) {
                 format!("{} {unit}", bytes / size)
             } else {
                 format!("{:.1} {unit}", bytes as f64 / size as f64)
@@ -738,29 +738,16 @@ pub(crate) fn transact(held: &[Held], writes: &[Write], cancel: &Cancel) -> Resu
     }
     cancel.check()?;
     // Lines another program appended meanwhile are not a conflict: they go into the new
-    // content too (a few rounds, for a program that keeps appending).
-    for _ in 0..16 {
-        let mut carried = false;
-        for (write, step) in writes.iter().zip(steps.iter_mut()) {
-            match step {
-                Step::Stage(staged) => {
-                    if let Some(tail) = held[write.index].carry_append()? {
-                        staged.temp.write_all(&tail)?;
-                        carried = true;
-                    }
-                }
-                // Rewritten in place, the appended bytes stay where they are, after
-                // the new content (`rewrite_in_place`); this only checks they are appends.
-                Step::InPlace(_) => carried |= held[write.index].carry_append()?.is_some(),
-                Step::Delete => {}
-            }
+    // content too (a few rounds, for a program that keeps appending). An append between
+    // the last round and the check is carried by another round; any other change fails.
+    let mut checks = 0;
+    loop {
+        carry_appends(held, writes, &mut steps)?;
+        match held.iter().try_for_each(Held::unchanged) {
+            Ok(()) => break,
+            Err(ChangeError::Changed(_)) if checks < 16 => checks += 1,
+            Err(error) => return Err(error),
         }
-        if !carried {
-            break;
-        }
-    }
-    for target in held {
-        target.unchanged()?;
     }
     let mut done: Vec<Done> = Vec::with_capacity(writes.len());
     for (write, step) in writes.iter().zip(steps) {
@@ -831,6 +818,32 @@ pub(crate) fn transact(held: &[Held], writes: &[Write], cancel: &Cancel) -> Resu
         let path = held[late.0].path.clone();
         undo(held, done, Some(late));
         return Err(ChangeError::Changed(path));
+    }
+    Ok(())
+}
+
+/// Carries what other programs appended since the lock into every write (a few rounds,
+/// for a program that keeps appending): into a staged inode's content, or — rewritten in
+/// place — left where it is, only checked to be an append.
+fn carry_appends(held: &[Held], writes: &[Write], steps: &mut [Step]) -> Result<(), ChangeError> {
+    for _ in 0..16 {
+        let mut carried = false;
+        for (write, step) in writes.iter().zip(steps.iter_mut()) {
+            match step {
+                Step::Stage(staged) => {
+                    if let Some(tail) = held[write.index].carry_append()? {
+                        staged.temp.write_all(&tail)?;
+                        carried = true;
+                    }
+                }
+                // The appended bytes stay after the new content (`rewrite_in_place`).
+                Step::InPlace(_) => carried |= held[write.index].carry_append()?.is_some(),
+                Step::Delete => {}
+            }
+        }
+        if !carried {
+            break;
+        }
     }
     Ok(())
 }
@@ -1007,7 +1020,7 @@ fn rewrite_in_place(path: &Path, key: (u64, u64), known: u64, new: &[u8]) -> Res
     // Shrink by `gap` bytes. The collapsed range must start and end on blocks: the new
     // content is laid out as [new[..at]] [gap rounded up to blocks] [new[at..]] [appends],
     // with `at` on a block and `new[at..]` not empty (a collapse may not reach the end).
-    let block = (meta.blksize().max(512)).min(1 << 20);
+    let block = meta.blksize().clamp(512, 1 << 20);
     let gap = known - length;
     let span = gap.div_ceil(block) * block;
     let at = if length == 0 { 0 } else { (length - 1) / block * block };

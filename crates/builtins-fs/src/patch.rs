@@ -720,11 +720,9 @@ fn commit(
     };
     let fail = |planned: &Planned, error: ChangeError| match error {
         ChangeError::Changed(path) => ToolFailure::new(changed(&shown(planned, &path))),
-        ChangeError::TooLarge(size) => ToolFailure::new(too_large(
-            "apply patch at",
-            &planned.resources().join(", "),
-            size,
-        )),
+        ChangeError::TooLarge(size) => {
+            ToolFailure::new(too_large("apply patch at", &planned.resources().join(", "), size))
+        }
         ChangeError::NotRegular => ToolFailure::new(format!(
             "Unable to write {}: not a regular file",
             planned

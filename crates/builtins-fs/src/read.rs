@@ -622,14 +622,18 @@ fn read_directory(path: &Path, shown: &str, page: Page) -> Result<ReadOutput, To
         return Err(ToolFailure::new(format!("Offset {} is out of range", page.offset)));
     }
     // A page of entries fits the output bound whole, as a page of lines does.
-    let header = format!("Read directory {shown}, entries {}-{}", page.offset, page.offset + page.limit).len();
+    let header = format!(
+        "Read directory {shown}, entries {}-{}",
+        page.offset,
+        page.offset + page.limit
+    )
+    .len();
     let budget = page.bytes(header);
     let mut bytes = 0usize;
     let mut shown_entries: Vec<String> = Vec::new();
     for (is_dir, name) in entries.into_iter().skip((page.offset - 1) as usize) {
         let entry = if is_dir { format!("{name}/") } else { name };
-        if shown_entries.len() as u64 >= page.lines()
-            || (bytes + 1 + entry.len() > budget && !shown_entries.is_empty())
+        if shown_entries.len() as u64 >= page.lines() || (bytes + 1 + entry.len() > budget && !shown_entries.is_empty())
         {
             break;
         }

@@ -443,7 +443,11 @@ async fn every_page_fits_the_output_bound_whole_so_following_offset_skips_nothin
     let mut lines = Vec::new();
     for page in &all {
         assert!(page.len() <= 51_200, "a page of {} bytes", page.len());
-        assert!(page.split('\n').count() <= 2000, "a page of {} lines", page.split('\n').count());
+        assert!(
+            page.split('\n').count() <= 2000,
+            "a page of {} lines",
+            page.split('\n').count()
+        );
         lines.extend(shown_lines(page, &mut first));
     }
     assert_eq!(lines.join("\n"), text, "the pages, joined, are the file byte for byte");
@@ -465,10 +469,17 @@ async fn every_page_fits_the_output_bound_whole_so_following_offset_skips_nothin
     // A tighter bound (config `tool_output`) gives smaller pages, each still whole.
     let tight = read_tool(project.services().with_output_bound(100, 4000));
     let page = call(&tight, json!({"path": "long.txt"})).await.unwrap();
-    assert!(page.len() <= 4000 && page.split('\n').count() <= 100, "{} bytes", page.len());
+    assert!(
+        page.len() <= 4000 && page.split('\n').count() <= 100,
+        "{} bytes",
+        page.len()
+    );
     let page = call(&tight, json!({"path": "small.txt"})).await.unwrap();
     assert_eq!(page.split('\n').count(), 100);
-    assert!(page.ends_with("[Output truncated. Continue reading with offset: 99]"), "{page}");
+    assert!(
+        page.ends_with("[Output truncated. Continue reading with offset: 99]"),
+        "{page}"
+    );
 
     // Directories page the same way.
     for n in 0..2500 {
@@ -476,5 +487,9 @@ async fn every_page_fits_the_output_bound_whole_so_following_offset_skips_nothin
     }
     let listing = call(&read, json!({"path": "dir"})).await.unwrap();
     assert!(listing.split('\n').count() <= 2000);
-    assert!(listing.ends_with("[Output truncated. Continue reading with offset: 1999]"), "{}", &listing[listing.len() - 80..]);
+    assert!(
+        listing.ends_with("[Output truncated. Continue reading with offset: 1999]"),
+        "{}",
+        &listing[listing.len() - 80..]
+    );
 }

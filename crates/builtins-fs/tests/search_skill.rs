@@ -328,7 +328,10 @@ async fn rgignore_is_honoured_above_ignore_and_gitignore_as_ripgrep_does() {
     project.write(".git/HEAD", "ref: refs/heads/main\n");
     project.write(".gitignore", "*.log\n");
     project.write(".ignore", "*.tmp\n!kept-by-ignore.log\n");
-    project.write(".rgignore", "secret.txt\n!kept-by-rg.log\n!kept-by-rg.tmp\nsub/also.txt\n");
+    project.write(
+        ".rgignore",
+        "secret.txt\n!kept-by-rg.log\n!kept-by-rg.tmp\nsub/also.txt\n",
+    );
     for name in [
         "plain.txt",
         "secret.txt",
@@ -358,7 +361,11 @@ async fn rgignore_is_honoured_above_ignore_and_gitignore_as_ripgrep_does() {
     let listed = |text: &str| {
         let mut names: Vec<String> = text
             .lines()
-            .filter_map(|line| line.trim_end_matches(':').strip_prefix(&format!("{}/", root.display())).map(str::to_string))
+            .filter_map(|line| {
+                line.trim_end_matches(':')
+                    .strip_prefix(&format!("{}/", root.display()))
+                    .map(str::to_string)
+            })
             .filter(|name| !name.starts_with('.') && !name.ends_with("/.rgignore"))
             .collect();
         names.sort();

@@ -29,7 +29,12 @@ fn peak_during<T>(work: impl FnOnce() -> T) -> (T, usize) {
 fn sparse(project: &Project, name: &str, first: &str, size: u64) {
     let path = project.dir.path().join(name);
     std::fs::write(&path, format!("{first}\n")).unwrap();
-    std::fs::OpenOptions::new().write(true).open(&path).unwrap().set_len(size).unwrap();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_len(size)
+        .unwrap();
 }
 
 #[test]
@@ -46,10 +51,15 @@ fn a_two_gib_file_is_refused_by_edit_and_apply_patch_before_it_is_read_and_repla
     });
     let error = result.unwrap_err();
     assert!(
-        error.starts_with("Unable to edit huge.txt: the file is 2 GiB, and edit, write and apply_patch read at most 32 MiB"),
+        error.starts_with(
+            "Unable to edit huge.txt: the file is 2 GiB, and edit, write and apply_patch read at most 32 MiB"
+        ),
         "{error}"
     );
-    assert!(error.contains("offset and limit") && error.contains("bash"), "says what to do: {error}");
+    assert!(
+        error.contains("offset and limit") && error.contains("bash"),
+        "says what to do: {error}"
+    );
     assert!(peak < BOUND, "edit allocated {peak} bytes for a refused 2 GiB file");
 
     let patch = patch_tool(project.services());
@@ -60,8 +70,14 @@ fn a_two_gib_file_is_refused_by_edit_and_apply_patch_before_it_is_read_and_repla
         error.starts_with("Unable to apply patch at huge.txt: the file is 2 GiB"),
         "{error}"
     );
-    assert!(peak < BOUND, "apply_patch allocated {peak} bytes for a refused 2 GiB file");
-    assert_eq!(std::fs::metadata(project.dir.path().join("huge.txt")).unwrap().len(), 2 << 30);
+    assert!(
+        peak < BOUND,
+        "apply_patch allocated {peak} bytes for a refused 2 GiB file"
+    );
+    assert_eq!(
+        std::fs::metadata(project.dir.path().join("huge.txt")).unwrap().len(),
+        2 << 30
+    );
 
     // `read` never reads it whole either (its zeros make it binary, seen in the first 64 KiB).
     let read = read_tool(project.services());
@@ -88,7 +104,10 @@ fn a_file_just_under_the_limit_is_still_edited() {
     project.write("big.txt", &text);
     let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
     let edit = edit_tool(project.services());
-    let done = runtime.block_on(call(&edit, json!({"path": "big.txt", "oldString": "alpha", "newString": "beta"})));
+    let done = runtime.block_on(call(
+        &edit,
+        json!({"path": "big.txt", "oldString": "alpha", "newString": "beta"}),
+    ));
     assert!(done.is_ok(), "{done:?}");
     assert!(project.read("big.txt").starts_with("beta\nxxx"));
     // One byte more is refused.
@@ -98,7 +117,13 @@ fn a_file_just_under_the_limit_is_still_edited() {
         .and_then(|mut file| std::io::Write::write_all(&mut file, b"yy"))
         .unwrap();
     let error = runtime
-        .block_on(call(&edit, json!({"path": "big.txt", "oldString": "beta", "newString": "gamma"})))
+        .block_on(call(
+            &edit,
+            json!({"path": "big.txt", "oldString": "beta", "newString": "gamma"}),
+        ))
         .unwrap_err();
-    assert!(error.contains("the file is 32.0 MiB, and edit, write and apply_patch read at most 32 MiB"), "{error}");
+    assert!(
+        error.contains("the file is 32.0 MiB, and edit, write and apply_patch read at most 32 MiB"),
+        "{error}"
+    );
 }
