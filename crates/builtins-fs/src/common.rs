@@ -129,7 +129,7 @@ impl Services {
     }
 
     /// [`Services::authorize`] for changing a file: `edit`, saved as `*`, with a unified
-    /// diff of the whole file for the prompt (spec §5.3, §5.4; issue #11): `change` turns
+    /// diff of the whole file for the prompt (spec §5.3, §5.4): `change` turns
     /// the current content (`None` for a missing file) into the new one. The file is read
     /// for this only when a person will be asked ([`Permissions::would_ask`]) — after any
     /// `external_directory` approval, never for a call a rule allows or denies — and only

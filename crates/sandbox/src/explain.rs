@@ -84,6 +84,12 @@ pub(crate) fn explain(policy: &Policy, output: &str) -> Option<String> {
         }
         let read_only_fs =
             line.contains("Read-only file system") || line.contains("EROFS") || line.contains("[Errno 30]");
+        // The exec guard refuses a program with EPERM and says so in a line of its own;
+        // inside the sandbox a refused write is EACCES or EROFS, so an EPERM naming a program
+        // is the guard's, and a note about writing would send the model the wrong way.
+        if policy.exec_guard && refused_exec(policy, line) {
+            continue;
+        }
         match candidates(line)
             .into_iter()
             .find_map(|path| classify(policy, &path, read_only_fs))
@@ -117,6 +123,19 @@ pub(crate) fn explain(policy: &Policy, output: &str) -> Option<String> {
     }
     notes.truncate(MAX_NOTES);
     Some(notes.join("\n"))
+}
+
+/// Whether `line` is a shell's report that the exec guard refused a program: an EPERM on an
+/// executable file.
+fn refused_exec(policy: &Policy, line: &str) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    let eperm = line.contains("Operation not permitted") || line.contains("EPERM") || line.contains("[Errno 1]");
+    eperm
+        && candidates(line).iter().any(|written| {
+            resolve(&policy.workdir, written)
+                .and_then(|path| std::fs::metadata(path).ok())
+                .is_some_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
+        })
 }
 
 /// The note for a hidden path, if `written` is one.
@@ -287,6 +306,20 @@ mod tests {
             .masked(["/p/.env", "/p/secrets"]);
         policy.writable = vec![PathBuf::from("/p"), PathBuf::from("/tmp")];
         policy
+    }
+
+    #[test]
+    fn a_program_the_exec_guard_refused_is_not_called_a_write() {
+        let line = "/bin/bash: line 1: /bin/sh: Operation not permitted\n";
+        let mut policy = Policy::new(Mode::WorkspaceWrite, "/p", false);
+        policy.writable = vec![PathBuf::from("/p")];
+        // Without the guard an EPERM on a path outside the workspace reads as a refused write.
+        assert!(explain(&policy, line).is_some_and(|note| note.contains("write outside")));
+        policy.exec_guard = true;
+        assert_eq!(explain(&policy, line), None);
+        // A refused write stays explained with the guard on.
+        let write = "bash: /usr/x: Permission denied\n";
+        assert!(explain(&policy, write).is_some_and(|note| note.contains("write outside")));
     }
 
     #[test]

@@ -420,6 +420,9 @@ pub fn which(path: &str, name: &str) -> Option<PathBuf> {
 
 /// Every program started after the line's own shell, from one trace file per process.
 fn read_traces(dir: &Path, binary: &Path, project: &Path) -> Result<Vec<Started>, String> {
+    // The trampoline is toolgate's own small binary beside it when installed (the sandbox
+    // prefers it), else `toolgate __sandbox-exec`.
+    let trampoline = key_of(&binary.with_file_name("toolgate-sandbox-exec"));
     let binary = key_of(binary);
     let mut started = Vec::new();
     let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
@@ -440,7 +443,12 @@ fn read_traces(dir: &Path, binary: &Path, project: &Path) -> Result<Vec<Started>
             };
             // toolgate itself and its trampoline; then the line's shell, which the
             // trampoline becomes.
-            if key_of(&path).is_some_and(|key| Some(key) == binary) {
+            let key = key_of(&path);
+            if key.is_some() && key == trampoline {
+                after_trampoline = true;
+                continue;
+            }
+            if key.is_some_and(|key| Some(key) == binary) {
                 after_trampoline = exec.argv.get(1).is_some_and(|arg| arg == "__sandbox-exec");
                 continue;
             }

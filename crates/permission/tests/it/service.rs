@@ -765,7 +765,8 @@ fn killed_writer_keeps_committed_approvals() {
     let mut child = std::process::Command::new(std::env::current_exe().unwrap())
         .args([
             "--exact",
-            "writer_child",
+            // The full name in this binary: its module, then the function.
+            "service::writer_child",
             "--ignored",
             "--nocapture",
             "--test-threads=1",

@@ -398,7 +398,7 @@ fn a_library_warning_reaches_stderr_as_one_toolgate_line() {
 
 #[test]
 fn the_elicitation_shows_the_file_diff_and_the_allowed_parts() {
-    // Issue #11 item 8 over MCP: the question a client shows carries the whole-file diff
+    // Over MCP too (spec §4.4): the question a client shows carries the whole-file diff
     // (hunk line numbers, path header) and marks the bash parts a rule already allows.
     let sandbox = Sandbox::new();
     sandbox.write("project/hello.txt", "one\ntwo\nthree\nfour\nfive\nsix\n");
@@ -456,7 +456,7 @@ fn the_elicitation_shows_the_file_diff_and_the_allowed_parts() {
     let _ = pipes.child.wait();
 }
 
-/// Issue #12 ("crashes"): lines built to kill the analysis — 1,500 nested `$(` (which
+/// Lines built to crash the analysis — 1,500 nested `$(` (which
 /// overflowed a tokio worker's stack), 7,000 (the main thread's) and 80,000 commands in one
 /// line (quadratic before) — sent over a real pipe to `toolgate mcp`: each is answered
 /// (refused, or asked and rejected), none of it runs, and the server answers the next

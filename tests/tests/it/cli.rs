@@ -363,7 +363,7 @@ fn with_home(sandbox: &Sandbox, home: &std::path::Path, command: &str) -> (Strin
 #[test]
 fn package_managers_ask_for_the_cache_they_write_in_the_home() {
     // `npm run build` writes `~/.npm/_logs` even when the script does nothing (the shell
-    // oracle of #12 saw it): under `npm *: allow` that write is still asked.
+    // oracle saw it): under `npm *: allow` that write is still asked.
     let sandbox = Sandbox::new();
     sandbox.write(
         "project/toolgate.json",
@@ -787,7 +787,7 @@ fn webfetch_refuses_the_local_network_unless_configured() {
     );
 }
 
-/// Issue 14: a read no rule asks about opens no database, and every call is on record once.
+/// A read no rule asks about opens no database (a cold `call` stays fast), and every call is on record once.
 #[test]
 fn a_plain_read_opens_no_database_and_is_audited_once() {
     let sandbox = Sandbox::new();

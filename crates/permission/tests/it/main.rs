@@ -1,0 +1,14 @@
+//! The permission crate's integration tests, one binary: the evaluation vectors and
+//! proptests (`evaluate`), the indexed evaluation against the naive scan (`differential`),
+//! large rule sets (`large`), configuration layers against references written from the
+//! spec (`layers`), the ask/reply service (`service`), absolute-path rules, doom_loop,
+//! replies and what an ask shows (`paths_doom_loop_asks`), and the service's lock
+//! (`lock`).
+
+mod differential;
+mod evaluate;
+mod large;
+mod layers;
+mod lock;
+mod paths_doom_loop_asks;
+mod service;
