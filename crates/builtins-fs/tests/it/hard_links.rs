@@ -73,7 +73,11 @@ async fn a_hard_linked_file_keeps_every_line_an_appender_process_writes_while_it
         .parse()
         .unwrap();
     let content = project.read("log.txt");
-    assert_eq!(std::fs::read_to_string(&other).unwrap(), content, "both names see one file");
+    assert_eq!(
+        std::fs::read_to_string(&other).unwrap(),
+        content,
+        "both names see one file"
+    );
     assert_eq!(std::fs::metadata(&path).unwrap().ino(), inode, "rewritten in place");
     let appended: Vec<&str> = content.lines().filter(|line| line.starts_with("appended ")).collect();
     let expected: Vec<String> = (0..count).map(|n| format!("appended {n}")).collect();
@@ -81,12 +85,19 @@ async fn a_hard_linked_file_keeps_every_line_an_appender_process_writes_while_it
     let lost: Vec<usize> = (0..count)
         .filter(|n| appended.iter().filter(|line| **line == format!("appended {n}")).count() != 1)
         .collect();
-    assert!(lost.is_empty(), "{} of {count} appended lines lost or doubled: {lost:?}", lost.len());
+    assert!(
+        lost.is_empty(),
+        "{} of {count} appended lines lost or doubled: {lost:?}",
+        lost.len()
+    );
     assert!(appended == expected, "every appended line is there once, in order");
     for failure in &failures {
         assert!(failure.starts_with("File changed since it was read: "), "{failure}");
     }
-    assert!(applied > 120, "most changes land: {applied} of 160; failures: {failures:?}");
+    assert!(
+        applied > 120,
+        "most changes land: {applied} of 160; failures: {failures:?}"
+    );
     println!("hard-linked: {applied} of 160 changes applied, {count} lines appended meanwhile, all kept in order");
 }
 
@@ -109,10 +120,17 @@ async fn in_place_rewrites_without_a_range_collapse_shrink_and_grow_exactly() {
     let name = path.display().to_string();
     for n in (0..50).rev() {
         let line = format!("line {n:02} {}\n", "y".repeat(n * 300));
-        let replacement = if n % 2 == 0 { String::new() } else { format!("kept {n:02}\n") };
-        call(&edit, json!({"path": name, "oldString": line.clone(), "newString": replacement.clone()}))
-            .await
-            .unwrap();
+        let replacement = if n % 2 == 0 {
+            String::new()
+        } else {
+            format!("kept {n:02}\n")
+        };
+        call(
+            &edit,
+            json!({"path": name, "oldString": line.clone(), "newString": replacement.clone()}),
+        )
+        .await
+        .unwrap();
         text = text.replacen(&line, &replacement, 1);
         assert_eq!(std::fs::read_to_string(&path).unwrap(), text, "after line {n}");
     }
