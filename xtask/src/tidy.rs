@@ -280,10 +280,16 @@ fn library_prints() -> Result<Vec<String>> {
 
 /// Integration-test binaries allowed beside a package's one, each with its reason (paths
 /// from the workspace root).
-const SEPARATE_TEST_BINARIES: &[(&str, &str)] = &[(
-    "crates/builtins-fs/tests/grep_memory.rs",
-    "installs a global allocator and measures the process's peak, which other tests in the same process would disturb",
-)];
+const SEPARATE_TEST_BINARIES: &[(&str, &str)] = &[
+    (
+        "crates/builtins-fs/tests/grep_memory.rs",
+        "installs a global allocator and measures the process's peak, which other tests in the same process would disturb",
+    ),
+    (
+        "crates/builtins-fs/tests/size_limit.rs",
+        "installs a global allocator and measures the process's peak, which other tests in the same process would disturb",
+    ),
+];
 
 /// Every package whose `tests/` holds more than one integration-test binary (a `.rs` file
 /// directly in it, or a directory with a `main.rs`) beyond [`SEPARATE_TEST_BINARIES`], and

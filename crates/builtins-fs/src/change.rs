@@ -20,8 +20,12 @@
 //!   is refused without being opened in a way that can block or have an effect.
 //! - **Like an editor.** New files get `0666 & ~umask`; a replaced file keeps its mode and,
 //!   where the process may, its owner and group; a file the caller may not write is refused
-//!   with the OS error; a file with several hard links is rewritten in place (truncate and
-//!   write under the lock), so every name keeps seeing the same content.
+//!   with the OS error; a file with several hard links is rewritten in place under the lock,
+//!   so every name keeps seeing the same content (see [`rewrite_in_place`]: bytes another
+//!   program appends meanwhile are kept after the new content, never overwritten or cut).
+//! - **A size limit.** A change reads the file whole, so a file over [`MAX_CHANGE_BYTES`]
+//!   is refused before anything is read (`TooLarge`): a 2 GiB file would otherwise take
+//!   the process (a server and every session in it) down when memory runs out.
 
 use std::cell::{Cell, OnceCell, RefCell};
 use std::collections::{HashMap, HashSet};
@@ -39,6 +43,11 @@ use rustix::fs::{Access, AtFlags, FlockOperation, OFlags};
 const LOCK_WAIT: Duration = Duration::from_secs(60);
 /// How long a replacement waits for programs still writing to the file it replaced.
 const WRITER_WAIT: Duration = Duration::from_secs(2);
+/// The largest file `edit`, `write` and `apply_patch` read whole (32 MiB). The spec's
+/// tools read the whole file (§5.3–§5.5) and name no limit; without one a 2 GiB file is
+/// read into memory — several copies of it, for an edit — and a server runs out of memory.
+/// A change of a larger file is refused before it is read, with what to do instead.
+pub(crate) const MAX_CHANGE_BYTES: u64 = 32 << 20;
 
 /// Why a change was not made.
 #[derive(Debug, thiserror::Error)]
@@ -61,6 +70,9 @@ pub(crate) enum ChangeError {
     /// The caller went away before anything was written.
     #[error("the call was cancelled")]
     Cancelled,
+    /// The file is larger than a change reads whole ([`MAX_CHANGE_BYTES`]).
+    #[error("the file is {}, larger than the {} a change reads whole", human_size(*.0), human_size(MAX_CHANGE_BYTES))]
+    TooLarge(u64),
     /// The OS refused.
     #[error("{0}")]
     Io(#[from] std::io::Error),
@@ -198,9 +210,52 @@ pub(crate) fn read_regular(path: &Path) -> Result<Option<Vec<u8>>, ChangeError> 
         Err(ChangeError::Io(error)) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(error) => return Err(error),
     };
+    if meta.len() > MAX_CHANGE_BYTES {
+        return Err(ChangeError::TooLarge(meta.len()));
+    }
+    // A hard-linked file is rewritten in place (not replaced by a rename), so a reader
+    // could see it half rewritten: wait for the writer's lock, shared, as a reader.
+    if meta.nlink() > 1 {
+        flock_shared(&file, Instant::now() + LOCK_WAIT);
+    }
     let mut bytes = Vec::with_capacity(meta.len() as usize);
-    file.read_to_end(&mut bytes)?;
+    (&mut file).take(MAX_CHANGE_BYTES + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_CHANGE_BYTES {
+        return Err(ChangeError::TooLarge(bytes.len() as u64));
+    }
     Ok(Some(bytes))
+}
+
+/// A size for a person: `2.0 GiB`, `32 MiB`, `512 KiB`, `100 bytes`.
+pub(crate) fn human_size(bytes: u64) -> String {
+    const UNITS: [(&str, u64); 3] = [("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)];
+    for (unit, size) in UNITS {
+        if bytes >= size {
+            return if bytes.is_multiple_of(size) {
+                format!("{} {unit}", bytes / size)
+            } else {
+                format!("{:.1} {unit}", bytes as f64 / size as f64)
+            };
+        }
+    }
+    format!("{bytes} bytes")
+}
+
+/// Takes a shared `flock` on `file` — a reader's — waiting at most until `deadline`; a
+/// lock still held then (a program that keeps it) is read past rather than waited on.
+pub(crate) fn flock_shared(file: &File, deadline: Instant) {
+    let mut pause = Duration::from_micros(50);
+    loop {
+        match rustix::fs::flock(file, FlockOperation::NonBlockingLockShared) {
+            Err(rustix::io::Errno::WOULDBLOCK) | Err(rustix::io::Errno::INTR) => {}
+            _ => return,
+        }
+        if Instant::now() >= deadline {
+            return;
+        }
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(Duration::from_millis(1));
+    }
 }
 
 /// The in-process side of the lock: threads of one process queue here (the next one woken
@@ -378,8 +433,23 @@ impl Held {
         if let Some(content) = locked.content.get() {
             return Ok(Some(content));
         }
+        if locked.meta.stamp.size > MAX_CHANGE_BYTES {
+            return Err(ChangeError::TooLarge(locked.meta.stamp.size));
+        }
         let bytes = read_all_at(&locked.file, locked.meta.stamp.size)?;
         Ok(Some(locked.content.get_or_init(|| bytes).as_slice()))
+    }
+
+    /// Whether the locked file begins with `prefix`, read without reading the rest (for a
+    /// file too large to read whole, [`MAX_CHANGE_BYTES`]).
+    pub(crate) fn starts_with(&self, prefix: &[u8]) -> Result<bool, ChangeError> {
+        let Some(locked) = &self.locked else {
+            return Ok(false);
+        };
+        if let Some(content) = locked.content.get() {
+            return Ok(content.starts_with(prefix));
+        }
+        Ok(read_range(&locked.file, 0, prefix.len() as u64)? == prefix)
     }
 
     /// Whether the file is still exactly what was locked (or still absent), and the path
@@ -438,19 +508,24 @@ impl Held {
     }
 }
 
-/// Reads a whole file through `file` from offset 0.
-fn read_all_at(file: &File, size_hint: u64) -> std::io::Result<Vec<u8>> {
-    let mut bytes = vec![0u8; size_hint as usize + 1];
+/// Reads a whole file through `file` from offset 0 — at most [`MAX_CHANGE_BYTES`]: a file
+/// that grew past it meanwhile is `TooLarge`, never read on into memory.
+fn read_all_at(file: &File, size_hint: u64) -> Result<Vec<u8>, ChangeError> {
+    let cap = MAX_CHANGE_BYTES as usize + 1;
+    let mut bytes = vec![0u8; (size_hint as usize + 1).min(cap)];
     let mut filled = 0usize;
     loop {
         if filled == bytes.len() {
-            bytes.resize(bytes.len() * 2 + 4096, 0);
+            if bytes.len() >= cap {
+                return Err(ChangeError::TooLarge(file.metadata()?.len().max(filled as u64)));
+            }
+            bytes.resize((bytes.len() * 2 + 4096).min(cap), 0);
         }
         match file.read_at(&mut bytes[filled..], filled as u64) {
             Ok(0) => break,
             Ok(n) => filled += n,
             Err(error) if error.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(error) => return Err(error),
+            Err(error) => return Err(error.into()),
         }
     }
     bytes.truncate(filled);
@@ -537,7 +612,14 @@ struct Staged {
     gate: Gate,
 }
 
-fn stage(path: &Path, content: &[u8], like: Option<&Meta>) -> Result<Staged, ChangeError> {
+/// What a staged inode is filled from: bytes in memory, or (putting back a file too large
+/// to hold, [`MAX_CHANGE_BYTES`]) another open file, copied a piece at a time.
+enum Source<'a> {
+    Bytes(&'a [u8]),
+    File(&'a File),
+}
+
+fn stage(path: &Path, content: Source<'_>, like: Option<&Meta>) -> Result<Staged, ChangeError> {
     let parent = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(parent)?;
     // The mode goes to open(2), so the umask applies to it: 0666 & ~umask, as an editor.
@@ -546,7 +628,10 @@ fn stage(path: &Path, content: &[u8], like: Option<&Meta>) -> Result<Staged, Cha
         .suffix(".tmp")
         .permissions(std::fs::Permissions::from_mode(0o666))
         .tempfile_in(parent)?;
-    temp.write_all(content)?;
+    match content {
+        Source::Bytes(bytes) => temp.write_all(bytes)?,
+        Source::File(file) => copy_at(file, temp.as_file_mut())?,
+    }
     if let Some(meta) = like {
         let file = temp.as_file();
         // Owner first: chown clears set-id bits, which the mode then puts back. A process
@@ -568,6 +653,23 @@ fn stage(path: &Path, content: &[u8], like: Option<&Meta>) -> Result<Staged, Cha
     Ok(Staged { temp, gate })
 }
 
+/// Copies all of `from` (from offset 0, whatever its own offset) to `to`, 1 MiB at a time.
+fn copy_at(from: &File, to: &mut File) -> std::io::Result<()> {
+    let mut buffer = vec![0u8; 1 << 20];
+    let mut offset = 0u64;
+    loop {
+        match from.read_at(&mut buffer, offset) {
+            Ok(0) => return Ok(()),
+            Ok(n) => {
+                to.write_all(&buffer[..n])?;
+                offset += n as u64;
+            }
+            Err(error) if error.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(error) => return Err(error),
+        }
+    }
+}
+
 /// What one install did, to check afterwards and to undo.
 enum Done {
     /// Renamed over an existing file; `file` is the new inode (locked).
@@ -579,8 +681,13 @@ enum Done {
     },
     /// Created where nothing was; the new inode stays locked until the call is done.
     Created { index: usize, _file: File, _gate: Gate },
-    /// Rewritten in place (hard-linked); `before` is the old content.
-    InPlace { index: usize, before: Vec<u8> },
+    /// Rewritten in place (hard-linked): the first `written` bytes are the new content,
+    /// `before` is what they replaced.
+    InPlace {
+        index: usize,
+        before: Vec<u8>,
+        written: u64,
+    },
     /// Removed.
     Deleted { index: usize },
 }
@@ -613,13 +720,17 @@ pub(crate) fn transact(held: &[Held], writes: &[Write], cancel: &Cancel) -> Resu
                         .map_err(|error| ChangeError::Io(error.into()))?;
                 }
                 match own {
+                    // In place, the old content must be at hand to put back on failure.
+                    Some(meta) if meta.nlink > 1 && meta.stamp.size > MAX_CHANGE_BYTES => {
+                        return Err(ChangeError::TooLarge(meta.stamp.size));
+                    }
                     Some(meta) if meta.nlink > 1 => Step::InPlace(content.clone()),
                     _ => {
                         let like = write
                             .like
                             .and_then(|source| held[source].locked.as_ref().map(|locked| locked.meta))
                             .or(own);
-                        Step::Stage(stage(target.path(), content, like.as_ref())?)
+                        Step::Stage(stage(target.path(), Source::Bytes(content), like.as_ref())?)
                     }
                 }
             }
@@ -627,23 +738,16 @@ pub(crate) fn transact(held: &[Held], writes: &[Write], cancel: &Cancel) -> Resu
     }
     cancel.check()?;
     // Lines another program appended meanwhile are not a conflict: they go into the new
-    // content too (a few rounds, for a program that keeps appending).
-    for _ in 0..16 {
-        let mut carried = false;
-        for (write, step) in writes.iter().zip(steps.iter_mut()) {
-            if let Step::Stage(staged) = step
-                && let Some(tail) = held[write.index].carry_append()?
-            {
-                staged.temp.write_all(&tail)?;
-                carried = true;
-            }
+    // content too (a few rounds, for a program that keeps appending). An append between
+    // the last round and the check is carried by another round; any other change fails.
+    let mut checks = 0;
+    loop {
+        carry_appends(held, writes, &mut steps)?;
+        match held.iter().try_for_each(Held::unchanged) {
+            Ok(()) => break,
+            Err(ChangeError::Changed(_)) if checks < 16 => checks += 1,
+            Err(error) => return Err(error),
         }
-        if !carried {
-            break;
-        }
-    }
-    for target in held {
-        target.unchanged()?;
     }
     let mut done: Vec<Done> = Vec::with_capacity(writes.len());
     for (write, step) in writes.iter().zip(steps) {
@@ -660,7 +764,7 @@ pub(crate) fn transact(held: &[Held], writes: &[Write], cancel: &Cancel) -> Resu
     // inode after it: wait until nobody has the old inode open for writing (it has no name
     // any more, so nobody new can open it), then carry an append over, or undo everything
     // for any other change.
-    let mut late: Option<(usize, Vec<u8>)> = None;
+    let mut late: Option<(usize, Option<Vec<u8>>)> = None;
     // One scan of /proc for every replaced inode at once.
     let replaced: HashSet<(u64, u64)> = done
         .iter()
@@ -685,6 +789,12 @@ pub(crate) fn transact(held: &[Held], writes: &[Write], cancel: &Cancel) -> Resu
         if now.stamp.size == seen.size && now.stamp.mtime == seen.mtime {
             continue;
         }
+        // A file too large to hold was never read: any late change of it undoes the call
+        // (it is put back from the replaced inode itself, a piece at a time).
+        if locked.content.get().is_none() || now.stamp.size > MAX_CHANGE_BYTES {
+            late = Some((index, None));
+            break;
+        }
         let orphan = read_all_at(&locked.file, now.stamp.size)?;
         let before = locked.before();
         if before.as_ref().is_some_and(|before| *before == orphan) {
@@ -699,7 +809,7 @@ pub(crate) fn transact(held: &[Held], writes: &[Write], cancel: &Cancel) -> Resu
         match appended {
             Some(tail) => append(&held[index].path, record, tail)?,
             None => {
-                late = Some((index, orphan));
+                late = Some((index, Some(orphan)));
                 break;
             }
         }
@@ -708,6 +818,32 @@ pub(crate) fn transact(held: &[Held], writes: &[Write], cancel: &Cancel) -> Resu
         let path = held[late.0].path.clone();
         undo(held, done, Some(late));
         return Err(ChangeError::Changed(path));
+    }
+    Ok(())
+}
+
+/// Carries what other programs appended since the lock into every write (a few rounds,
+/// for a program that keeps appending): into a staged inode's content, or — rewritten in
+/// place — left where it is, only checked to be an append.
+fn carry_appends(held: &[Held], writes: &[Write], steps: &mut [Step]) -> Result<(), ChangeError> {
+    for _ in 0..16 {
+        let mut carried = false;
+        for (write, step) in writes.iter().zip(steps.iter_mut()) {
+            match step {
+                Step::Stage(staged) => {
+                    if let Some(tail) = held[write.index].carry_append()? {
+                        staged.temp.write_all(&tail)?;
+                        carried = true;
+                    }
+                }
+                // The appended bytes stay after the new content (`rewrite_in_place`).
+                Step::InPlace(_) => carried |= held[write.index].carry_append()?.is_some(),
+                Step::Delete => {}
+            }
+        }
+        if !carried {
+            break;
+        }
     }
     Ok(())
 }
@@ -824,12 +960,20 @@ fn install(held: &[Held], index: usize, step: Step) -> Result<Option<Done>, Chan
             let Some(locked) = &target.locked else {
                 return Ok(None);
             };
-            let before = match locked.content.get() {
-                Some(before) => before.clone(),
-                None => read_all_at(&locked.file, locked.meta.stamp.size)?,
+            // What the file holds now, as far as this change knows: the locked content and
+            // the appends carried since; the new content takes their place, and the
+            // appended bytes stay after it.
+            let Some(before) = locked.before() else {
+                return Err(ChangeError::Changed(target.path.clone()));
             };
-            rewrite(target.path(), locked.meta.key(), &content)?;
-            Ok(Some(Done::InPlace { index, before }))
+            let mut new = content;
+            new.extend_from_slice(&locked.appended.borrow());
+            rewrite_in_place(target.path(), locked.meta.key(), before.len() as u64, &new)?;
+            Ok(Some(Done::InPlace {
+                index,
+                before,
+                written: new.len() as u64,
+            }))
         }
         Step::Delete => {
             if !target.exists() {
@@ -842,20 +986,128 @@ fn install(held: &[Held], index: usize, step: Step) -> Result<Option<Done>, Chan
     }
 }
 
-/// Truncates and rewrites the inode `key` at `path` (a hard-linked file).
-fn rewrite(path: &Path, key: (u64, u64), content: &[u8]) -> Result<(), ChangeError> {
+/// Replaces the first `known` bytes of the inode `key` at `path` (a hard-linked file,
+/// locked) with `new`, keeping every byte after them — and every byte another program
+/// appends while this runs — after `new`, in the order they were written.
+///
+/// Another program that appends (`O_APPEND`, a shell's `>>`) writes at the end of the
+/// file, whatever this one does; it does not take the lock. So this never writes past an
+/// end it has seen except by appending itself, and never cuts the file:
+/// - bytes are overwritten only below an end this has read up to (`fstat`, then read what
+///   lies between), where no append can land;
+/// - the file grows only by this process appending ([`place_tail`]); where an outside
+///   append landed first, the two are swapped back into order within the known region;
+/// - it shrinks only by `FALLOCATE_FL_COLLAPSE_RANGE` (ext4, XFS), which the kernel runs
+///   under the inode's lock, ordered with every append. Where the file system cannot
+///   collapse, the unwanted bytes are moved out and the file is cut right after a look
+///   at its size: an append landing between that look and the cut (one system call) is
+///   the one thing not kept — documented in README.md.
+fn rewrite_in_place(path: &Path, key: (u64, u64), known: u64, new: &[u8]) -> Result<(), ChangeError> {
     let (file, meta) = open_regular(path, true)?;
     if (meta.dev(), meta.ino()) != key {
         return Err(ChangeError::Changed(path.to_path_buf()));
     }
-    file.set_len(0)?;
-    file.write_all_at(content, 0)?;
-    Ok(())
+    let appender = OpenOptions::new().append(true).custom_flags(open_flags()).open(path)?;
+    if (appender.metadata()?.dev(), appender.metadata()?.ino()) != key {
+        return Err(ChangeError::Changed(path.to_path_buf()));
+    }
+    let length = new.len() as u64;
+    if length >= known {
+        // Grow (or keep the size): overwrite what is known, append the rest.
+        file.write_all_at(&new[..known as usize], 0)?;
+        return place_tail(&file, &appender, known, new[known as usize..].to_vec());
+    }
+    // Shrink by `gap` bytes. The collapsed range must start and end on blocks: the new
+    // content is laid out as [new[..at]] [gap rounded up to blocks] [new[at..]] [appends],
+    // with `at` on a block and `new[at..]` not empty (a collapse may not reach the end).
+    let block = meta.blksize().clamp(512, 1 << 20);
+    let gap = known - length;
+    let span = gap.div_ceil(block) * block;
+    let at = if length == 0 { 0 } else { (length - 1) / block * block };
+    let mut rest = vec![b'\n'; span as usize];
+    rest.extend_from_slice(&new[at as usize..]);
+    // `rest` goes at `at`: below `known` by overwriting, past it by appending.
+    let below = (known - at) as usize;
+    file.write_all_at(&new[..at as usize], 0)?;
+    file.write_all_at(&rest[..below.min(rest.len())], at)?;
+    place_tail(&file, &appender, known, rest[below.min(rest.len())..].to_vec())?;
+    if length > 0 {
+        match rustix::fs::fallocate(&file, rustix::fs::FallocateFlags::COLLAPSE_RANGE, at, span) {
+            Ok(()) => return Ok(()),
+            Err(rustix::io::Errno::OPNOTSUPP | rustix::io::Errno::INVAL | rustix::io::Errno::NOSYS) => {}
+            Err(error) => return Err(ChangeError::Io(error.into())),
+        }
+    }
+    // No collapse here: move everything after the range down over it, then cut.
+    loop {
+        let end = file.metadata()?.len();
+        let after = read_range(&file, at + span, end)?;
+        file.write_all_at(&after, at)?;
+        if file.metadata()?.len() == end {
+            file.set_len(end - span)?;
+            return Ok(());
+        }
+    }
+}
+
+/// Appends `ours` to `file` (open at `appender` with `O_APPEND`) so that it lands at
+/// `at`, before anything another program appends after `at` — which it may have done
+/// already, or do at any moment. Only bytes below an end already read are overwritten.
+fn place_tail(file: &File, appender: &File, mut at: u64, mut ours: Vec<u8>) -> Result<(), ChangeError> {
+    use std::io::Seek as _;
+    let mut appender = appender;
+    loop {
+        // Outside appends already past `at`: ours go before them. Swap within what is
+        // known; what remains to append is the tail of (ours, theirs).
+        let end = file.metadata()?.len();
+        if end > at {
+            let theirs = read_range(file, at, end)?;
+            let mut both = std::mem::take(&mut ours);
+            both.extend_from_slice(&theirs);
+            let known = (end - at) as usize;
+            file.write_all_at(&both[..known], at)?;
+            ours = both.split_off(known);
+            at = end;
+        }
+        if ours.is_empty() {
+            return Ok(());
+        }
+        let written = appender.write(&ours)?;
+        let landed_end = appender.stream_position()?;
+        let landed = landed_end - written as u64;
+        if landed > at {
+            // Someone appended between the look and the write: theirs are at
+            // [at, landed), ours after. Put ours first; both are known now.
+            let theirs = read_range(file, at, landed)?;
+            let mut both = ours[..written].to_vec();
+            both.extend_from_slice(&theirs);
+            file.write_all_at(&both, at)?;
+        }
+        at = landed_end;
+        ours.drain(..written);
+    }
+}
+
+/// The bytes of `file` in `[from, to)` (fewer if it is shorter).
+fn read_range(file: &File, from: u64, to: u64) -> Result<Vec<u8>, ChangeError> {
+    let mut bytes = vec![0u8; to.saturating_sub(from) as usize];
+    let mut filled = 0usize;
+    while filled < bytes.len() {
+        match file.read_at(&mut bytes[filled..], from + filled as u64) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(error) if error.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(error) => return Err(error.into()),
+        }
+    }
+    bytes.truncate(filled);
+    Ok(bytes)
 }
 
 /// Puts back every file in `done`, newest first. `late` is a file whose replaced inode
-/// an outside program changed after the check: its content is what goes back there.
-fn undo(held: &[Held], done: Vec<Done>, late: Option<(usize, Vec<u8>)>) {
+/// an outside program changed after the check: what goes back there is its content now
+/// (`None`: copied from that inode itself, too large to hold).
+fn undo(held: &[Held], done: Vec<Done>, late: Option<(usize, Option<Vec<u8>>)>) {
     for record in done.into_iter().rev() {
         let index = match &record {
             Done::Replaced { index, .. }
@@ -864,33 +1116,38 @@ fn undo(held: &[Held], done: Vec<Done>, late: Option<(usize, Vec<u8>)>) {
             | Done::Deleted { index } => *index,
         };
         let target = &held[index];
-        let previous = || -> Option<Vec<u8>> {
+        let previous = || -> Option<Result<Staged, ChangeError>> {
+            let locked = target.locked.as_ref()?;
+            let like = Some(&locked.meta);
             if let Some((late_index, content)) = &late
                 && *late_index == index
             {
-                return Some(content.clone());
+                return Some(match content {
+                    Some(content) => stage(target.path(), Source::Bytes(content), like),
+                    None => stage(target.path(), Source::File(&locked.file), like),
+                });
             }
-            let locked = target.locked.as_ref()?;
-            match locked.before() {
-                Some(content) => Some(content),
-                None => read_all_at(&locked.file, locked.meta.stamp.size).ok(),
-            }
+            Some(match locked.before() {
+                Some(content) => stage(target.path(), Source::Bytes(&content), like),
+                // Never read (too large to hold): the replaced inode still has it.
+                None => stage(target.path(), Source::File(&locked.file), like),
+            })
         };
         let meta = target.locked.as_ref().map(|locked| locked.meta);
         let _ = match record {
             Done::Created { .. } => std::fs::remove_file(target.path()).map_err(ChangeError::Io),
-            Done::InPlace { before, .. } => match meta {
-                Some(meta) => rewrite(target.path(), meta.key(), &before),
+            Done::InPlace { before, written, .. } => match meta {
+                Some(meta) => rewrite_in_place(target.path(), meta.key(), written, &before),
                 None => Ok(()),
             },
             Done::Replaced { .. } => match previous() {
-                Some(content) => stage(target.path(), &content, meta.as_ref())
+                Some(staged) => staged
                     .and_then(|staged| staged.temp.persist(target.path()).map_err(|error| error.error.into()))
                     .map(drop),
                 None => Ok(()),
             },
             Done::Deleted { .. } => match previous() {
-                Some(content) => stage(target.path(), &content, meta.as_ref())
+                Some(staged) => staged
                     .and_then(|staged| {
                         staged
                             .temp

@@ -25,12 +25,28 @@ pub struct Services {
     pub(crate) location: Location,
     /// Who is asked.
     pub(crate) permissions: Arc<dyn Permissions>,
+    /// The output bound every result passes through: (lines, bytes).
+    pub(crate) bound: (usize, usize),
 }
 
 impl Services {
-    /// Services for `location`, asking `permissions`.
+    /// Services for `location`, asking `permissions`, for outputs bounded at the default
+    /// 2000 lines / 50 KiB (spec §3.1).
     pub fn new(location: Location, permissions: Arc<dyn Permissions>) -> Services {
-        Services { location, permissions }
+        Services {
+            location,
+            permissions,
+            bound: (2000, 51_200),
+        }
+    }
+
+    /// The same services for outputs bounded at `max_lines` lines and `max_bytes` bytes —
+    /// the output store's limits (config `tool_output`). A `read` page is cut to fit them
+    /// whole, its header and continuation line included, so the bound (spec §3.5) never
+    /// cuts a page in its middle and following `offset` never skips a line.
+    pub fn with_output_bound(mut self, max_lines: usize, max_bytes: usize) -> Services {
+        self.bound = (max_lines, max_bytes);
+        self
     }
 
     /// Resolves `path`, asks `external_directory` when it is outside, then `action` on the
@@ -368,8 +384,21 @@ pub(crate) fn change_failure(error: ChangeError, verb: &str, shown: &str) -> Too
     ToolFailure::new(match error {
         ChangeError::NotRegular => format!("Unable to write {shown}: not a regular file"),
         ChangeError::Changed(_) => changed(shown),
+        ChangeError::TooLarge(size) => too_large(verb, shown, size),
         other => format!("Unable to {verb} {shown}: {other}"),
     })
+}
+
+/// The refusal of a change to a file over [`crate::change::MAX_CHANGE_BYTES`], with what
+/// to do instead.
+pub(crate) fn too_large(verb: &str, shown: &str, size: u64) -> String {
+    use crate::change::{MAX_CHANGE_BYTES, human_size};
+    format!(
+        "Unable to {verb} {shown}: the file is {}, and edit, write and apply_patch read at most {} of a file whole. \
+         Read it in pages with read's offset and limit, and change it with bash (for example sed -i, or head/tail into a new file).",
+        human_size(size),
+        human_size(MAX_CHANGE_BYTES)
+    )
 }
 
 /// The compare-and-swap failure: the file is not what the change was computed from.

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use toolgate_core::{Content, Context, PathKind, PermissionRequest, Tool, ToolFailure};
 
 use crate::change::{Cancel, ChangeError, Write, lock_all, transact};
-use crate::common::{BOM, Services, blocking, changed, unified_diff};
+use crate::common::{BOM, Services, blocking, changed, too_large, unified_diff};
 
 /// One file change of a patch.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -599,6 +599,7 @@ fn plan(
         if !planned.seen.contains_key(&real) {
             let bytes = read(&real).map_err(|error| match error {
                 ChangeError::NotRegular => ToolFailure::new(format!("Unable to write {path}: not a regular file")),
+                ChangeError::TooLarge(size) => ToolFailure::new(too_large("apply patch at", path, size)),
                 ChangeError::Directory => fail(format!("Failed to read file to {verb} {path}: path is a directory")),
                 other => fail(format!("Failed to read {path}: {other}")),
             })?;
@@ -716,6 +717,9 @@ fn commit(
     };
     let fail = |planned: &Planned, error: ChangeError| match error {
         ChangeError::Changed(path) => ToolFailure::new(changed(&shown(planned, &path))),
+        ChangeError::TooLarge(size) => {
+            ToolFailure::new(too_large("apply patch at", &planned.resources().join(", "), size))
+        }
         ChangeError::NotRegular => ToolFailure::new(format!(
             "Unable to write {}: not a regular file",
             planned

@@ -109,6 +109,7 @@ async fn read(services: &Services, input: ReadInput, ctx: &Context) -> Result<Re
         offset: input.offset.unwrap_or(1),
         limit: input.limit.unwrap_or(MAX_READ_LINES),
         whole: input.offset.is_none() && input.limit.is_none(),
+        bound: services.bound,
     };
     if !target.exists() && std::fs::symlink_metadata(&target).is_err() {
         // A sibling whose name differs only in Unicode form or look-alike characters is the
@@ -152,6 +153,33 @@ struct Page {
     limit: u64,
     /// Neither offset nor limit was given: a small file's lines come back uncut.
     whole: bool,
+    /// The output bound the page must fit whole: (lines, bytes).
+    bound: (usize, usize),
+}
+
+impl Page {
+    /// The most lines (or entries) a page shows: its limit, within the bound's lines less
+    /// the header and the continuation line.
+    fn lines(&self) -> u64 {
+        self.limit.min(self.bound.0.saturating_sub(2).max(1) as u64)
+    }
+
+    /// The most bytes a page's text may have — everything the model reads, header,
+    /// line numbers and continuation line included — so that the output bound (spec §3.5,
+    /// which counts that text) never cuts it: `read`'s 50 KiB (§5.2) within the bound's
+    /// bytes, less the header and the continuation line.
+    fn bytes(&self, header: usize) -> usize {
+        let reserve = header + CONTINUATION.len() + digits(self.offset + self.limit);
+        MAX_READ_BYTES.min(self.bound.1).saturating_sub(reserve)
+    }
+}
+
+/// The continuation line without its number.
+const CONTINUATION: &str = "\n[Output truncated. Continue reading with offset: ]";
+
+/// How many decimal digits `n` has.
+fn digits(n: u64) -> usize {
+    n.checked_ilog10().map_or(1, |log| log as usize + 1)
 }
 
 fn read_path(path: &Path, shown: &str, page: Page, sight: &ReadSight) -> Result<ReadOutput, ToolFailure> {
@@ -199,6 +227,15 @@ fn read_file(
     // The file may have grown since the first look.
     if light && meta.len() > INLINE_READ_BYTES {
         return None;
+    }
+    // A file with several hard links is rewritten in place, not replaced by a rename: a
+    // read waits (shared, briefly) for a toolgate writer's lock rather than see it half
+    // rewritten. Waiting is not for an async worker.
+    if std::os::unix::fs::MetadataExt::nlink(&meta) > 1 {
+        if light {
+            return None;
+        }
+        crate::change::flock_shared(&file, std::time::Instant::now() + std::time::Duration::from_secs(5));
     }
     read_open_file(path, file, &meta, shown, page, light)
 }
@@ -426,6 +463,10 @@ fn read_lines(mut reader: impl BufRead, shown: &str, page: Page) -> Result<ReadO
         reader.consume(index + 1);
     }
     let mut lines: Vec<String> = Vec::new();
+    // What the model reads is counted, as the output bound counts it (§3.5): each line is
+    // `\n<number>: <text>`, after a header whose numbers are at most the page's last.
+    let header = format!("Read file {shown}, lines {}-{}", page.offset, page.offset + page.limit).len();
+    let budget = page.bytes(header);
     let mut bytes = 0usize;
     let mut truncated = false;
     let mut line = Vec::new();
@@ -440,7 +481,7 @@ fn read_lines(mut reader: impl BufRead, shown: &str, page: Page) -> Result<ReadO
         if !complete && line.is_empty() && !cut {
             break;
         }
-        if lines.len() as u64 >= page.limit {
+        if lines.len() as u64 >= page.lines() {
             truncated = true;
             break;
         }
@@ -461,12 +502,20 @@ fn read_lines(mut reader: impl BufRead, shown: &str, page: Page) -> Result<ReadO
         if !page.whole && (cut || text.chars().count() > MAX_LINE_LENGTH) {
             text = text.chars().take(MAX_LINE_LENGTH).collect::<String>() + LINE_CUT_SUFFIX;
         }
-        let cost = text.len() + usize::from(!lines.is_empty());
-        if !page.whole && bytes + cost > MAX_READ_BYTES && !lines.is_empty() {
-            truncated = true;
-            break;
+        let number = page.offset + lines.len() as u64;
+        let cost = |text: &str| 1 + digits(number) + 2 + text.len();
+        if bytes + cost(&text) > budget {
+            if !lines.is_empty() {
+                truncated = true;
+                break;
+            }
+            // A whole file's one long first line that cannot fit uncut is cut as a page's
+            // would be, rather than left to the bound to cut in its middle.
+            if text.chars().count() > MAX_LINE_LENGTH {
+                text = text.chars().take(MAX_LINE_LENGTH).collect::<String>() + LINE_CUT_SUFFIX;
+            }
         }
-        bytes += cost;
+        bytes += cost(&text);
         lines.push(text);
         if !complete {
             break;
@@ -595,12 +644,25 @@ fn read_directory(path: &Path, shown: &str, page: Page, sight: &ReadSight) -> Re
     if page.offset > 1 && page.offset > total {
         return Err(ToolFailure::new(format!("Offset {} is out of range", page.offset)));
     }
-    let shown_entries: Vec<String> = entries
-        .into_iter()
-        .skip((page.offset - 1) as usize)
-        .take(page.limit as usize)
-        .map(|(is_dir, name)| if is_dir { format!("{name}/") } else { name })
-        .collect();
+    // A page of entries fits the output bound whole, as a page of lines does.
+    let header = format!(
+        "Read directory {shown}, entries {}-{}",
+        page.offset,
+        page.offset + page.limit
+    )
+    .len();
+    let budget = page.bytes(header);
+    let mut bytes = 0usize;
+    let mut shown_entries: Vec<String> = Vec::new();
+    for (is_dir, name) in entries.into_iter().skip((page.offset - 1) as usize) {
+        let entry = if is_dir { format!("{name}/") } else { name };
+        if shown_entries.len() as u64 >= page.lines() || (bytes + 1 + entry.len() > budget && !shown_entries.is_empty())
+        {
+            break;
+        }
+        bytes += 1 + entry.len();
+        shown_entries.push(entry);
+    }
     let start = if shown_entries.is_empty() { 0 } else { page.offset };
     let end = if shown_entries.is_empty() {
         0

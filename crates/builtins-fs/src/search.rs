@@ -82,6 +82,9 @@ fn walker(root: &Path) -> WalkBuilder {
     let mut builder = WalkBuilder::new(root);
     builder
         .hidden(false)
+        // ripgrep's own ignore file, above `.ignore` and `.gitignore` as in ripgrep
+        // (spec §5.6, §5.7: the walk is ripgrep's).
+        .add_custom_ignore_filename(".rgignore")
         .follow_links(false)
         .threads(std::thread::available_parallelism().map_or(2, usize::from).min(8))
         .filter_entry(|entry| {

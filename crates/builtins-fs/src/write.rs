@@ -71,9 +71,15 @@ async fn write(services: &Services, input: WriteInput, ctx: &Context) -> Result<
         let mut retried = false;
         loop {
             let held = lock_all(std::slice::from_ref(&target), &cancel).map_err(fail)?;
-            let existing = held[0].content().map_err(fail)?;
-            let existed = existing.is_some();
-            let keep_bom = existing.is_some_and(|bytes| bytes.starts_with(BOM.as_bytes())) && !content.starts_with(BOM);
+            // The old content is read (so that bytes another program appends meanwhile can
+            // be told from other changes) unless it is too large to hold; then only its BOM.
+            let existed = held[0].exists();
+            let had_bom = match held[0].content() {
+                Ok(existing) => existing.is_some_and(|bytes| bytes.starts_with(BOM.as_bytes())),
+                Err(ChangeError::TooLarge(_)) => held[0].starts_with(BOM.as_bytes()).map_err(fail)?,
+                Err(error) => return Err(fail(error)),
+            };
+            let keep_bom = had_bom && !content.starts_with(BOM);
             let bytes = if keep_bom {
                 format!("{BOM}{content}")
             } else {

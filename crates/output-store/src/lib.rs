@@ -42,6 +42,12 @@ pub const MAX_INLINE_MEDIA_BYTES: usize = 5 * 1024 * 1024;
 pub const RETENTION: Duration = Duration::from_secs(7 * 24 * 60 * 60);
 /// How often the background cleanup runs.
 pub const CLEANUP_INTERVAL: Duration = Duration::from_secs(60 * 60);
+/// How often [`OutputStore::cleanup_if_due`] scans: short-lived processes (one `toolgate
+/// call` each) clean at most once a day between them.
+pub const CLEANUP_DUE: Duration = Duration::from_secs(24 * 60 * 60);
+/// The file in the spill directory whose modification time is the last cleanup's
+/// (not a spill: its name does not start with `tool_`).
+pub const CLEANUP_MARKER: &str = ".last-cleanup";
 
 /// Line and byte limits (config `tool_output.{max_lines,max_bytes}`): [`Limits::default`],
 /// then setters (more may come, hence `#[non_exhaustive]`).
@@ -182,11 +188,13 @@ impl OutputStore {
     }
 
     /// Removes spill files (`tool_*`) last modified more than [`RETENTION`] ago and
-    /// nothing else. Errors are ignored: cleanup is best effort. Returns how many it removed.
+    /// nothing else (spec §3.6), and records when ([`CLEANUP_MARKER`]). Errors are
+    /// ignored: cleanup is best effort. Returns how many it removed.
     pub fn cleanup(&self) -> usize {
         let Ok(entries) = std::fs::read_dir(&self.dir) else {
             return 0;
         };
+        self.mark_cleaned();
         let cutoff = SystemTime::now()
             .checked_sub(RETENTION)
             .unwrap_or(SystemTime::UNIX_EPOCH);
@@ -206,15 +214,48 @@ impl OutputStore {
         removed
     }
 
+    /// Runs [`OutputStore::cleanup`] when none ran for [`CLEANUP_DUE`] (a day), in any
+    /// process: `None` when it was not due. For front ends that live for one call, which
+    /// would never reach [`OutputStore::spawn_cleanup`]'s first pass or the spec's hourly
+    /// one (§3.1, §3.6); a call costs one `stat` of the marker on the days it is not due.
+    pub fn cleanup_if_due(&self) -> Option<usize> {
+        self.cleanup_unless_within(CLEANUP_DUE)
+    }
+
+    /// [`OutputStore::cleanup`] unless one ran less than `age` ago.
+    fn cleanup_unless_within(&self, age: Duration) -> Option<usize> {
+        let last = std::fs::metadata(self.dir.join(CLEANUP_MARKER)).and_then(|meta| meta.modified());
+        if let Ok(last) = last
+            && last.elapsed().is_ok_and(|elapsed| elapsed < age)
+        {
+            return None;
+        }
+        Some(self.cleanup())
+    }
+
+    /// Sets the marker's time to now (creating it): the next [`CLEANUP_DUE`] passes
+    /// without a scan. Taken first, so processes starting together scan once.
+    fn mark_cleaned(&self) {
+        let marker = self.dir.join(CLEANUP_MARKER);
+        if let Ok(file) = std::fs::OpenOptions::new().create(true).append(true).open(&marker) {
+            let _ = file.set_modified(SystemTime::now());
+        }
+    }
+
     /// Runs [`OutputStore::cleanup`] now and then every hour on `runtime`, until the
-    /// returned task is dropped. Start one per process.
+    /// returned task is dropped. Start one per process. The first pass is skipped when
+    /// any process cleaned within the hour ([`CLEANUP_MARKER`]): the spec's one scanner an
+    /// hour (§3.1), however many processes start.
     pub fn spawn_cleanup(&self, runtime: &tokio::runtime::Handle) -> CleanupTask {
         let store = self.clone();
         let handle = runtime.spawn(async move {
+            let mut first = true;
             loop {
                 let pass = store.clone();
+                let within = if first { CLEANUP_INTERVAL } else { Duration::ZERO };
+                first = false;
                 // Directory scans block; keep them off the async workers.
-                let _ = tokio::task::spawn_blocking(move || pass.cleanup()).await;
+                let _ = tokio::task::spawn_blocking(move || pass.cleanup_unless_within(within)).await;
                 tokio::time::sleep(CLEANUP_INTERVAL).await;
             }
         });

@@ -18,6 +18,8 @@ pub(crate) struct App {
     pub(crate) gate: Gate,
     /// The MCP gateway, when servers are configured.
     pub(crate) gateway: Option<toolgate_mcp_client::Gateway>,
+    /// The output store the gate bounds with (for the daily cleanup of `call`).
+    pub(crate) spills: OutputStore,
 }
 
 impl App {
@@ -37,7 +39,9 @@ impl App {
             Location::new(&setup.dir).map_err(|error| Failure::usage(format!("{}: {error}", setup.dir.display())))?;
         let permissions: Arc<dyn Permissions> = Arc::new(setup.service.clone());
         let todos = TodoStore::deferred(setup.dirs.data.join("toolgate.db"));
-        let services = toolgate_builtins_fs::Services::new(location.clone(), Arc::clone(&permissions));
+        // `read` pages to fit the store's bound whole (spec §3.5).
+        let services = toolgate_builtins_fs::Services::new(location.clone(), Arc::clone(&permissions))
+            .with_output_bound(limits.max_lines, limits.max_bytes);
         let skill_dirs = toolgate_builtins_fs::skill_dirs(&setup.dir, Some(&setup.dirs.config));
         let mut builtins = toolgate_builtins_fs::tools(services, skill_dirs);
         builtins.extend([
@@ -100,8 +104,13 @@ impl App {
         if let Some(threshold) = setup.config.doom_loop_threshold() {
             gate = gate.doom_loop_threshold(usize::try_from(threshold).unwrap_or(usize::MAX));
         }
+        let spills_store = store.clone();
         let gate = gate.hold(registration).spills(store).build();
-        Ok(App { gate, gateway })
+        Ok(App {
+            gate,
+            gateway,
+            spills: spills_store,
+        })
     }
 
     /// Ends every MCP server with its process group.

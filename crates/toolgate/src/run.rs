@@ -126,6 +126,10 @@ pub(crate) fn call(project: &Project, args: CallArgs<'_>) -> Result<(), Failure>
         .unwrap_or_else(|| toolgate_core::ascending_id("ses"));
     let runtime = runtime()?;
     let settled = runtime.block_on(async {
+        // Spill files older than 7 days go also when only short-lived calls run (spec
+        // §3.6): at most one scan a day between all of them, beside the call.
+        let spills = app.spills.clone();
+        let upkeep = tokio::task::spawn_blocking(move || spills.cleanup_if_due());
         let prompt =
             interactive.then(|| tokio::spawn(prompt_loop(setup.service.clone(), questions.clone(), session.clone())));
         // This front end has no assistant messages: the session is one message, so
@@ -136,6 +140,7 @@ pub(crate) fn call(project: &Project, args: CallArgs<'_>) -> Result<(), Failure>
             prompt.abort();
         }
         app.shutdown().await;
+        let _ = upkeep.await;
         settled
     });
     let settled = match settled {

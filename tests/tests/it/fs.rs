@@ -46,6 +46,31 @@ enum Worker {
 /// every change reported as applied is in the files exactly once, no failed one is, every
 /// failure says the file changed, and every appended line is there once.
 fn race(processes: usize, threads: usize, rounds: usize) {
+    race_with(processes, threads, rounds, false);
+}
+
+/// Appender processes: each appends `appended <name> <n>` lines to `path` until `stop`
+/// exists, then writes how many it wrote to `<stop>.<name>`. `reopen` opens the file for
+/// each line (a shell's `>>`); otherwise one descriptor stays open (a logger's).
+fn appender_process(path: &std::path::Path, stop: &std::path::Path, name: &str, reopen: bool) -> std::process::Child {
+    let body = if reopen {
+        r#"i=0; while [ ! -e "$2" ]; do echo "appended $3 $i" >> "$1"; i=$((i+1)); sleep 0.001; done; echo $i > "$2.$3""#
+    } else {
+        r#"exec 3>>"$1"; i=0; while [ ! -e "$2" ]; do echo "appended $3 $i" >&3; i=$((i+1)); sleep 0.001; done; echo $i > "$2.$3""#
+    };
+    std::process::Command::new("sh")
+        .args(["-c", body, "sh"])
+        .arg(path)
+        .arg(stop)
+        .arg(name)
+        .spawn()
+        .unwrap()
+}
+
+/// [`race`]; with `hard_link`, `shared.txt` has a second name (so it is rewritten in
+/// place), two appender processes write to it besides the appending thread, and every
+/// worker also removes lines (the file shrinks as well as grows).
+fn race_with(processes: usize, threads: usize, rounds: usize, hard_link: bool) {
     let workers: Vec<(String, Worker)> = (0..processes)
         .map(|n| (format!("p{n:02}"), Worker::Process))
         .chain((0..threads).map(|n| (format!("t{n:02}"), Worker::Thread)))
@@ -57,11 +82,29 @@ fn race(processes: usize, threads: usize, rounds: usize) {
         for round in 0..rounds {
             shared.push_str(&format!("{}\n", slot("eslot", name, round)));
             other.push_str(&format!("{}\n", slot("pslot", name, round)));
+            if hard_link {
+                shared.push_str(&format!("{} {}\n", slot("dslot", name, round), "filler ".repeat(700)));
+            }
         }
     }
     shared.push_str("ANCHOR-P\nend\n");
     sandbox.write("project/shared.txt", &shared);
     sandbox.write("project/other.txt", &other);
+    let stop_file = sandbox.root.path().join("stop");
+    let mut appenders = Vec::new();
+    if hard_link {
+        std::fs::hard_link(
+            sandbox.project().join("shared.txt"),
+            sandbox.root.path().join("shared-link.txt"),
+        )
+        .unwrap();
+        for (name, reopen) in [("reopen", true), ("held", false)] {
+            appenders.push((
+                name,
+                appender_process(&sandbox.project().join("shared.txt"), &stop_file, name, reopen),
+            ));
+        }
+    }
     let sandbox = Arc::new(sandbox);
     // The in-process side: the tools as the binary builds them, on one runtime shared by
     // every thread (as a server runs them).
@@ -141,6 +184,12 @@ fn race(processes: usize, threads: usize, rounds: usize) {
                         "*** Begin Patch\n*** Update File: shared.txt\n@@\n ANCHOR-P\n+{marker}\n*** Update File: other.txt\n@@\n ANCHOR-Q\n+{marker}\n@@\n-{own}\n+{own} {marker}\n*** End Patch"
                     );
                     record(marker, change("apply_patch", json!({"patchText": text})));
+                    if hard_link {
+                        // A line 5 KB long goes: the file shrinks (by a whole block, more than once).
+                        let drop = slot("dslot", &name, round);
+                        let input = json!({"path": "shared.txt", "oldString": format!("{drop} {}\n", "filler ".repeat(700)), "newString": ""});
+                        record(format!("{drop} dropped"), change("edit", input));
+                    }
                 }
             })
         })
@@ -150,7 +199,47 @@ fn race(processes: usize, threads: usize, rounds: usize) {
     }
     stop.store(true, Ordering::SeqCst);
     let appended = appender.join().unwrap();
+    std::fs::write(&stop_file, "").unwrap();
+    let mut by_process = Vec::new();
+    for (name, mut child) in appenders {
+        assert!(child.wait().unwrap().success());
+        let count: usize = std::fs::read_to_string(format!("{}.{name}", stop_file.display()))
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        by_process.push((name, count));
+    }
     let shared = std::fs::read_to_string(sandbox.project().join("shared.txt")).unwrap();
+    if hard_link {
+        let other_name = std::fs::read_to_string(sandbox.root.path().join("shared-link.txt")).unwrap();
+        assert_eq!(other_name, shared, "both names show the same content");
+    }
+    for (name, count) in &by_process {
+        let lost: Vec<usize> = (0..*count)
+            .filter(|n| {
+                shared
+                    .lines()
+                    .filter(|line| *line == format!("appended {name} {n}"))
+                    .count()
+                    != 1
+            })
+            .collect();
+        assert!(count > &0, "the {name} appender ran");
+        assert!(
+            lost.is_empty(),
+            "{} of {count} lines the {name} appender process wrote are lost or doubled: {:?}",
+            lost.len(),
+            &lost[..lost.len().min(20)]
+        );
+        // And in the order they were written.
+        let order: Vec<&str> = shared
+            .lines()
+            .filter(|line| line.starts_with(&format!("appended {name} ")))
+            .collect();
+        let expected: Vec<String> = (0..*count).map(|n| format!("appended {name} {n}")).collect();
+        assert_eq!(order, expected, "the {name} appender's lines keep their order");
+    }
     let other = std::fs::read_to_string(sandbox.project().join("other.txt")).unwrap();
     for failure in failures.lock().unwrap().iter() {
         assert!(
@@ -159,7 +248,10 @@ fn race(processes: usize, threads: usize, rounds: usize) {
         );
     }
     let outcomes = outcomes.lock().unwrap();
-    assert_eq!(outcomes.len(), (processes + threads) * rounds * 3);
+    assert_eq!(
+        outcomes.len(),
+        (processes + threads) * rounds * if hard_link { 4 } else { 3 }
+    );
     let mut found = 0;
     for (marker, applied) in outcomes.iter() {
         let count = shared
@@ -168,6 +260,13 @@ fn race(processes: usize, threads: usize, rounds: usize) {
             .filter(|line| line.contains(marker))
             .count();
         let expected = match (applied, marker.starts_with("patch-entry")) {
+            _ if marker.ends_with(" dropped") => {
+                let line = marker.trim_end_matches(" dropped");
+                let count = shared.lines().filter(|l| l.starts_with(line)).count();
+                assert_eq!(count, usize::from(!applied), "{marker} (applied: {applied})");
+                found += usize::from(*applied);
+                continue;
+            }
             (false, _) => 0,
             (true, true) => 3,
             (true, false) => 1,
@@ -189,11 +288,17 @@ fn race(processes: usize, threads: usize, rounds: usize) {
     }
     let applied = outcomes.iter().filter(|(_, applied)| *applied).count();
     println!(
-        "race suite: {processes} processes + {threads} threads × {rounds} rounds × 3 changes = {} changes; reported \
-         applied {applied}, found {found}; failed clearly {}; appended {} lines, all found",
+        "race suite{}: {processes} processes + {threads} threads × {rounds} rounds × {} changes = {} changes; reported \
+         applied {applied}, found {found}; failed clearly {}; appended {} lines, all found{}",
+        if hard_link { " (hard-linked)" } else { "" },
+        if hard_link { 4 } else { 3 },
         outcomes.len(),
         outcomes.len() - applied,
-        appended.len()
+        appended.len(),
+        by_process
+            .iter()
+            .map(|(name, count)| format!("; {count} lines from the {name} appender process, all found in order"))
+            .collect::<String>()
     );
     assert!(
         applied > outcomes.len() / 2,
@@ -210,6 +315,14 @@ fn processes_editing_and_patching_the_same_files_lose_nothing() {
 #[test]
 fn threads_and_processes_editing_and_patching_the_same_files_at_once_lose_nothing() {
     race(4, 4, 3);
+}
+
+#[test]
+fn a_hard_linked_file_keeps_every_line_appender_processes_write_while_it_is_edited_and_patched() {
+    // A file with two names is rewritten in place (a rename would part the names), while
+    // two other programs append to it — one opening it for each line, one holding it open
+    // — and processes and threads edit, grow, shrink and patch it.
+    race_with(4, 2, 4, true);
 }
 
 fn mode(path: &std::path::Path) -> u32 {

@@ -2,7 +2,8 @@
 //! an attacker would, one module per subject.
 //!
 //! - The command line: `cli` (every command, flag and exit code), `fs` (the file tools
-//!   as separate processes), `upkeep` (spill cleanup of the long-running processes).
+//!   as separate processes), `file_limits` (size limits, whole pages, spill cleanup by
+//!   `call`), `upkeep` (spill cleanup of the long-running processes).
 //! - Configuration and rules: `opencode_config` (OpenCode's config as OpenCode reads it),
 //!   `permission_config` (a deny never disappears, nothing fails open), `front_ends`
 //!   (every front end applies the same checks), `rules_hold` (read rules in every
@@ -23,6 +24,7 @@ mod conformance_client;
 mod exec_guard;
 mod exec_oracle;
 mod exec_rules;
+mod file_limits;
 mod front_ends;
 mod fs;
 mod gateway;

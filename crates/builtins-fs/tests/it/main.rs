@@ -3,13 +3,15 @@
 //! running in the same process would disturb): read and write (`read_write`), edit
 //! (`edit`), apply_patch (`patch`), glob, grep and skill (`search_skill`), containment
 //! attacks (`containment`), what the changing tools must never do (`safety`), threads
-//! racing on the same files (`race`), and what a prompt shows (`preview`). `support` holds
+//! racing on the same files (`race`), a hard-linked file rewritten in place while a
+//! process appends to it (`hard_links`), and what a prompt shows (`preview`). `support` holds
 //! the shared fixtures.
 
 mod support;
 
 mod containment;
 mod edit;
+mod hard_links;
 mod patch;
 mod preview;
 mod race;

@@ -17,13 +17,16 @@ async fn reads_pages_with_line_numbers_and_continuation() {
     let read = read_tool(project.services());
     let first = call(&read, json!({"path": "big.txt"})).await.unwrap();
     assert!(
-        first.starts_with("Read file big.txt, lines 1-2000\n1: line 1\n"),
+        first.starts_with("Read file big.txt, lines 1-1998\n1: line 1\n"),
         "{}",
         &first[..60]
     );
-    assert!(first.ends_with("2000: line 2000\n[Output truncated. Continue reading with offset: 2001]"));
-    let rest = call(&read, json!({"path": "big.txt", "offset": 2001})).await.unwrap();
-    assert!(rest.starts_with("Read file big.txt, lines 2001-3000\n2001: line 2001"));
+    // 1998 lines: with the header and the continuation line, the 2000 lines of the
+    // output bound (spec §3.5), so the bound never cuts a page.
+    assert!(first.ends_with("1998: line 1998\n[Output truncated. Continue reading with offset: 1999]"));
+    assert_eq!(first.split('\n').count(), 2000);
+    let rest = call(&read, json!({"path": "big.txt", "offset": 1999})).await.unwrap();
+    assert!(rest.starts_with("Read file big.txt, lines 1999-3000\n1999: line 1999"));
     assert!(
         rest.ends_with("3000: line 3000"),
         "the last page has no continuation line"
@@ -85,11 +88,11 @@ async fn pages_stop_at_50_kb_and_long_lines_are_cut() {
         "stopped by bytes, not lines"
     );
     // A small file with a long line and many short ones: the line is whole, the page
-    // still stops at 2000 lines.
+    // still stops within the bound's 2000 lines.
     project.write("short.txt", &format!("{wide}\n{}", "y\n".repeat(3000)));
     let text = call(&read, json!({"path": "short.txt"})).await.unwrap();
-    assert!(text.starts_with(&format!("Read file short.txt, lines 1-2000\n1: {wide}\n")));
-    assert!(text.ends_with("[Output truncated. Continue reading with offset: 2001]"));
+    assert!(text.starts_with(&format!("Read file short.txt, lines 1-1998\n1: {wide}\n")));
+    assert!(text.ends_with("[Output truncated. Continue reading with offset: 1999]"));
 }
 
 #[tokio::test]
@@ -375,4 +378,118 @@ fn a_small_read_is_answered_while_the_blocking_threads_are_busy() {
         let dir = dir.await.unwrap().unwrap();
         assert!(dir.contains("inside.txt"), "{dir}");
     });
+}
+
+/// Reads `path` page by page as a model would, following each continuation line, and
+/// returns every page's text.
+async fn pages(read: &toolgate_core::Tool, path: &str) -> Vec<String> {
+    let mut pages = Vec::new();
+    let mut offset = 1u64;
+    loop {
+        let page = call(read, json!({"path": path, "offset": offset})).await.unwrap();
+        let next = page
+            .rsplit_once("[Output truncated. Continue reading with offset: ")
+            .map(|(_, rest)| rest.trim_end_matches(']').parse::<u64>().unwrap());
+        pages.push(page);
+        match next {
+            Some(next) => offset = next,
+            None => return pages,
+        }
+    }
+}
+
+/// The lines a page shows, without their numbers, checking the numbers run on from
+/// `first`.
+fn shown_lines(page: &str, first: &mut u64) -> Vec<String> {
+    let mut lines = Vec::new();
+    for line in page.lines().skip(1) {
+        if line.starts_with("[Output truncated. Continue reading with offset: ") {
+            break;
+        }
+        let (number, text) = line.split_once(": ").unwrap();
+        assert_eq!(number.parse::<u64>().unwrap(), *first, "lines run on without a gap");
+        *first += 1;
+        lines.push(text.to_string());
+    }
+    lines
+}
+
+#[tokio::test]
+async fn every_page_fits_the_output_bound_whole_so_following_offset_skips_nothing() {
+    // Spec §3.5 bounds every output at 2000 lines / 51200 bytes (§3.1), counting what the
+    // model reads; §5.2's page is 2000 lines / 50 KB of the lines alone. A page plus its
+    // header, line numbers and continuation line must still fit, or the bound cuts its
+    // middle and the next offset skips what was cut.
+    let project = Project::new();
+    // Long lines (up to 1990 characters, under the 2000 at which a line is cut), short
+    // ones, and a run of empty ones: pages stop on bytes and on lines.
+    let mut text = String::new();
+    for n in 0..6000u64 {
+        let width = match n % 7 {
+            0 => 1990,
+            1 => (n * 37 % 1500) as usize,
+            2 | 3 => 0,
+            _ => (n % 13) as usize,
+        };
+        text.push_str(&format!("{n:05} {}\n", "é".repeat(width / 2)));
+    }
+    text.push_str(&"\n".repeat(2500));
+    text.push_str("last line without a newline");
+    project.write("long.txt", &text);
+    let read = read_tool(project.services());
+    let all = pages(&read, "long.txt").await;
+    assert!(all.len() > 10, "several pages: {}", all.len());
+    let mut first = 1;
+    let mut lines = Vec::new();
+    for page in &all {
+        assert!(page.len() <= 51_200, "a page of {} bytes", page.len());
+        assert!(
+            page.split('\n').count() <= 2000,
+            "a page of {} lines",
+            page.split('\n').count()
+        );
+        lines.extend(shown_lines(page, &mut first));
+    }
+    assert_eq!(lines.join("\n"), text, "the pages, joined, are the file byte for byte");
+
+    // A small file (≤ 50 KB, read whole without offset) whose numbered lines pass the
+    // bound is paged too rather than cut by it.
+    let small: String = (0..5000).map(|n| format!("{}\n", n % 10)).collect();
+    assert!(small.len() <= 51_200);
+    project.write("small.txt", &small);
+    let all = pages(&read, "small.txt").await;
+    let mut first = 1;
+    let mut lines = Vec::new();
+    for page in &all {
+        assert!(page.len() <= 51_200 && page.split('\n').count() <= 2000);
+        lines.extend(shown_lines(page, &mut first));
+    }
+    assert_eq!(lines.join("\n") + "\n", small);
+
+    // A tighter bound (config `tool_output`) gives smaller pages, each still whole.
+    let tight = read_tool(project.services().with_output_bound(100, 4000));
+    let page = call(&tight, json!({"path": "long.txt"})).await.unwrap();
+    assert!(
+        page.len() <= 4000 && page.split('\n').count() <= 100,
+        "{} bytes",
+        page.len()
+    );
+    let page = call(&tight, json!({"path": "small.txt"})).await.unwrap();
+    assert_eq!(page.split('\n').count(), 100);
+    assert!(
+        page.ends_with("[Output truncated. Continue reading with offset: 99]"),
+        "{page}"
+    );
+
+    // Directories page the same way.
+    for n in 0..2500 {
+        project.write(&format!("dir/entry-{n:04}.txt"), "");
+    }
+    let listing = call(&read, json!({"path": "dir"})).await.unwrap();
+    assert!(listing.split('\n').count() <= 2000);
+    assert!(
+        listing.ends_with("[Output truncated. Continue reading with offset: 1999]"),
+        "{}",
+        &listing[listing.len() - 80..]
+    );
 }

@@ -321,3 +321,65 @@ async fn grep_shows_env_lines_only_when_reading_the_file_is_allowed() {
         .unwrap();
     assert!(text.contains("API_KEY=needle-secret"), "{text}");
 }
+
+#[tokio::test]
+async fn rgignore_is_honoured_above_ignore_and_gitignore_as_ripgrep_does() {
+    // Spec §5.6, §5.7: the walk is ripgrep's. ripgrep reads `.rgignore` too, and where
+    // ignore files disagree `.rgignore` wins over `.ignore`, which wins over `.gitignore`
+    // (ripgrep's GUIDE.md, "Automatic filtering").
+    let project = Project::new();
+    project.write(".git/HEAD", "ref: refs/heads/main\n");
+    project.write(".gitignore", "*.log\n");
+    project.write(".ignore", "*.tmp\n!kept-by-ignore.log\n");
+    project.write(
+        ".rgignore",
+        "secret.txt\n!kept-by-rg.log\n!kept-by-rg.tmp\nsub/also.txt\n",
+    );
+    for name in [
+        "plain.txt",
+        "secret.txt",
+        "dropped.log",
+        "kept-by-ignore.log",
+        "kept-by-rg.log",
+        "dropped.tmp",
+        "kept-by-rg.tmp",
+        "sub/also.txt",
+        "sub/fine.txt",
+    ] {
+        project.write(name, "needle\n");
+    }
+    // A nested `.rgignore` applies below it, as ripgrep's do.
+    project.write("nested/.rgignore", "inner.txt\n");
+    project.write("nested/inner.txt", "needle\n");
+    project.write("nested/outer.txt", "needle\n");
+    let expected = [
+        "kept-by-ignore.log",
+        "kept-by-rg.log",
+        "kept-by-rg.tmp",
+        "nested/outer.txt",
+        "plain.txt",
+        "sub/fine.txt",
+    ];
+    let root = project.root();
+    let listed = |text: &str| {
+        let mut names: Vec<String> = text
+            .lines()
+            .filter_map(|line| {
+                line.trim_end_matches(':')
+                    .strip_prefix(&format!("{}/", root.display()))
+                    .map(str::to_string)
+            })
+            .filter(|name| !name.starts_with('.') && !name.ends_with("/.rgignore"))
+            .collect();
+        names.sort();
+        names
+    };
+    let globbed = call(&glob_tool(project.services()), json!({"pattern": "**/*"}))
+        .await
+        .unwrap();
+    assert_eq!(listed(&globbed), expected, "glob: {globbed}");
+    let grepped = call(&grep_tool(project.services()), json!({"pattern": "needle"}))
+        .await
+        .unwrap();
+    assert_eq!(listed(&grepped), expected, "grep: {grepped}");
+}
