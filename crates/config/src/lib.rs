@@ -32,7 +32,9 @@ mod load;
 mod mcp;
 mod rules;
 mod schema;
+mod trust;
 mod values;
+mod vars;
 
 pub use agent::{AgentConfig, AgentSpec};
 pub use document::{
@@ -40,11 +42,13 @@ pub use document::{
 };
 pub use error::{ConfigError, ErrorKind, Warning, key_path};
 pub use load::{Env, Inputs, Layer, Loaded, SourceKind, deep_merge, load, opencode_global_dir, opencode_managed_dir};
-pub use mcp::{CommandLine, Mcp, McpEntry, McpKind, McpLaunch, McpServer, McpTimeout, McpTimeouts, substitute_env};
+pub use mcp::{CommandLine, Mcp, McpEntry, McpKind, McpLaunch, McpServer, McpTimeout, McpTimeouts};
 pub use rules::{
     ActionRules, MAX_PATTERN_BYTES, Permission, RuleItem, RuleSpec, Tools, expand_home, permission_value_rules,
 };
 pub use schema::{SCHEMA_URL, schema};
+pub use trust::{Gated, Untrusted, sha256_hex};
+pub use vars::{is_toolgate_secret, substitute_env};
 pub use values::{AgentMode, DirList, Effect, Flag, HostList, HttpUrl, Inherit, Millis, PositiveInt, SandboxMode};
 
 #[cfg(doctest)]

@@ -264,10 +264,26 @@ pub(crate) fn config(project: &Project, json: bool) -> Result<(), Failure> {
         None => Vec::new(),
     };
     let sources = setup.config.sources();
+    // The trust state of each layer that has parts needing trust (by layer index).
+    let trust = |index: usize| setup.config.trust.iter().find(|file| file.untrusted.layer == index);
     if json {
+        let source_json = |(index, (kind, source)): (usize, &(toolgate_config::SourceKind, String))| {
+            let mut value = json!({"kind": kind.as_str(), "source": source});
+            if let (Some(file), Some(map)) = (trust(index), value.as_object_mut()) {
+                map.insert(
+                    "trust".into(),
+                    json!({
+                        "state": file.state.as_str(),
+                        "sha256": file.untrusted.sha256,
+                        "parts": file.untrusted.parts.iter().map(|part| json!({"path": part.path, "value": part.value, "text": part.to_string()})).collect::<Vec<_>>(),
+                    }),
+                );
+            }
+            value
+        };
         let value = json!({
             "agent": agent.name,
-            "sources": sources.iter().map(|(kind, source)| json!({"kind": kind.as_str(), "source": source})).collect::<Vec<_>>(),
+            "sources": sources.iter().enumerate().map(source_json).collect::<Vec<_>>(),
             "dataDir": setup.dirs.data,
             "project": setup.dir,
             "rules": agent.rules.rules().iter().map(rule_json).collect::<Vec<_>>(),
@@ -283,7 +299,19 @@ pub(crate) fn config(project: &Project, json: bool) -> Result<(), Failure> {
     } else {
         outln!("config files: (in order; later ones win where their rules match)");
         for (index, (kind, source)) in sources.iter().enumerate() {
-            outln!("{:>4}  {:<26} {source}", index + 1, kind.as_str());
+            let note = match trust(index) {
+                None => String::new(),
+                Some(file) => {
+                    let parts: Vec<String> = file.untrusted.parts.iter().map(ToString::to_string).collect();
+                    let verb = if file.state == crate::trust::State::Ignored {
+                        "ignored until `toolgate trust`"
+                    } else {
+                        "applied"
+                    };
+                    format!("  [{}: {verb}: {}]", file.state.as_str(), parts.join(", "))
+                }
+            };
+            outln!("{:>4}  {:<26} {source}{note}", index + 1, kind.as_str());
         }
     }
     outln!("{}", crate::sandbox::report(&setup.sandbox_parts()).0);
