@@ -14,9 +14,11 @@ use serde_json::Value;
 use crate::error::key_path;
 
 /// toolgate's own variables (`TOOLGATE_*`, such as the server's bearer token) and the
-/// websearch keys (`EXA_API_KEY`, `PARALLEL_API_KEY`): never substituted in a project's file.
+/// websearch keys (`EXA_API_KEY`, `PARALLEL_API_KEY`), in any case (as the shell's
+/// environment filter reads them): never substituted in a project's file.
 pub fn is_toolgate_secret(name: &str) -> bool {
-    name.starts_with("TOOLGATE_") || name == "EXA_API_KEY" || name == "PARALLEL_API_KEY"
+    let upper = name.to_ascii_uppercase();
+    upper.starts_with("TOOLGATE_") || upper == "EXA_API_KEY" || upper == "PARALLEL_API_KEY"
 }
 
 /// Replaces every `{env:NAME}` in `text` with `lookup(NAME)` (empty when unset, as OpenCode
