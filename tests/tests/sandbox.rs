@@ -62,7 +62,11 @@ impl Project {
     fn trust(&self) {
         let output = self.command(&["trust"]).output().unwrap();
         let code = output.status.code();
-        assert!(matches!(code, Some(0 | 2)), "{}", String::from_utf8_lossy(&output.stderr));
+        assert!(
+            matches!(code, Some(0 | 2)),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
     }
 
     fn root(&self) -> PathBuf {

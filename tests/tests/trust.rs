@@ -33,7 +33,10 @@ fn marker_config(marker: &std::path::Path, extra: Value) -> String {
 
 /// The lines of `stderr` that say what was ignored.
 fn ignored_lines(stderr: &str) -> Vec<&str> {
-    stderr.lines().filter(|line| line.contains("ignored from untrusted")).collect()
+    stderr
+        .lines()
+        .filter(|line| line.contains("ignored from untrusted"))
+        .collect()
 }
 
 #[test]
@@ -48,7 +51,9 @@ fn an_mcp_server_of_a_project_file_starts_only_once_that_content_is_trusted() {
     assert!(!marker.exists(), "an untrusted project's MCP server was started");
     assert_eq!(
         ignored_lines(&err),
-        ["toolgate: ignored from untrusted ./opencode.json: mcp server \"x\"; run `toolgate trust` to apply them (or pass --trust-project)"],
+        [
+            "toolgate: ignored from untrusted ./opencode.json: mcp server \"x\"; run `toolgate trust` to apply them (or pass --trust-project)"
+        ],
         "{err}"
     );
     let (code, out, _) = sandbox.run(&["check", "bash", "rm -rf build"]);
@@ -113,10 +118,15 @@ fn a_sandbox_below_the_users_is_ignored_until_trusted_and_trust_project_applies_
     };
     let (held, err) = report(&[]);
     assert_eq!(held["mode"], "read-only", "{held}");
-    assert_eq!(held["execEnforcement"]["on"].as_bool(), held["execEnforcement"]["available"].as_bool());
+    assert_eq!(
+        held["execEnforcement"]["on"].as_bool(),
+        held["execEnforcement"]["available"].as_bool()
+    );
     assert_eq!(
         ignored_lines(&err),
-        ["toolgate: ignored from untrusted ./toolgate.json: sandbox.mode \"off\", sandbox.required false, sandbox.enforce_exec false; run `toolgate trust` to apply them (or pass --trust-project)"],
+        [
+            "toolgate: ignored from untrusted ./toolgate.json: sandbox.mode \"off\", sandbox.required false, sandbox.enforce_exec false; run `toolgate trust` to apply them (or pass --trust-project)"
+        ],
         "{err}"
     );
     // `--trust-project`: applied for this run, nothing recorded.
@@ -126,7 +136,10 @@ fn a_sandbox_below_the_users_is_ignored_until_trusted_and_trust_project_applies_
     assert!(ignored_lines(&err).is_empty(), "{err}");
     assert_eq!(report(&[]).0["mode"], "read-only", "--trust-project recorded a trust");
     // Stricter than the user's applies without trust.
-    sandbox.write("project/toolgate.json", r#"{"sandbox": {"network": false, "required": true}}"#);
+    sandbox.write(
+        "project/toolgate.json",
+        r#"{"sandbox": {"network": false, "required": true}}"#,
+    );
     let (_, err) = report(&[]);
     assert!(ignored_lines(&err).is_empty(), "{err}");
     // Trusted: applied.
@@ -149,7 +162,10 @@ fn a_terminal_is_asked_once_at_startup_with_what_the_file_would_change() {
     command.env("NO_COLOR", "1");
     let mut session = e2e::pty::Session::spawn(command).unwrap();
     let screen = session.expect("[y/N]", Duration::from_secs(20)).unwrap();
-    assert!(screen.contains("opencode.json asks for what only a trusted file may do"), "{screen}");
+    assert!(
+        screen.contains("opencode.json asks for what only a trusted file may do"),
+        "{screen}"
+    );
     assert!(
         screen.contains(r#"- set shell_env.set to {"FROM_PROJECT":"set-by-project"}"#),
         "{screen}"
@@ -235,7 +251,7 @@ fn env_substitution_never_gives_a_project_file_toolgates_secrets() {
     let mut command = sandbox.command(&["mcp", "list"]);
     command.env("EXA_API_KEY", "exa-key");
     let output = command.output().unwrap();
-    let env = std::fs::read_to_string(&dump)
-        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&output.stderr)));
+    let env =
+        std::fs::read_to_string(&dump).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&output.stderr)));
     assert!(env.lines().any(|l| l == "B=exa-key"), "{env}");
 }

@@ -48,8 +48,8 @@ pub use rules::{
 };
 pub use schema::{SCHEMA_URL, schema};
 pub use trust::{Gated, Untrusted, sha256_hex};
-pub use vars::{is_toolgate_secret, substitute_env};
 pub use values::{AgentMode, DirList, Effect, Flag, HostList, HttpUrl, Inherit, Millis, PositiveInt, SandboxMode};
+pub use vars::{is_toolgate_secret, substitute_env};
 
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]

@@ -132,7 +132,9 @@ impl Loaded {
             };
             let mut parts = Vec::new();
             if let Some(mcp) = &layer.document.mcp {
-                let v2 = mcp.entries().is_ok_and(|entries| entries.iter().any(|e| e.path.starts_with("mcp.servers.")));
+                let v2 = mcp
+                    .entries()
+                    .is_ok_and(|entries| entries.iter().any(|e| e.path.starts_with("mcp.servers.")));
                 for entry in mcp.entries().unwrap_or_default() {
                     if !entry.enabled || entry.launch == crate::McpLaunch::Off {
                         continue;
@@ -272,11 +274,24 @@ mod tests {
             ["sandbox.mode \"off\"", "sandbox.required false"]
         );
         // Stricter than the user's, or the same: applies as written.
-        assert!(parts(global, r#"{"sandbox": {"mode": "read-only", "required": true, "network": false}}"#).is_empty());
+        assert!(
+            parts(
+                global,
+                r#"{"sandbox": {"mode": "read-only", "required": true, "network": false}}"#
+            )
+            .is_empty()
+        );
         assert!(parts("{}", r#"{"sandbox": {"mode": "off"}, "permission": {"bash": "allow"}}"#).is_empty());
         assert_eq!(
-            parts("{}", r#"{"sandbox": {"enforce_exec": false, "network": true, "writable": ["~"]}}"#),
-            ["sandbox.enforce_exec false", "sandbox.network true", "sandbox.writable [\"~\"]"]
+            parts(
+                "{}",
+                r#"{"sandbox": {"enforce_exec": false, "network": true, "writable": ["~"]}}"#
+            ),
+            [
+                "sandbox.enforce_exec false",
+                "sandbox.network true",
+                "sandbox.writable [\"~\"]"
+            ]
         );
         assert_eq!(
             parts(
@@ -286,7 +301,10 @@ mod tests {
             ["shell_env.set PATH, LD_PRELOAD", "shell_env.exclude []"]
         );
         assert_eq!(
-            parts(r#"{"shell_env": {"inherit": "none"}}"#, r#"{"shell_env": {"inherit": "core"}}"#),
+            parts(
+                r#"{"shell_env": {"inherit": "none"}}"#,
+                r#"{"shell_env": {"inherit": "core"}}"#
+            ),
             ["shell_env.inherit \"core\""]
         );
     }

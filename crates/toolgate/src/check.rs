@@ -1,4 +1,5 @@
-//! `check`, `config` and `approvals`: what the rules say, without running anything.
+//! `check`, `config`, `approvals` and `trust`: what the rules say and which files are
+//! trusted, without running anything.
 
 use serde_json::{Value, json};
 use toolgate_core::PermissionRequest;
@@ -398,6 +399,47 @@ pub(crate) fn approvals_clear(project: &Project) -> Result<(), Failure> {
         .clear(setup.service.project_id())
         .map_err(Failure::runtime)?;
     outln!("removed {removed} approval(s) of {}", setup.service.project_id());
+    Ok(())
+}
+
+/// `toolgate trust [--revoke]`.
+pub(crate) fn trust(project: &crate::Project, revoke: bool) -> Result<(), crate::Failure> {
+    use crate::trust::{Policy, State, Store, describe, shown};
+    let (_, dir) = crate::setup::project_dir(project)?;
+    let dirs = crate::config::Dirs::discover();
+    let store = Store::new(&dirs.data);
+    let config =
+        crate::config::Config::load(&dirs, &dir, project.config.as_deref(), Policy::Stored).map_err(Failure::usage)?;
+    if revoke {
+        let files: Vec<std::path::PathBuf> = config
+            .loaded
+            .layers
+            .iter()
+            .filter(|layer| layer.project)
+            .filter_map(|layer| layer.path.clone())
+            .collect();
+        let removed = store.revoke(&files).map_err(Failure::runtime)?;
+        outln!("revoked the trust of {removed} project file(s)");
+        return Ok(());
+    }
+    if config.trust.is_empty() {
+        outln!("nothing to trust: no project file asks for more than rules");
+        return Ok(());
+    }
+    for file in &config.trust {
+        let shown = shown(&file.untrusted.path);
+        if file.state == State::Trusted {
+            outln!("already trusted: {shown}");
+            continue;
+        }
+        store.trust(&file.untrusted).map_err(|error| {
+            Failure::runtime(format!("cannot record the trust in {}: {error}", "the data directory"))
+        })?;
+        outln!("trusted {shown} (sha256 {}):", file.untrusted.sha256);
+        for line in describe(&file.untrusted) {
+            outln!("  - {line}");
+        }
+    }
     Ok(())
 }
 

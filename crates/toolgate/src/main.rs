@@ -364,7 +364,7 @@ fn main() -> ExitCode {
         Command::Audit { action, project } => match action {
             AuditAction::Tail { count, json } => run::audit_tail(&project, count, json),
         },
-        Command::Trust { project, revoke } => trust::command(&project, revoke),
+        Command::Trust { project, revoke } => check::trust(&project, revoke),
         Command::Approvals { action, project } => match action {
             ApprovalsAction::List { json } => check::approvals_list(&project, json),
             ApprovalsAction::Remove { id } => check::approvals_remove(&project, &id),
