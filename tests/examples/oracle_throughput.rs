@@ -1,4 +1,4 @@
-//! The oracle's throughput (issue #12): 2,000 generated lines (seed 12) checked end to end
+//! The oracle's throughput: 2,000 generated lines (seed 12) checked end to end
 //! — template copy, `plan()`, bash under strace in the sandbox, observation, check — with
 //! the default workers. Prints `figure oracle_lines_per_second` (every generated line,
 //! including those the analysis denies, which are checked without running) and

@@ -729,13 +729,16 @@ const RELEASE_EXAMPLES: &[&str] = &[
     "http_idle_attackers",
 ];
 
-/// Runs the benchmarks whose figure name or bench matches `filter` (all without one).
+/// Runs the benchmarks whose figure name, bench or example matches `filter` (all without
+/// one): `cargo xtask bench exec_guard` runs the exec guard's whole-process figures.
 pub(crate) fn run(filter: Option<&str>) -> Result<()> {
     let selected: Vec<&Figure> = FIGURES
         .iter()
         .filter(|figure| {
             filter.is_none_or(|filter| {
-                figure.name.contains(filter) || bench_of(&figure.source).is_some_and(|bench| bench.contains(filter))
+                figure.name.contains(filter)
+                    || bench_of(&figure.source).is_some_and(|bench| bench.contains(filter))
+                    || matches!(figure.source, Source::Example { example, .. } if example.contains(filter))
             })
         })
         .collect();

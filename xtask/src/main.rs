@@ -163,7 +163,7 @@ fn ci() -> Result<()> {
     for command in &mut tests {
         command.env("INSTA_UPDATE", "no").env_remove("INSTA_FORCE_PASS");
     }
-    // The MCP conformance suite runs inside the tests (tests/tests/conformance.rs) and
+    // The MCP conformance suite runs inside the tests (tests/tests/it/conformance.rs) and
     // leaves its per-scenario outcome here; a stale file must not pass for a fresh one.
     let summary = root().join("target/conformance/summary.txt");
     let _ = std::fs::remove_file(&summary);

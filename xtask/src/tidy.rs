@@ -12,6 +12,10 @@
 //! - No import circle of three files or more inside a crate (see `circles.rs`).
 //! - Libraries print nothing (`println!`, `eprintln!`, …): they log through `tracing`,
 //!   and the binary decides what reaches the terminal.
+//! - One integration-test binary per package (`tests/it/main.rs`, a module per subject, or
+//!   a single file under `tests/`): every test binary is linked against the whole
+//!   dependency tree, so each extra one costs link time; [`SEPARATE_TEST_BINARIES`] lists
+//!   those that must have a process of their own, with the reason.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -54,9 +58,10 @@ pub(crate) fn run() -> Result<()> {
     problems.extend(file_budget()?);
     problems.extend(crate::circles::check(&crate::root())?);
     problems.extend(library_prints()?);
+    problems.extend(test_binaries()?);
     if problems.is_empty() {
         println!(
-            "tidy: dependency rule, test hygiene, reviewed snapshots, the file-size budget, no import circles and no printing libraries hold"
+            "tidy: dependency rule, test hygiene, reviewed snapshots, the file-size budget, no import circles, no printing libraries and one test binary per package hold"
         );
         return Ok(());
     }
@@ -268,6 +273,56 @@ fn library_prints() -> Result<Vec<String>> {
                     ));
                 }
             }
+        }
+    }
+    Ok(problems)
+}
+
+/// Integration-test binaries allowed beside a package's one, each with its reason (paths
+/// from the workspace root).
+const SEPARATE_TEST_BINARIES: &[(&str, &str)] = &[(
+    "crates/builtins-fs/tests/grep_memory.rs",
+    "installs a global allocator and measures the process's peak, which other tests in the same process would disturb",
+)];
+
+/// Every package whose `tests/` holds more than one integration-test binary (a `.rs` file
+/// directly in it, or a directory with a `main.rs`) beyond [`SEPARATE_TEST_BINARIES`], and
+/// every listed file that is gone.
+fn test_binaries() -> Result<Vec<String>> {
+    let root = crate::root();
+    let mut problems = Vec::new();
+    let mut packages = vec![root.join("tests")];
+    for entry in std::fs::read_dir(root.join("crates")).context("crates/")? {
+        packages.push(entry?.path());
+    }
+    for package in packages {
+        let Ok(entries) = std::fs::read_dir(package.join("tests")) else {
+            continue;
+        };
+        let mut binaries = Vec::new();
+        for entry in entries {
+            let path = entry?.path();
+            let binary = if path.is_dir() { path.join("main.rs") } else { path };
+            if binary.is_file() && binary.extension().is_some_and(|ext| ext == "rs") {
+                let relative = binary.strip_prefix(&root).unwrap_or(&binary).display().to_string();
+                if !SEPARATE_TEST_BINARIES.iter().any(|(file, _)| *file == relative) {
+                    binaries.push(relative);
+                }
+            }
+        }
+        if binaries.len() > 1 {
+            binaries.sort();
+            problems.push(format!(
+                "{}: {} integration-test binaries ({}); make them modules of one `tests/it/main.rs`, or list one with its reason in xtask/src/tidy.rs SEPARATE_TEST_BINARIES",
+                package.strip_prefix(&root).unwrap_or(&package).display(),
+                binaries.len(),
+                binaries.join(", ")
+            ));
+        }
+    }
+    for (file, _) in SEPARATE_TEST_BINARIES {
+        if !root.join(file).is_file() {
+            problems.push(format!("{file}: listed in SEPARATE_TEST_BINARIES but gone; remove it"));
         }
     }
     Ok(problems)

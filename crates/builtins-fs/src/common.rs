@@ -1,12 +1,22 @@
 //! What every file tool does first: resolve the path, then ask — in that order, so a
 //! refused call reads nothing.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use toolgate_core::{Context, Location, PathKind, PermissionRequest, Permissions, ResolvedPath, ToolFailure};
+use toolgate_core::{
+    Context, Location, PathKind, PermissionRequest, Permissions, Refusal, ResolvedPath, ToolFailure, Verdict,
+};
 
 use crate::change::ChangeError;
+
+/// What an "always" answer saves for the file tools' actions: `*` for `read`, `edit`
+/// (also `write` and `apply_patch`), `glob` and `grep` (spec §5.2–§5.7), the same for
+/// every resource; `None` for any other action. The tools ask with it, and `toolgate
+/// check` shows it, so what check predicts is what the prompt offers.
+pub fn always_pattern(action: &str) -> Option<&'static str> {
+    matches!(action, "read" | "edit" | "glob" | "grep").then_some("*")
+}
 
 /// The services a file tool captures.
 #[derive(Clone)]
@@ -62,10 +72,10 @@ impl Services {
                 .save([external.save.clone()])
                 .metadata("filepath", resolved.path.to_string_lossy().into_owned())
                 .metadata("parentDir", external.directory.to_string_lossy().into_owned());
-            self.permissions
-                .assert(ctx, request)
-                .await
-                .map_err(|refusal| ToolFailure::from(refusal).with_message(failure()))?;
+            self.permissions.assert(ctx, request).await.map_err(|refusal| {
+                let message = refusal_message(&refusal, failure());
+                ToolFailure::from(refusal).with_message(message)
+            })?;
         }
         Ok(resolved)
     }
@@ -85,16 +95,49 @@ impl Services {
             .save(save.iter().copied());
         request.metadata = metadata;
         self.permissions.assert(ctx, request).await.map_err(|refusal| {
-            let message = match &refusal {
-                toolgate_core::Refusal::Corrected { .. } => refusal.to_string(),
-                _ => failure(),
-            };
+            let message = refusal_message(&refusal, failure());
             ToolFailure::from(refusal).with_message(message)
         })
     }
 }
 
+/// The model's message for a refusal of a file tool: the tool's own failure (spec §4.6,
+/// `Unable to edit <path>`), followed by what the refusal says when that says more —
+/// the rule that denied it, or why no one was asked (`declined (no terminal; …)`) — and
+/// a person's correction as it is.
+pub(crate) fn refusal_message(refusal: &Refusal, failure: String) -> String {
+    match refusal {
+        Refusal::Corrected { .. } => refusal.to_string(),
+        Refusal::Declined { reason: Some(reason) } => format!("{failure}: {reason}"),
+        Refusal::Blocked { denied: Some(_), .. } | Refusal::Blocked { reason: Some(_), .. } => {
+            format!("{failure}: {refusal}")
+        }
+        Refusal::Blocked { .. } | Refusal::Declined { reason: None } => failure,
+    }
+}
+
 impl Services {
+    /// The read rules for `ctx`, to consult file by file ([`ReadSight::of`]).
+    pub(crate) fn read_sight(&self, ctx: &Context) -> ReadSight {
+        ReadSight {
+            root: self.location.root().to_path_buf(),
+            permissions: self.permissions.clone(),
+            ctx: ctx.clone(),
+        }
+    }
+
+    /// Asks `read` of `paths` (canonical) in one request, each saved as itself: what a
+    /// search does before it shows lines of files whose reading asks (spec §5.2).
+    pub(crate) async fn ask_reads(&self, ctx: &Context, paths: &[PathBuf]) -> Result<(), Refusal> {
+        let sight = self.read_sight(ctx);
+        let resources: Vec<String> = paths.iter().map(|path| sight.resource(path)).collect();
+        let request = PermissionRequest::new("read")
+            .resources(resources.iter().cloned())
+            .save(resources.iter().cloned())
+            .metadata("reason", "shown by a search");
+        self.permissions.assert(ctx, request).await
+    }
+
     /// [`Services::authorize`] for reading a file: `read`, saved as `*` (spec §5.2).
     pub(crate) async fn authorize_read(
         &self,
@@ -106,14 +149,14 @@ impl Services {
             path,
             kind: PathKind::File,
             action: "read",
-            save: &["*"],
+            save: &[READ_SAVE],
             metadata: Default::default(),
         };
         self.authorize(ctx, ask, failure).await
     }
 
     /// [`Services::authorize`] for changing a file: `edit`, saved as `*`, with a unified
-    /// diff of the whole file for the prompt (spec §5.3, §5.4; issue #11): `change` turns
+    /// diff of the whole file for the prompt (spec §5.3, §5.4): `change` turns
     /// the current content (`None` for a missing file) into the new one. The file is read
     /// for this only when a person will be asked ([`Permissions::would_ask`]) — after any
     /// `external_directory` approval, never for a call a rule allows or denies — and only
@@ -147,11 +190,115 @@ impl Services {
         let mut metadata = serde_json::Map::new();
         metadata.insert("filepath".into(), path.into());
         metadata.insert("diff".into(), diff.into());
-        self.assert_on(ctx, &resolved, "edit", &["*"], metadata, &failure)
+        self.assert_on(ctx, &resolved, "edit", &[EDIT_SAVE], metadata, &failure)
             .await?;
         Ok(resolved)
     }
 }
+
+/// What `read` of one file would do, decided by the rules without asking anyone: how far
+/// `grep`, `glob` and a directory listing may show the file (its lines, its name).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Sight {
+    /// Reading it is allowed: shown.
+    Shown,
+    /// Reading it would ask a person.
+    Asks,
+    /// A rule denies reading it: withheld.
+    Denied,
+    /// The permissions cannot decide without asserting ([`Permissions::decide`] is `None`).
+    Undecided,
+}
+
+/// The read rules as the search tools consult them, file by file, without asking: cheap
+/// to clone into a blocking walk (spec §5.2, §5.6, §5.7 — a file's name or lines are shown
+/// only as far as `read` of it is allowed).
+#[derive(Clone)]
+pub(crate) struct ReadSight {
+    root: PathBuf,
+    permissions: Arc<dyn Permissions>,
+    ctx: Context,
+}
+
+impl ReadSight {
+    /// The `read` resource of `path` (canonical): relative to the location when inside,
+    /// absolute when outside — what `Location::resolve` gives `read` for that path.
+    pub(crate) fn resource(&self, path: &Path) -> String {
+        match path.strip_prefix(&self.root) {
+            Ok(inside) if inside.as_os_str().is_empty() => ".".to_string(),
+            Ok(inside) => inside.to_string_lossy().into_owned(),
+            Err(_) => path.to_string_lossy().into_owned(),
+        }
+    }
+
+    /// What `read` of `path` (canonical) would do.
+    pub(crate) fn of(&self, path: &Path) -> Sight {
+        let request = PermissionRequest::new("read").resources([self.resource(path)]);
+        match self.permissions.decide(&self.ctx, &request) {
+            Some(decision) => match decision.verdict {
+                Verdict::Allow => Sight::Shown,
+                Verdict::Ask => Sight::Asks,
+                Verdict::Deny => Sight::Denied,
+            },
+            None => Sight::Undecided,
+        }
+    }
+}
+
+/// How many files (and matches) a search left out, and why: the note under its result.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Withheld {
+    /// Files whose reading a rule denies.
+    pub(crate) denied: usize,
+    /// Files whose reading asks and was not approved.
+    pub(crate) asked: usize,
+    /// Matching lines in those files (grep).
+    pub(crate) lines: usize,
+    /// The person's words, when they declined with feedback.
+    pub(crate) feedback: Option<String>,
+}
+
+impl Withheld {
+    /// The note, empty when nothing was withheld. `what` names one thing counted and
+    /// several (`("file", "files")`, `("entry", "entries")`); with lines counted (grep),
+    /// they are said first.
+    pub(crate) fn note(&self, what: (&str, &str)) -> String {
+        let count = |n: usize, (one, many): (&str, &str)| format!("{n} {}", if n == 1 { one } else { many });
+        let all = self.denied + self.asked;
+        if all == 0 {
+            return String::new();
+        }
+        let lines = if self.lines > 0 {
+            format!("{} in ", count(self.lines, ("matching line", "matching lines")))
+        } else {
+            String::new()
+        };
+        let mut why = Vec::new();
+        if self.denied > 0 {
+            why.push(format!("{} denied by the read rules", self.denied));
+        }
+        if self.asked > 0 {
+            why.push(format!(
+                "{} whose reading needs a person's approval, not given here (read a file by its path to be asked)",
+                self.asked
+            ));
+        }
+        let verb = if all == 1 && self.lines <= 1 { "is" } else { "are" };
+        let mut note = format!("({lines}{} {verb} not shown: {}.", count(all, what), why.join("; "));
+        if let Some(feedback) = &self.feedback {
+            note.push_str(&format!(" The user said: {feedback}"));
+        }
+        note.push(')');
+        note
+    }
+}
+
+/// [`always_pattern`] of `read`.
+const READ_SAVE: &str = "*";
+/// [`always_pattern`] of `edit`.
+pub(crate) const EDIT_SAVE: &str = "*";
+/// [`always_pattern`] of `glob` and `grep`.
+pub(crate) const SEARCH_SAVE: &str = "*";
 
 /// The largest file a prompt diffs whole; larger ones show the change as requested.
 pub(crate) const PREVIEW_MAX_BYTES: u64 = 8 << 20;
@@ -237,4 +384,20 @@ pub(crate) fn unified_diff(name: &str, old: &str, new: &str) -> String {
         .context_radius(3)
         .header(name, name)
         .to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What the tools save is what `always_pattern` says (and so what `check` shows).
+    #[test]
+    fn the_tools_save_what_always_pattern_says() {
+        assert_eq!(always_pattern("read"), Some(READ_SAVE));
+        assert_eq!(always_pattern("edit"), Some(EDIT_SAVE));
+        assert_eq!(always_pattern("glob"), Some(SEARCH_SAVE));
+        assert_eq!(always_pattern("grep"), Some(SEARCH_SAVE));
+        assert_eq!(always_pattern("bash"), None);
+        assert_eq!(always_pattern("webfetch"), None);
+    }
 }

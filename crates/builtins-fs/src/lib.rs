@@ -45,7 +45,7 @@ mod search;
 mod skill;
 mod write;
 
-pub use common::Services;
+pub use common::{Services, always_pattern};
 pub use edit::edit_tool;
 pub use patch::patch_tool;
 pub use read::read_tool;

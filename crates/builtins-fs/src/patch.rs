@@ -496,11 +496,10 @@ async fn apply_patch(services: &Services, input: PatchInput, ctx: &Context) -> R
                     .save([external.save.clone()])
                     .metadata("filepath", resolved.path.to_string_lossy().into_owned())
                     .metadata("parentDir", external.directory.to_string_lossy().into_owned());
-                services
-                    .permissions
-                    .assert(ctx, request)
-                    .await
-                    .map_err(|r| ToolFailure::from(r).with_message(format!("Unable to apply patch at {path}")))?;
+                services.permissions.assert(ctx, request).await.map_err(|r| {
+                    let message = crate::common::refusal_message(&r, format!("Unable to apply patch at {path}"));
+                    ToolFailure::from(r).with_message(message)
+                })?;
             }
             targets.insert(path.clone(), resolved);
         }
@@ -513,15 +512,13 @@ async fn apply_patch(services: &Services, input: PatchInput, ctx: &Context) -> R
     let resources = planned.resources();
     let request = PermissionRequest::new("edit")
         .resources(resources.clone())
-        .save(["*"])
+        .save([crate::common::EDIT_SAVE])
         .metadata("filepath", resources.join(", "))
         .metadata("diff", planned.diff.clone())
         .metadata("files", serde_json::to_value(&planned.files).unwrap_or_default());
     services.permissions.assert(ctx, request).await.map_err(|refusal| {
-        let message = match &refusal {
-            toolgate_core::Refusal::Corrected { .. } => refusal.to_string(),
-            _ => format!("Unable to apply patch at {}", resources.join(", ")),
-        };
+        let message =
+            crate::common::refusal_message(&refusal, format!("Unable to apply patch at {}", resources.join(", ")));
         ToolFailure::from(refusal).with_message(message)
     })?;
     let files = planned.files.clone();

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use toolgate_core::{Content, Context, Tool, ToolFailure};
 use unicode_normalization::UnicodeNormalization;
 
-use crate::common::{Services, blocking};
+use crate::common::{ReadSight, Services, Sight, Withheld, blocking};
 
 /// Most lines per page.
 pub(crate) const MAX_READ_LINES: u64 = 2000;
@@ -118,16 +118,18 @@ async fn read(services: &Services, input: ReadInput, ctx: &Context) -> Result<Re
             let name = recovered.to_string_lossy().into_owned();
             let again = services.authorize_read(ctx, &name, || failure(&name)).await?;
             let shown = again.resource.clone();
-            return blocking(move || read_path(&again.path, &shown, page)).await?;
+            let sight = services.read_sight(ctx);
+            return blocking(move || read_path(&again.path, &shown, page, &sight)).await?;
         }
         return Err(ToolFailure::new(not_found(&target, &input.path)));
     }
     // A small text file is read here: handing it to the blocking pool (a thread woken
     // and the answer sent back) cost more than the read, a quarter of a served `read`.
-    if let Some(read) = read_file(&target, &shown, page, Weight::LightOnly) {
+    let sight = services.read_sight(ctx);
+    if let Some(read) = read_file(&target, &shown, page, Weight::LightOnly, &sight) {
         return read;
     }
-    blocking(move || read_path(&target, &shown, page)).await?
+    blocking(move || read_path(&target, &shown, page, &sight)).await?
 }
 
 /// The most bytes a file may have to be read without the blocking pool (text only:
@@ -152,20 +154,26 @@ struct Page {
     whole: bool,
 }
 
-fn read_path(path: &Path, shown: &str, page: Page) -> Result<ReadOutput, ToolFailure> {
-    read_file(path, shown, page, Weight::Any).unwrap_or_else(|| Err(ToolFailure::new(failure(shown))))
+fn read_path(path: &Path, shown: &str, page: Page, sight: &ReadSight) -> Result<ReadOutput, ToolFailure> {
+    read_file(path, shown, page, Weight::Any, sight).unwrap_or_else(|| Err(ToolFailure::new(failure(shown))))
 }
 
 /// Reads `path` (a file or a directory). With [`Weight::LightOnly`], `None` when that
 /// would be more than a small text file (a directory, media, a larger file): the caller
 /// reads it off the async workers. With [`Weight::Any`], never `None`.
-fn read_file(path: &Path, shown: &str, page: Page, weight: Weight) -> Option<Result<ReadOutput, ToolFailure>> {
+fn read_file(
+    path: &Path,
+    shown: &str,
+    page: Page,
+    weight: Weight,
+    sight: &ReadSight,
+) -> Option<Result<ReadOutput, ToolFailure>> {
     let light = weight == Weight::LightOnly;
     let Ok(meta) = std::fs::metadata(path) else {
         return Some(Err(ToolFailure::new(failure(shown))));
     };
     if meta.is_dir() {
-        return (!light).then(|| read_directory(path, shown, page));
+        return (!light).then(|| read_directory(path, shown, page, sight));
     }
     if !meta.is_file() {
         return Some(Err(ToolFailure::new(format!("Path is not a file: {shown}"))));
@@ -534,9 +542,12 @@ fn next_line(reader: &mut impl BufRead, line: &mut Vec<u8>, keep: usize) -> std:
     }
 }
 
-fn read_directory(path: &Path, shown: &str, page: Page) -> Result<ReadOutput, ToolFailure> {
+fn read_directory(path: &Path, shown: &str, page: Page, sight: &ReadSight) -> Result<ReadOutput, ToolFailure> {
     let real_dir = std::fs::canonicalize(path).map_err(|_| ToolFailure::new(failure(shown)))?;
     let mut entries: Vec<(bool, String)> = Vec::new();
+    // An entry's name is shown only as far as reading it is allowed (spec §5.2): what a
+    // rule denies, or asks for, is counted under the list instead.
+    let mut withheld = Withheld::default();
     for entry in std::fs::read_dir(path)
         .map_err(|_| ToolFailure::new(failure(shown)))?
         .flatten()
@@ -561,6 +572,18 @@ fn read_directory(path: &Path, shown: &str, page: Page) -> Result<ReadOutput, To
             // FIFOs, sockets and devices are not files the model can read (spec §5.2).
             continue;
         };
+        let real = std::fs::canonicalize(entry.path()).unwrap_or_else(|_| real_dir.join(&name));
+        match sight.of(&real) {
+            Sight::Denied => {
+                withheld.denied += 1;
+                continue;
+            }
+            Sight::Asks => {
+                withheld.asked += 1;
+                continue;
+            }
+            Sight::Shown | Sight::Undecided => {}
+        }
         entries.push((is_dir, name));
     }
     entries.sort_by(|a, b| {
@@ -597,6 +620,11 @@ fn read_directory(path: &Path, shown: &str, page: Page) -> Result<ReadOutput, To
     }
     if let Some(next) = next {
         text.push_str(&format!("\n[Output truncated. Continue reading with offset: {next}]"));
+    }
+    let note = withheld.note(("entry", "entries"));
+    if !note.is_empty() {
+        text.push('\n');
+        text.push_str(&note);
     }
     Ok(ReadOutput {
         path: shown.to_string(),

@@ -13,7 +13,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use toolgate_core::{Content, Context, PathKind, Tool, ToolFailure};
 
-use crate::common::{Services, blocking};
+use crate::common::{ReadSight, Services, Sight, Withheld, blocking};
 
 /// Default number of results.
 pub(crate) const DEFAULT_LIMIT: usize = 100;
@@ -164,11 +164,18 @@ fn keep_smallest<T: Ord>(list: &mut Vec<T>, limit: usize) {
 
 /// The files under `root` matching `glob`, newest first: at most `limit` of them, and how
 /// many matched in all.
-pub(crate) fn find_files(root: &Path, glob: &str, limit: usize) -> Result<(Vec<PathBuf>, usize), String> {
+pub(crate) fn find_files(
+    root: &Path,
+    glob: &str,
+    limit: usize,
+    sight: Option<&ReadSight>,
+) -> Result<(Vec<PathBuf>, usize, Withheld), String> {
     let matcher = glob_matcher(root, glob)?;
     let shared: Mutex<(Vec<Newest>, usize)> = Mutex::new((Vec::new(), 0));
+    let withheld: Mutex<Withheld> = Mutex::new(Withheld::default());
     walker(root).build_parallel().run(|| {
         let matcher = &matcher;
+        let withheld = &withheld;
         let mut gather = Gather {
             local: Vec::new(),
             total: 0,
@@ -179,6 +186,18 @@ pub(crate) fn find_files(root: &Path, glob: &str, limit: usize) -> Result<(Vec<P
                 && entry.file_type().is_some_and(|kind| kind.is_file())
                 && matcher.matched(entry.path(), false).is_whitelist()
             {
+                // A name is shown only as far as reading the file is allowed.
+                match sight.map_or(Sight::Shown, |sight| sight.of(entry.path())) {
+                    Sight::Shown | Sight::Undecided => {}
+                    Sight::Denied => {
+                        withheld.lock().unwrap_or_else(|poison| poison.into_inner()).denied += 1;
+                        return WalkState::Continue;
+                    }
+                    Sight::Asks => {
+                        withheld.lock().unwrap_or_else(|poison| poison.into_inner()).asked += 1;
+                        return WalkState::Continue;
+                    }
+                }
                 let time = modified(entry.metadata().ok());
                 gather.total += 1;
                 gather
@@ -192,7 +211,12 @@ pub(crate) fn find_files(root: &Path, glob: &str, limit: usize) -> Result<(Vec<P
     let (mut found, total) = shared.into_inner().unwrap_or_else(|poison| poison.into_inner());
     found.sort_unstable();
     found.truncate(limit);
-    Ok((found.into_iter().map(|(_, key)| from_order_key(key)).collect(), total))
+    let withheld = withheld.into_inner().unwrap_or_else(|poison| poison.into_inner());
+    Ok((
+        found.into_iter().map(|(_, key)| from_order_key(key)).collect(),
+        total,
+        withheld,
+    ))
 }
 
 /// One file's matches as shown: (line number, line).
@@ -203,8 +227,13 @@ type FileMatches = (SystemTime, PathBuf, Vec<(u64, String)>);
 pub(crate) struct Found {
     /// Files with the matches shown, newest first.
     pub(crate) files: Vec<FileMatches>,
-    /// Every match, shown or not.
+    /// Every match, shown or not (in files whose reading is allowed).
     pub(crate) total: usize,
+    /// Files whose reading asks, with their matches and each one's match count: shown
+    /// only once a person allows it.
+    pub(crate) asking: Vec<(FileMatches, usize)>,
+    /// What the read rules withheld outright (denied files and their match count).
+    pub(crate) withheld: Withheld,
 }
 
 /// Keeps only what can still be shown: files in display order, at most `limit` lines in
@@ -232,13 +261,21 @@ fn shown_line(bytes: &[u8]) -> String {
 /// Lines matching `pattern` in `root` (a file or a directory), grouped by file, newest
 /// first: the first `limit` of them, and the count of all. Matches beyond what can be
 /// shown are counted, not kept.
-pub(crate) fn search(root: &Path, pattern: &str, include: Option<&str>, limit: usize) -> Result<Found, String> {
+pub(crate) fn search(
+    root: &Path,
+    pattern: &str,
+    include: Option<&str>,
+    limit: usize,
+    sight: Option<&ReadSight>,
+) -> Result<Found, String> {
     let matcher = RegexMatcherBuilder::new()
         .line_terminator(Some(b'\n'))
         .build(pattern)
         .map_err(|error| format!("Invalid regular expression {pattern:?}: {error}"))?;
     let include = include.map(|glob| glob_matcher(root, glob)).transpose()?;
     let shared: Mutex<(Vec<FileMatches>, usize)> = Mutex::new((Vec::new(), 0));
+    let withheld: Mutex<Withheld> = Mutex::new(Withheld::default());
+    let asking: Mutex<Vec<(FileMatches, usize)>> = Mutex::new(Vec::new());
     let search_one = |path: &Path, searcher: &mut grep_searcher::Searcher| {
         let mut lines = Vec::new();
         let mut count = 0usize;
@@ -257,6 +294,29 @@ pub(crate) fn search(root: &Path, pattern: &str, include: Option<&str>, limit: u
             return;
         }
         let time = modified(std::fs::symlink_metadata(path).ok());
+        // Lines are shown only as far as reading the file is allowed: the grep approval
+        // covers the search, not what it would print (spec §5.2, §5.7).
+        let seen = match sight.map_or(Sight::Shown, |sight| sight.of(path)) {
+            Sight::Undecided if env_style(path) => Sight::Asks,
+            Sight::Undecided => Sight::Shown,
+            seen => seen,
+        };
+        match seen {
+            Sight::Denied => {
+                let mut withheld = withheld.lock().unwrap_or_else(|poison| poison.into_inner());
+                withheld.denied += 1;
+                withheld.lines += count;
+                return;
+            }
+            Sight::Asks => {
+                asking
+                    .lock()
+                    .unwrap_or_else(|poison| poison.into_inner())
+                    .push(((time, path.to_path_buf(), lines), count));
+                return;
+            }
+            Sight::Shown | Sight::Undecided => {}
+        }
         let mut shared = shared.lock().unwrap_or_else(|poison| poison.into_inner());
         shared.1 += count;
         shared.0.push((time, path.to_path_buf(), lines));
@@ -287,7 +347,15 @@ pub(crate) fn search(root: &Path, pattern: &str, include: Option<&str>, limit: u
         });
     }
     let (files, total) = shared.into_inner().unwrap_or_else(|poison| poison.into_inner());
-    Ok(Found { files, total })
+    let withheld = withheld.into_inner().unwrap_or_else(|poison| poison.into_inner());
+    let mut asking = asking.into_inner().unwrap_or_else(|poison| poison.into_inner());
+    asking.sort_by(|a, b| a.0.1.cmp(&b.0.1));
+    Ok(Found {
+        files,
+        total,
+        asking,
+        withheld,
+    })
 }
 
 /// Whether `path` is a `.env`-style file, whose lines the default rules keep behind `read`.
@@ -339,8 +407,9 @@ pub fn glob_tool(services: Services) -> Tool {
                 }
             }
             let glob = input.pattern;
+            let sight = services.read_sight(&ctx);
             blocking(move || {
-                let (files, total) = find_files(&root, &glob, limit)
+                let (files, total, withheld) = find_files(&root, &glob, limit, Some(&sight))
                     .map_err(|error| ToolFailure::new(format!("Invalid glob {glob:?}: {error}")))?;
                 let truncated = total > files.len();
                 let files: Vec<String> = files.iter().map(|p| p.to_string_lossy().into_owned()).collect();
@@ -352,6 +421,11 @@ pub fn glob_tool(services: Services) -> Tool {
                 if truncated {
                     text.push_str("\n\n");
                     text.push_str(TRUNCATED_NOTE);
+                }
+                let note = withheld.note(("file", "files"));
+                if !note.is_empty() {
+                    text.push_str("\n\n");
+                    text.push_str(&note);
                 }
                 Ok(SearchOutput {
                     matches: total,
@@ -392,28 +466,44 @@ pub fn grep_tool(services: Services) -> Tool {
                     input.path.as_deref().unwrap_or(".")
                 )));
             }
+            let sight = services.read_sight(&ctx);
             let found = {
                 let root = root.clone();
                 let pattern = input.pattern.clone();
                 let include = input.include.clone();
-                blocking(move || search(&root, &pattern, include.as_deref(), limit).map_err(ToolFailure::new)).await??
+                blocking(move || {
+                    search(&root, &pattern, include.as_deref(), limit, Some(&sight)).map_err(ToolFailure::new)
+                })
+                .await??
             };
-            // Lines of `.env`-style files are shown only when reading the file is
-            // allowed: the grep approval covers the search, not the secrets it would print.
-            let mut withheld = 0usize;
-            let mut files = Vec::with_capacity(found.files.len());
-            for (time, path, lines) in found.files {
-                if env_style(&path) {
-                    let name = path.to_string_lossy().into_owned();
-                    if services.authorize_read(&ctx, &name, String::new).await.is_err() {
-                        withheld += lines.len();
-                        continue;
+            let Found {
+                mut files,
+                mut total,
+                asking,
+                mut withheld,
+            } = found;
+            // Files whose reading asks: one question for all of them, each saved as
+            // itself; shown when a person allows it, else counted as withheld.
+            if !asking.is_empty() {
+                let paths: Vec<PathBuf> = asking.iter().map(|((_, path, _), _)| path.clone()).collect();
+                match services.ask_reads(&ctx, &paths).await {
+                    Ok(()) => {
+                        for (file, count) in asking {
+                            total += count;
+                            files.push(file);
+                        }
+                        trim(&mut files, limit);
+                    }
+                    Err(refusal) => {
+                        withheld.asked += asking.len();
+                        withheld.lines += asking.iter().map(|(_, count)| count).sum::<usize>();
+                        if let toolgate_core::Refusal::Corrected { feedback } = refusal {
+                            withheld.feedback = Some(feedback);
+                        }
                     }
                 }
-                files.push((time, path, lines));
             }
             let shown: usize = files.iter().map(|(_, _, lines)| lines.len()).sum();
-            let total = found.total;
             let truncated = total > shown;
             let mut blocks = Vec::with_capacity(files.len());
             for (_, path, lines) in &files {
@@ -430,12 +520,12 @@ pub fn grep_tool(services: Services) -> Tool {
             } else {
                 format!("Found {total} matches\n{}", blocks.join("\n\n"))
             };
-            if withheld > 0 {
-                text.push_str(&format!(
-                    "\n\n({withheld} matching lines in .env files are not shown: reading those files was not allowed.)"
-                ));
+            let note = withheld.note(("file", "files"));
+            if !note.is_empty() {
+                text.push_str("\n\n");
+                text.push_str(&note);
             }
-            if truncated && shown + withheld < total {
+            if truncated {
                 text.push_str("\n\n");
                 text.push_str(TRUNCATED_NOTE);
             }
@@ -483,7 +573,7 @@ async fn search_root(
     }
     let mut request = toolgate_core::PermissionRequest::new(action)
         .resources([pattern.to_string()])
-        .save(["*"])
+        .save([crate::common::SEARCH_SAVE])
         .metadata("root", ".")
         .metadata("path", resolved.resource.clone());
     if let Some(limit) = limit {

@@ -1,10 +1,11 @@
-//! grep streams (issue #13): what it keeps is bounded by `limit`, whatever the number of
+//! grep streams (spec §5.7): what it keeps is bounded by `limit`, whatever the number of
 //! matches, and every match is still counted. Every allocation of this test process is
 //! counted (a global allocator that tracks the peak), so keeping the matches — even as
 //! little as a line number and an empty string each — shows as tens of megabytes.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+#[path = "it/support.rs"]
 mod support;
 
 use std::io::Write as _;

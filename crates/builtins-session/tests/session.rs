@@ -165,6 +165,7 @@ async fn denied_by_rule_and_unanswerable() {
         action: "question".into(),
         reason: None,
         rules: vec![],
+        denied: None,
     };
     let tool = question_tool(QuestionService::new(true), Fake::new(move |_| Err(blocked.clone())));
     let failure = tool.settle(two_questions(), ctx()).await.unwrap().unwrap_err();

@@ -325,19 +325,12 @@ type Supervisor = guard::Supervisor;
 #[cfg(not(all(target_os = "linux", target_pointer_width = "64")))]
 struct Supervisor;
 
-/// Receives the trampoline's listener (off the async workers: it waits on a socket) and
-/// starts supervising. `None` if the trampoline failed before it sent one: it then exits
-/// with its own error, which the output shows.
+/// Starts supervising: the supervisor's thread receives the trampoline's listener itself
+/// (off the async workers: it waits on a socket), with no hop between threads before the
+/// shell's first `execve` is answered.
 #[cfg(all(target_os = "linux", target_pointer_width = "64"))]
 async fn start_guard(setup: Guard, channel: std::os::unix::net::UnixStream, pid: u32) -> Option<Supervisor> {
-    use std::os::fd::AsFd;
-    let listener = tokio::task::spawn_blocking(move || {
-        toolgate_sandbox::ExecListener::accept(channel.as_fd(), None, GUARD_HANDSHAKE)
-    })
-    .await
-    .ok()?
-    .ok()?;
-    Some(guard::Supervisor::start(listener, pid, setup))
+    Some(guard::Supervisor::start(channel, pid, setup, GUARD_HANDSHAKE))
 }
 
 #[cfg(not(all(target_os = "linux", target_pointer_width = "64")))]

@@ -41,7 +41,10 @@ pub use document::{
     Document, OPENCODE_IGNORED_KEYS, Sandbox, ShellEnv, ToolOutput, Webfetch, Websearch, WebsearchSettings,
 };
 pub use error::{ConfigError, ErrorKind, Warning, key_path};
-pub use load::{Env, Inputs, Layer, Loaded, SourceKind, deep_merge, load, opencode_global_dir, opencode_managed_dir};
+pub use load::{
+    Env, Inputs, Layer, Loaded, RulePath, SourceKind, deep_merge, load, opencode_global_dir, opencode_managed_dir,
+    rule_paths,
+};
 pub use mcp::{CommandLine, Mcp, McpEntry, McpKind, McpLaunch, McpServer, McpTimeout, McpTimeouts};
 pub use rules::{
     ActionRules, MAX_PATTERN_BYTES, Permission, RuleItem, RuleSpec, Tools, expand_home, permission_value_rules,

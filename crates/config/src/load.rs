@@ -391,6 +391,63 @@ pub fn load(inputs: &Inputs) -> Result<Loaded, ConfigError> {
     Ok(loaded)
 }
 
+/// A place whose content defines rules, agents or settings: a file, or a whole directory
+/// (a `.opencode` directory, a global config directory). See [`rule_paths`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct RulePath {
+    /// The file or directory, as discovery spells it (it may not exist yet).
+    pub path: PathBuf,
+    /// True for a directory: everything beneath it counts.
+    pub tree: bool,
+}
+
+/// Every place [`load`] reads for `inputs`, or would read once it exists: the files that
+/// define the rules and the directories that hold them (Markdown agents, `.opencode`
+/// directories, the global and managed directories), plus each project directory's
+/// `.toolgate`. An edit of any of them changes what the rules are, so the permission
+/// service always asks before one (README, "Files that define the rules").
+pub fn rule_paths(inputs: &Inputs) -> Vec<RulePath> {
+    let file = |path: PathBuf| RulePath { path, tree: false };
+    let tree = |path: PathBuf| RulePath { path, tree: true };
+    let mut out = Vec::new();
+    let env = &inputs.env;
+    out.extend(inputs.opencode_dir.clone().map(tree));
+    out.extend(inputs.toolgate_dir.clone().map(tree));
+    out.extend(inputs.managed_dir.clone().map(tree));
+    out.extend(env.opencode_config.clone().map(file));
+    out.extend(inputs.explicit.clone().map(file));
+    // A `.opencode` directory: its config files, its agents and modes, and the plugins
+    // and tools OpenCode runs from it — not its plans, which the plan agent writes.
+    let dot_opencode = |out: &mut Vec<RulePath>, dir: &Path| {
+        for name in ["opencode.json", "opencode.jsonc"] {
+            out.push(file(dir.join(name)));
+        }
+        for name in DOT_OPENCODE_TREES {
+            out.push(tree(dir.join(name)));
+        }
+    };
+    if let Some(dir) = &env.opencode_config_dir {
+        dot_opencode(&mut out, dir);
+    }
+    if let Some(home) = &inputs.home {
+        dot_opencode(&mut out, &home.join(".opencode"));
+    }
+    let directory = std::path::absolute(&inputs.directory).unwrap_or_else(|_| inputs.directory.clone());
+    for dir in walk(&directory) {
+        for name in ["opencode.json", "opencode.jsonc", "toolgate.json", "toolgate.jsonc"] {
+            out.push(file(dir.join(name)));
+        }
+        dot_opencode(&mut out, &dir.join(".opencode"));
+        out.push(tree(dir.join(".toolgate")));
+    }
+    out
+}
+
+/// The directories of a `.opencode` directory that define agents or hold code OpenCode
+/// runs (both spellings of each, as OpenCode reads both).
+const DOT_OPENCODE_TREES: [&str; 8] = ["agent", "agents", "mode", "modes", "plugin", "plugins", "tool", "tools"];
+
 /// The directories from the worktree root (the nearest ancestor with `.git`; without one,
 /// the file-system root) down to `directory`, farthest first.
 fn walk(directory: &Path) -> Vec<PathBuf> {

@@ -73,9 +73,10 @@ pub enum GateEvent {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum GateError {
-    /// The agent's catalog does not offer the tool: no tool has that name, or the agent's
-    /// rules wholly deny it.
-    #[error("Unknown tool: {tool}")]
+    /// The agent's catalog does not offer the tool: no tool has that name
+    /// (`Unknown tool: NAME`), or the agent's rules wholly deny it (`denied` names the
+    /// rule: `Permission denied: tool bash for agent plan by rule bash "*" deny (…)`).
+    #[error("{}", unknown_message(.tool, .agent, .denied.as_ref()))]
     Unknown {
         /// The name called.
         tool: String,
@@ -83,6 +84,8 @@ pub enum GateError {
         agent: String,
         /// What that catalog offers, in registry order (for "available: …").
         offered: Vec<String>,
+        /// The rule that hides the tool, when one does (spec §2.4, §4.8).
+        denied: Option<toolgate_core::RuleRef>,
     },
     /// The tool's registration was removed or replaced since the catalog was made (an MCP
     /// server's `list_changed`): list the tools again and call again.
@@ -99,6 +102,13 @@ pub enum GateError {
     Bound(#[from] BoundError),
 }
 
+fn unknown_message(tool: &str, agent: &str, denied: Option<&toolgate_core::RuleRef>) -> String {
+    match denied {
+        Some(rule) => format!("Permission denied: tool {tool} for agent {agent} by rule {rule}"),
+        None => format!("Unknown tool: {tool}"),
+    }
+}
+
 impl GateError {
     /// True when the call never ran: the model called a name it was not offered, or one
     /// registered again since. It is the model's to correct; the other variants are ours.
@@ -112,6 +122,7 @@ impl GateError {
                 tool: name,
                 agent: catalog.agent.clone(),
                 offered: catalog.names().to_vec(),
+                denied: None,
             },
             SettleError::Stale { name } => GateError::Stale { tool: name },
             SettleError::Defect(defect) => GateError::Defect(defect),
@@ -467,15 +478,30 @@ impl Gate {
         let context = Context::new(call.session.clone(), catalog.agent.clone()).with_call(&call.message, &call.id);
         let audit = self.inner.permissions.audit();
         if !catalog.offers(&call.tool) {
+            let mut error = GateError::from_settle(
+                SettleError::Unknown {
+                    name: call.tool.clone(),
+                },
+                catalog,
+            );
+            // A tool the rules hide is denied, not unknown: say which rule hides it.
+            if let (Some(action), GateError::Unknown { denied, .. }) =
+                (catalog.turn.hidden_action(&call.tool), &mut error)
+            {
+                *denied = self.inner.permissions.hidden_by(&catalog.agent, action).or_else(|| {
+                    Some(toolgate_core::RuleRef {
+                        action: action.to_string(),
+                        resource: "*".into(),
+                        effect: "deny".into(),
+                        source: None,
+                    })
+                });
+            }
             // Nothing ran: the refusal is the whole record.
             if let Some(audit) = audit {
-                let error = format!("Unknown tool: {}", call.tool);
-                audit.settled(&caller(&context), &call.tool, Some(&error), &[]);
+                audit.settled(&caller(&context), &call.tool, Some(&error.to_string()), &[]);
             }
-            return Err(GateError::from_settle(
-                SettleError::Unknown { name: call.tool },
-                catalog,
-            ));
+            return Err(error);
         }
         if let Some(audit) = audit {
             audit.begin_call(&context.tool_call_id, &call.tool);

@@ -142,7 +142,7 @@ async fn unknown_and_stale_calls_are_typed_and_run_nothing() {
         .await
         .unwrap_err();
     assert!(
-        matches!(&unknown, GateError::Unknown { tool, agent, offered }
+        matches!(&unknown, GateError::Unknown { tool, agent, offered, .. }
             if tool == "nope" && agent == "build" && offered == &["echo", "hang", "panics"]),
         "{unknown:?}"
     );
@@ -417,9 +417,19 @@ async fn run_prepares_for_the_tool_catalogs_for_the_agent_and_settles() {
         .await
         .unwrap_err();
     assert!(
-        matches!(&refused, GateError::Unknown { tool, agent, offered }
+        matches!(&refused, GateError::Unknown { tool, agent, offered, .. }
             if tool == "echo" && agent == "plan" && offered == &["late"]),
         "{refused:?}"
     );
-    assert_eq!(refused.to_string(), "Unknown tool: echo");
+    // Hidden by plan's rules (spec §2.4): denied, by the rule that hides it.
+    assert!(
+        matches!(&refused, GateError::Unknown { denied: Some(_), .. }),
+        "{refused:?}"
+    );
+    assert!(
+        refused
+            .to_string()
+            .starts_with("Permission denied: tool echo for agent plan by rule "),
+        "{refused}"
+    );
 }

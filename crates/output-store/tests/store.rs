@@ -57,7 +57,8 @@ async fn o3_bound_of_two_long_texts_spills_what_was_counted() {
     let bounded = store.bound(&Context::default(), output).await.unwrap();
     assert_eq!(bounded.output.structured, json!({}));
     assert_eq!(bounded.output_paths.len(), 1);
-    // Our counting rule (issue #2): the spill holds exactly the text the model would read.
+    // Our counting rule (not spec §3.5 step 4, which counts and spills the pretty-printed
+    // JSON): the spill holds exactly the text the model would read.
     let spilled = std::fs::read_to_string(&bounded.output_paths[0]).unwrap();
     assert_eq!(spilled, format!("{}\n{}", "a".repeat(30_000), "b".repeat(30_000)));
     let [Content::Text { text }] = bounded.output.content.as_slice() else {

@@ -30,6 +30,7 @@ mod doom;
 mod holed;
 mod rules;
 mod service;
+mod spelled;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 mod store;

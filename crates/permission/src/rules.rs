@@ -65,6 +65,9 @@ pub enum Origin {
     Session,
     /// An "always" approval saved in the database.
     SavedApproval,
+    /// toolgate's own floor: an edit of a file that defines the rules (or that git runs
+    /// code from) always asks, whatever allows it.
+    Protected,
 }
 
 impl fmt::Display for Origin {
@@ -77,6 +80,7 @@ impl fmt::Display for Origin {
             Origin::Managed => "managed",
             Origin::Session => "session",
             Origin::SavedApproval => "saved approval",
+            Origin::Protected => "protected file",
         })
     }
 }
@@ -122,6 +126,7 @@ impl Rule {
             action: self.action.clone(),
             resource: self.resource.clone(),
             effect: self.effect.as_str().to_string(),
+            source: Some(self.source.clone().unwrap_or_else(|| self.origin.to_string())),
         }
     }
 }

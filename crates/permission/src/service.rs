@@ -42,6 +42,10 @@ pub enum Reply {
     Once,
     /// Allow it and save its patterns for the project.
     Always,
+    /// Allow it and remember its patterns for this session only (in this process): the
+    /// narrower "always" (spec §10.1, "make scope configurable"). Like a saved approval,
+    /// it turns only an ask into allow, never a deny.
+    Session,
     /// Refuse it (and every other pending request of the session).
     Reject,
 }
@@ -100,6 +104,9 @@ struct Decided {
     /// Whether saved approvals could change the answer (some resource asks by the
     /// configured rules), so the store is worth a look.
     consults_saved: bool,
+    /// Resources that are files defining the rules (or that git runs code from): asked
+    /// every time, never saved, never auto-approved.
+    guarded: Vec<String>,
 }
 
 /// What the service publishes. Its wire form (event names, field spellings) belongs to
@@ -215,6 +222,9 @@ impl Saved {
 struct State {
     pending: BTreeMap<String, Pending>,
     sessions: HashMap<String, Ruleset>,
+    /// "Always for this session" answers, per session: allow rules that, like saved
+    /// approvals, only turn an ask into allow.
+    session_approvals: HashMap<String, Ruleset>,
     saved: Saved,
     closed: bool,
 }
@@ -229,6 +239,11 @@ struct Inner {
     streaks: DoomLoop,
     headless_note: String,
     agents: Agents,
+    /// Each agent's rules with path patterns resolved through symlinks, for the agents
+    /// whose rules name a path through one (see `spelled.rs`).
+    resolved: HashMap<String, Ruleset>,
+    /// Files and trees whose `edit` always asks (see [`PermissionServiceBuilder::protect`]).
+    protected: Vec<(String, bool)>,
     project_id: String,
     store: Option<Arc<dyn ApprovalStore>>,
     /// Numbers reloads of saved approvals in the order they start.
@@ -277,9 +292,32 @@ pub struct PermissionServiceBuilder {
     audit: Option<Arc<AuditLog>>,
     roots: Vec<String>,
     doom_memory: DoomMemory,
+    protected: Vec<(String, bool)>,
 }
 
 impl PermissionServiceBuilder {
+    /// Makes every `edit` of `path` (with `tree`, of anything beneath the directory
+    /// `path`) ask a person, whatever a rule, a session rule or a saved approval says and
+    /// with `--auto` too; only a deny still refuses at once, and "always" saves nothing.
+    /// For the files that define the rules and those git runs code from, so that the
+    /// agent cannot widen its own permissions (README, "Files that define the rules").
+    /// The path is matched as given and as it really is (through symlinks).
+    pub fn protect(mut self, path: impl AsRef<std::path::Path>, tree: bool) -> Self {
+        let path = path.as_ref();
+        let mut spellings = vec![path.to_path_buf()];
+        if let Some(real) = crate::spelled::real_path(path) {
+            spellings.push(real);
+        }
+        for spelling in spellings {
+            let text = spelling.to_string_lossy().replace('\\', "/");
+            let text = text.trim_end_matches('/').to_string();
+            if !text.is_empty() && !self.protected.contains(&(text.clone(), tree)) {
+                self.protected.push((text, tree));
+            }
+        }
+        self
+    }
+
     /// Saves "always" approvals in `store` and reads them back (default: in this
     /// service's memory only).
     pub fn store(mut self, store: Arc<dyn ApprovalStore>) -> Self {
@@ -336,6 +374,19 @@ impl PermissionServiceBuilder {
     /// The service.
     pub fn build(self) -> PermissionService {
         let (events, _) = broadcast::channel(4096);
+        // Relative patterns are read under the project as it really is.
+        let project = self.roots.first().and_then(|root| std::fs::canonicalize(root).ok());
+        let resolved = match &project {
+            Some(project) => self
+                .agents
+                .all()
+                .iter()
+                .filter_map(|agent| {
+                    crate::spelled::resolved_ruleset(&agent.rules, project).map(|rules| (agent.name.clone(), rules))
+                })
+                .collect(),
+            None => HashMap::new(),
+        };
         PermissionService {
             inner: Arc::new(Inner {
                 audit: self.audit,
@@ -344,6 +395,8 @@ impl PermissionServiceBuilder {
                 streaks: DoomLoop::new(DOOM_LOOP_THRESHOLD),
                 headless_note: self.headless_note,
                 agents: self.agents,
+                resolved,
+                protected: self.protected,
                 project_id: self.project_id,
                 store: self.store,
                 reloads: AtomicU64::new(0),
@@ -368,6 +421,7 @@ impl PermissionService {
             audit: None,
             roots: Vec::new(),
             doom_memory: DoomMemory::Process,
+            protected: Vec::new(),
         }
     }
 
@@ -391,6 +445,31 @@ impl PermissionService {
                 tail => format!("{root}/{tail}"),
             })
             .collect()
+    }
+
+    /// Whether `resource` of `action` is an edit of a protected file (see
+    /// [`PermissionServiceBuilder::protect`]): by its absolute spellings `absolutes`, or
+    /// itself when it is absolute.
+    fn guarded(&self, action: &str, resource: &str, absolutes: &[String]) -> bool {
+        if action != "edit" || self.inner.protected.is_empty() {
+            return false;
+        }
+        let own = resource.replace('\\', "/");
+        let candidates: Vec<&str> = if is_absolute_path(&own) {
+            vec![own.as_str()]
+        } else {
+            absolutes.iter().map(String::as_str).collect()
+        };
+        candidates.iter().any(|candidate| {
+            let candidate = candidate.trim_end_matches('/');
+            self.inner.protected.iter().any(|(path, tree)| {
+                candidate == path
+                    || (*tree
+                        && candidate
+                            .strip_prefix(path.as_str())
+                            .is_some_and(|rest| rest.starts_with('/') || path == "/"))
+            })
+        })
     }
 
     /// The audit log, when there is one.
@@ -440,6 +519,7 @@ impl PermissionService {
         let reply = match reply {
             Reply::Once => "once",
             Reply::Always => "always",
+            Reply::Session => "session",
             Reply::Reject => "reject",
         };
         audit.decision(
@@ -500,6 +580,7 @@ impl PermissionService {
     /// The configured decision (agent rules, then session rules) for one resource.
     fn configured(
         agent: Option<&Agent>,
+        resolved: Option<&Ruleset>,
         session: Option<&Ruleset>,
         action: &str,
         resource: &str,
@@ -514,6 +595,19 @@ impl PermissionService {
         match agent {
             Some(agent) => {
                 let decision = agent.rules.evaluate_path(action, resource, absolutes);
+                // The rules as resolved through symlinks decide too; the stricter holds.
+                if let Some(resolved) = resolved.filter(|_| PATH_ACTIONS.contains(&action)) {
+                    let through = resolved.evaluate_path(action, resource, absolutes);
+                    if strictness(through.effect) > strictness(decision.effect) {
+                        // Reported as the user wrote it: the resolved set keeps the order.
+                        let written = through
+                            .rule
+                            .and_then(|rule| resolved.rules().iter().position(|r| std::ptr::eq(r, rule)))
+                            .and_then(|index| agent.rules.rules().get(index))
+                            .cloned();
+                        return (through.effect, written.or_else(|| through.rule.cloned()));
+                    }
+                }
                 (decision.effect, decision.rule.cloned())
             }
             // An unknown agent may do nothing.
@@ -531,6 +625,7 @@ impl PermissionService {
     /// could take, opaque ones as anything at all (at best ask).
     fn configured_kind(
         agent: Option<&Agent>,
+        resolved: Option<&Ruleset>,
         session: Option<&Ruleset>,
         request: &PermissionRequest,
         resource: &str,
@@ -538,7 +633,9 @@ impl PermissionService {
     ) -> (Effect, Option<Rule>) {
         let action = request.action.as_str();
         let holed = match request.kind(resource) {
-            ResourceKind::Exact(resource) => return Self::configured(agent, session, action, resource, absolutes),
+            ResourceKind::Exact(resource) => {
+                return Self::configured(agent, resolved, session, action, resource, absolutes);
+            }
             ResourceKind::Holed(holed) => Some(holed),
             ResourceKind::Opaque => None,
         };
@@ -661,6 +758,7 @@ impl PermissionService {
         request: &PermissionRequest,
     ) -> (Vec<Explanation>, bool) {
         let agent = self.agent(agent);
+        let resolved = agent.and_then(|agent| self.inner.resolved.get(&agent.name));
         let action = request.action.as_str();
         let absolutes: Vec<Vec<String>> = request
             .resources
@@ -673,7 +771,16 @@ impl PermissionService {
                 .resources
                 .iter()
                 .zip(&absolutes)
-                .map(|(resource, spelled)| Self::configured_kind(agent, session, request, resource, spelled))
+                .map(|(resource, spelled)| {
+                    let (effect, rule) = Self::configured_kind(agent, resolved, session, request, resource, spelled);
+                    if effect != Effect::Deny && self.guarded(action, resource, spelled) {
+                        return (
+                            Effect::Ask,
+                            Some(Rule::new(action, resource.clone(), Effect::Ask, Origin::Protected)),
+                        );
+                    }
+                    (effect, rule)
+                })
                 .collect()
         };
         let consults_saved = configured.iter().any(|(effect, _)| *effect == Effect::Ask);
@@ -683,8 +790,16 @@ impl PermissionService {
             .zip(configured)
             .zip(&absolutes)
             .map(|((resource, (effect, rule)), absolutes)| {
-                let saved = (effect == Effect::Ask)
-                    .then(|| Self::saved_for(&state.saved.rules, request, resource, absolutes))
+                let protected = rule.as_ref().is_some_and(|rule| rule.origin == Origin::Protected);
+                let saved = (effect == Effect::Ask && !protected)
+                    .then(|| {
+                        Self::saved_for(&state.saved.rules, request, resource, absolutes).or_else(|| {
+                            state
+                                .session_approvals
+                                .get(session_id)
+                                .and_then(|approvals| Self::saved_for(approvals, request, resource, absolutes))
+                        })
+                    })
                     .flatten();
                 match saved {
                     Some(saved) => Explanation {
@@ -714,12 +829,19 @@ impl PermissionService {
         request: &PermissionRequest,
     ) -> Result<Decided, Refusal> {
         let agent = self.agent(agent_name);
+        let resolved = agent.and_then(|agent| self.inner.resolved.get(&agent.name));
         let session = state.sessions.get(session_id);
         let mut effects = Vec::with_capacity(request.resources.len());
         let mut absolutes = Vec::with_capacity(request.resources.len());
+        let mut guarded = Vec::new();
         for resource in &request.resources {
             let spelled = self.absolutes(&request.action, resource);
-            let (effect, _) = Self::configured_kind(agent, session, request, resource, &spelled);
+            let (mut effect, deciding) = Self::configured_kind(agent, resolved, session, request, resource, &spelled);
+            if effect != Effect::Deny && self.guarded(&request.action, resource, &spelled) {
+                // A file that defines the rules: asked whatever allows it.
+                effect = Effect::Ask;
+                guarded.push(resource.clone());
+            }
             if effect == Effect::Deny {
                 let mut rules: Vec<toolgate_core::RuleRef> = match agent {
                     Some(agent) => agent
@@ -737,6 +859,7 @@ impl PermissionService {
                     action: request.action.clone(),
                     reason: None,
                     rules,
+                    denied: deciding.map(|rule| Box::new((resource.clone(), rule.to_ref()))),
                 });
             }
             effects.push(effect);
@@ -750,10 +873,12 @@ impl PermissionService {
                 effects,
                 blind: Vec::new(),
                 consults_saved: false,
+                guarded,
             });
         }
         let deny_exists = Self::action_has_deny(agent, session, &request.action);
         let saved = &state.saved.rules;
+        let session_saved = state.session_approvals.get(session_id);
         let mut blind = Vec::new();
         let effects: Vec<Effect> = request
             .resources
@@ -761,7 +886,12 @@ impl PermissionService {
             .zip(effects)
             .zip(&absolutes)
             .map(|((resource, effect), spelled)| {
-                if effect == Effect::Ask && Self::saved_for(saved, request, resource, spelled).is_some() {
+                if effect == Effect::Ask
+                    && !guarded.contains(resource)
+                    && (Self::saved_for(saved, request, resource, spelled).is_some()
+                        || session_saved
+                            .is_some_and(|approvals| Self::saved_for(approvals, request, resource, spelled).is_some()))
+                {
                     Effect::Allow
                 } else {
                     if effect == Effect::Ask && request.is_unsaveable(resource) {
@@ -782,6 +912,7 @@ impl PermissionService {
                 Vec::new()
             },
             consults_saved: true,
+            guarded,
         })
     }
 
@@ -882,12 +1013,17 @@ impl PermissionService {
         // exists for the action: that deny might be exactly what the line would do.
         let auto_blind = self.inner.mode == AskMode::Auto
             && matches!(&decided, Ok(d) if d.effect == Effect::Ask && !d.blind.is_empty());
+        // Nor an edit of a file that defines the rules: only a person approves that.
+        let auto_guarded = self.inner.mode == AskMode::Auto
+            && matches!(&decided, Ok(d) if d.effect == Effect::Ask && !d.guarded.is_empty());
         match &decided {
             Ok(d) if d.effect == Effect::Allow => self.record(ctx, &request, Effect::Allow, None),
             Ok(d) if d.effect == Effect::Deny => self.record(ctx, &request, Effect::Deny, None),
             Err(_) => self.record(ctx, &request, Effect::Deny, None),
             Ok(_) => match self.inner.mode {
-                AskMode::Auto if auto_blind => self.record(ctx, &request, Effect::Ask, Some("auto-declined")),
+                AskMode::Auto if auto_blind || auto_guarded => {
+                    self.record(ctx, &request, Effect::Ask, Some("auto-declined"))
+                }
                 AskMode::Auto => self.record(ctx, &request, Effect::Ask, Some("auto")),
                 AskMode::Headless => self.record(ctx, &request, Effect::Ask, Some("headless")),
                 AskMode::Interactive => {}
@@ -907,11 +1043,24 @@ impl PermissionService {
                         action: request.action,
                         reason: None,
                         rules: Vec::new(),
+                        denied: None,
                     });
                 }
                 Effect::Ask => decided.effects,
             };
+            let guarded = decided.guarded;
             match self.inner.mode {
+                AskMode::Auto if auto_guarded => {
+                    return Err(Refusal::Declined {
+                        reason: Some(format!(
+                            "permission requested: {} ({}); declined: {} defines the rules or runs code through \
+                             git, so a person is asked every time and --auto never approves it",
+                            request.action,
+                            request.resources.join(", "),
+                            guarded.join(", ")
+                        )),
+                    });
+                }
                 AskMode::Auto if auto_blind => {
                     return Err(Refusal::Declined {
                         reason: Some(format!(
@@ -943,14 +1092,23 @@ impl PermissionService {
                 .filter(|(_, effect)| **effect == Effect::Allow)
                 .map(|(resource, _)| resource.clone())
                 .collect();
-            let save = asked_save(&request.save, &request.resources, &allowed);
+            // "Always" saves nothing for a protected file: it is asked every time.
+            let save = if guarded.is_empty() {
+                asked_save(&request.save, &request.resources, &allowed)
+            } else {
+                Vec::new()
+            };
+            let mut metadata = request.metadata;
+            if !guarded.is_empty() {
+                metadata.insert("protected".into(), Value::from(guarded.clone()));
+            }
             let pending = Request {
                 id: toolgate_core::ascending_id("per"),
                 session_id: ctx.session_id.clone(),
                 action: request.action,
                 resources: request.resources,
                 save,
-                metadata: request.metadata,
+                metadata,
                 unsaveable: request.unsaveable,
                 allowed,
                 holed: request.holed,
@@ -1035,6 +1193,36 @@ impl PermissionService {
                 };
                 let mut settled = vec![(target, Reply::Reject, Err(refusal))];
                 settled.extend(Self::take_session(&mut state, &session));
+                drop(state);
+                self.settle(settled);
+                Ok(())
+            }
+            Reply::Session if target.request.save.is_empty() => {
+                drop(state);
+                self.settle(vec![(target, Reply::Session, Ok(()))]);
+                Ok(())
+            }
+            Reply::Session => {
+                let session = target.request.session_id.clone();
+                let action = target.request.action.clone();
+                let approvals = state.session_approvals.entry(session).or_default();
+                let mut rules: Vec<Rule> = approvals.rules().to_vec();
+                for resource in &target.request.save {
+                    if !rules
+                        .iter()
+                        .any(|rule| rule.action == action && &rule.resource == resource)
+                    {
+                        // A saved approval in kind (never explicit, never over a deny),
+                        // kept for this session only.
+                        rules.push(
+                            Rule::new(action.clone(), resource.clone(), Effect::Allow, Origin::SavedApproval)
+                                .with_source("this session"),
+                        );
+                    }
+                }
+                *approvals = Ruleset::new(rules);
+                let mut settled = vec![(target, Reply::Session, Ok(()))];
+                settled.extend(self.cascade(&mut state));
                 drop(state);
                 self.settle(settled);
                 Ok(())
@@ -1157,6 +1345,18 @@ impl PermissionService {
         );
     }
 
+    /// The rule that hides tools asking as `action` from `agent` (spec §2.4, §4.8): the
+    /// last rule whose action matches, when it denies `*`. `None` when nothing hides them.
+    pub fn hidden_by(&self, agent: &str, action: &str) -> Option<toolgate_core::RuleRef> {
+        let Some(agent) = self.agent(agent) else {
+            return Some(Rule::new("*", "*", Effect::Deny, Origin::Agent).to_ref());
+        };
+        if !agent.rules.hides(action) {
+            return None;
+        }
+        agent.rules.relevant(action).last().map(|rule| rule.to_ref())
+    }
+
     /// Whether `agent` sees no tool asking as `action` (spec §2.4, §4.8).
     pub fn hides(&self, agent: &str, action: &str) -> bool {
         match self.agent(agent) {
@@ -1213,5 +1413,14 @@ impl Permissions for PermissionService {
 
     fn decide(&self, ctx: &Context, request: &PermissionRequest) -> Option<RuleDecision> {
         Some(PermissionService::decide_now(self, ctx, request))
+    }
+}
+
+/// The stricter of two effects ranks higher: deny, then ask, then allow.
+fn strictness(effect: Effect) -> u8 {
+    match effect {
+        Effect::Allow => 0,
+        Effect::Ask => 1,
+        Effect::Deny => 2,
     }
 }

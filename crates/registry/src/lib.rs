@@ -254,8 +254,11 @@ impl ToolRegistry {
         }
         let mut names = Vec::with_capacity(effective.len());
         let mut captured = HashMap::with_capacity(effective.len());
+        let mut withheld = HashMap::new();
         for (name, entry) in effective {
-            if hidden(entry.tool.permission_action(&name)) {
+            let action = entry.tool.permission_action(&name);
+            if hidden(action) {
+                withheld.insert(name.clone(), action.to_string());
                 continue;
             }
             names.push(name.clone());
@@ -265,6 +268,7 @@ impl ToolRegistry {
             names,
             definitions: OnceLock::new(),
             captured,
+            withheld,
             registry: self.clone(),
         }
     }
@@ -342,6 +346,8 @@ pub struct Materialized {
     /// Built on first use: a call that only settles never builds a schema.
     definitions: OnceLock<Vec<ModelDefinition>>,
     captured: HashMap<String, (u64, Tool)>,
+    /// Tools left out because their action is wholly denied: name → action.
+    withheld: HashMap<String, String>,
     registry: ToolRegistry,
 }
 
@@ -364,6 +370,13 @@ impl Materialized {
     /// Whether `name` is offered in this catalog.
     pub fn offers(&self, name: &str) -> bool {
         self.captured.contains_key(name)
+    }
+
+    /// The permission action of `name` when it is registered but left out of this
+    /// catalog because the rules wholly deny that action (spec §2.4): a call of it is
+    /// denied, not unknown.
+    pub fn hidden_action(&self, name: &str) -> Option<&str> {
+        self.withheld.get(name).map(String::as_str)
     }
 
     /// Settles one call against this turn's catalog.

@@ -279,9 +279,30 @@ pub enum Readiness {
 #[derive(Debug)]
 pub struct ExecListener {
     fd: OwnedFd,
+    /// `execveat`'s number, looked up once (libseccomp finds a name by a linear search).
+    execveat: Option<ScmpSyscall>,
+}
+
+/// A stopped call as the kernel announced it, before anything of it is read
+/// ([`ExecListener::receive`]); [`ExecListener::read`] reads it.
+#[derive(Clone, Copy, Debug)]
+pub struct Notice {
+    /// The notification's id.
+    pub id: u64,
+    /// The calling thread, in this process's pid namespace.
+    pub pid: u32,
+    is_at: bool,
+    args: [u64; 6],
 }
 
 impl ExecListener {
+    /// Does once, ahead of time, what the first [`receive`](Self::receive) of this process
+    /// would otherwise do while a call waits: libseccomp's probe of what the kernel offers
+    /// (a dozen `seccomp` calls). A supervisor calls it while the trampoline starts.
+    pub fn warm_up() {
+        let _ = libseccomp::get_api();
+    }
+
     /// Receives the listener a trampoline sends over `channel` (the other end of the
     /// socket given to it as stdin), waiting at most `timeout`, then sends back `stdin`
     /// (what the command gets as its standard input; `None`: `/dev/null`). Fails if the
@@ -323,7 +344,10 @@ impl ExecListener {
             return Err(io::Error::other("no room to send stdin"));
         }
         rustix::net::sendmsg(channel, &[IoSlice::new(b"S")], &mut control, SendFlags::empty())?;
-        Ok(ExecListener { fd })
+        Ok(ExecListener {
+            fd,
+            execveat: ScmpSyscall::from_name("execveat").ok(),
+        })
     }
 
     /// Waits at most `timeout` (`None`: without limit) for a stopped call.
@@ -347,18 +371,33 @@ impl ExecListener {
     }
 
     /// Receives the next stopped call and reads what it would run. Call it after
-    /// [`wait`](Self::wait) said [`Readiness::Ready`].
+    /// [`wait`](Self::wait) said [`Readiness::Ready`]. The same as [`receive`](Self::receive)
+    /// then [`read`](Self::read).
     pub fn next(&self) -> io::Result<Stopped> {
+        Ok(match self.receive() {
+            Some(notice) => self.read(notice),
+            None => Stopped::Gone,
+        })
+    }
+
+    /// Receives the next stopped call without reading anything of it (a call that needs
+    /// no look, such as the trampoline's own start of the shell, is answered at once).
+    /// `None`: the caller died between the poll and the receive.
+    pub fn receive(&self) -> Option<Notice> {
+        let request = ScmpNotifReq::receive(self.fd.as_raw_fd()).ok()?;
+        Some(Notice {
+            id: request.id,
+            pid: request.pid,
+            is_at: self.execveat == Some(request.data.syscall),
+            args: request.data.args,
+        })
+    }
+
+    /// Reads what the call `notice` would run: its program, argv, environment and
+    /// working directory, from the caller's memory and `/proc`.
+    pub fn read(&self, notice: Notice) -> Stopped {
         let fd = self.fd.as_raw_fd();
-        let request = match ScmpNotifReq::receive(fd) {
-            Ok(request) => request,
-            // The caller died between the poll and the receive.
-            Err(_) => return Ok(Stopped::Gone),
-        };
-        let (id, pid) = (request.id, request.pid);
-        let args = request.data.args;
-        let execveat = ScmpSyscall::from_name("execveat").ok();
-        let is_at = execveat == Some(request.data.syscall);
+        let Notice { id, pid, is_at, args } = notice;
         let (dirfd, path_at, argv_at, envp_at, flags) = if is_at {
             (args[0] as i32, args[1], args[2], args[3], args[4])
         } else {
@@ -374,14 +413,14 @@ impl ExecListener {
         let (path, argv, env) = match read {
             Ok(read) => read,
             Err(error) => {
-                return Ok(match notify_id_valid(fd, id) {
+                return match notify_id_valid(fd, id) {
                     Ok(()) => Stopped::Unreadable {
                         id,
                         pid,
                         reason: format!("its arguments could not be read: {error}"),
                     },
                     Err(_) => Stopped::Gone,
-                });
+                };
             }
         };
         let cwd = std::fs::read_link(format!("/proc/{pid}/cwd")).ok();
@@ -405,15 +444,18 @@ impl ExecListener {
             open_as(pid, &program)
         };
         let (file, interpreter, resolved) = match opened {
-            Some((opened, resolved)) => (file_id(&opened), shebang(&opened), Some(resolved)),
+            Some((opened, resolved)) => {
+                let file = file_id(&opened);
+                (file, file.and_then(|file| shebang(&opened, &file)), Some(resolved))
+            }
             None => (None, None, None),
         };
         // The pid may belong to another process by now if the caller died: only a call
         // still waiting proves that everything above was read from it.
         if notify_id_valid(fd, id).is_err() {
-            return Ok(Stopped::Gone);
+            return Stopped::Gone;
         }
-        Ok(Stopped::Exec(ExecCall {
+        Stopped::Exec(ExecCall {
             id,
             pid,
             program,
@@ -423,7 +465,7 @@ impl ExecListener {
             argv,
             env,
             cwd,
-        }))
+        })
     }
 
     /// The program `path` names in the view of process `pid` (its root, its
@@ -436,10 +478,11 @@ impl ExecListener {
             std::fs::read_link(format!("/proc/{pid}/cwd")).ok()?.join(path)
         };
         let (fd, resolved) = open_as(pid, &absolute)?;
+        let file = file_id(&fd)?;
         Some(Program {
-            file: file_id(&fd)?,
+            file,
             resolved,
-            interpreter: shebang(&fd),
+            interpreter: shebang(&fd, &file),
         })
     }
 
@@ -505,7 +548,8 @@ const MAX_LINKS: usize = 40;
 /// process and refuses those object links under `RESOLVE_IN_ROOT`. Also returns where
 /// the file was found, every link resolved.
 fn open_as(pid: u32, absolute: &Path) -> Option<(OwnedFd, PathBuf)> {
-    let tgid = thread_group(pid)?;
+    // Needed only for `/proc/self`: read when met.
+    let mut tgid: Option<u32> = None;
     let root = rustix::fs::open(
         format!("/proc/{pid}/root"),
         OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
@@ -515,7 +559,16 @@ fn open_as(pid: u32, absolute: &Path) -> Option<(OwnedFd, PathBuf)> {
     let mut pending: std::collections::VecDeque<OsString> = parts(absolute.as_os_str().as_bytes()).collect();
     let mut done: Vec<OsString> = Vec::new();
     let mut links = 0;
+    // At the start and after each link: the rest in one lookup, when it can be.
+    let mut fresh = true;
     while let Some(part) = pending.pop_front() {
+        if std::mem::take(&mut fresh) {
+            pending.push_front(part);
+            if let Some(found) = at_once(&root, &done, &pending) {
+                return Some(found);
+            }
+            continue;
+        }
         match part.as_bytes() {
             b"" | b"." => continue,
             b".." => {
@@ -527,10 +580,18 @@ fn open_as(pid: u32, absolute: &Path) -> Option<(OwnedFd, PathBuf)> {
         if done.len() == 1 && done[0] == "proc" {
             match part.as_bytes() {
                 b"self" => {
+                    let tgid = match tgid {
+                        Some(tgid) => tgid,
+                        None => *tgid.insert(thread_group(pid)?),
+                    };
                     done.push(tgid.to_string().into());
                     continue;
                 }
                 b"thread-self" => {
+                    let tgid = match tgid {
+                        Some(tgid) => tgid,
+                        None => *tgid.insert(thread_group(pid)?),
+                    };
                     done.extend([tgid.to_string().into(), "task".into(), pid.to_string().into()]);
                     continue;
                 }
@@ -556,6 +617,7 @@ fn open_as(pid: u32, absolute: &Path) -> Option<(OwnedFd, PathBuf)> {
             for part in parts(target.as_os_str().as_bytes()).rev() {
                 pending.push_front(part);
             }
+            fresh = true;
             continue;
         }
         let relative: PathBuf = done.iter().collect();
@@ -582,6 +644,7 @@ fn open_as(pid: u32, absolute: &Path) -> Option<(OwnedFd, PathBuf)> {
             for part in parts(target).rev() {
                 pending.push_front(part);
             }
+            fresh = true;
         }
     }
     let relative: PathBuf = if done.is_empty() {
@@ -595,6 +658,32 @@ fn open_as(pid: u32, absolute: &Path) -> Option<(OwnedFd, PathBuf)> {
         OFlags::PATH | OFlags::CLOEXEC,
         FileMode::empty(),
         ResolveFlags::IN_ROOT,
+    )
+    .ok()?;
+    Some((fd, PathBuf::from("/").join(relative)))
+}
+
+/// The rest of [`open_as`]'s lookup in one system call, when the walk could only end the
+/// same way: nothing left of it is `.` or `..`, it is not under `/proc` (where `self` and
+/// the object links need the walk), and the kernel meets no link on the way
+/// (`RESOLVE_NO_SYMLINKS`, so no link can lead into `/proc` either). Then the walk would
+/// have pushed every part as it is and opened the same path in the caller's root.
+fn at_once(
+    root: &OwnedFd,
+    done: &[OsString],
+    pending: &std::collections::VecDeque<OsString>,
+) -> Option<(OwnedFd, PathBuf)> {
+    let first = done.first().or(pending.front())?;
+    if first == "proc" || pending.iter().any(|part| part == "." || part == "..") {
+        return None;
+    }
+    let relative: PathBuf = done.iter().chain(pending.iter()).collect();
+    let fd = rustix::fs::openat2(
+        root,
+        &relative,
+        OFlags::PATH | OFlags::CLOEXEC,
+        FileMode::empty(),
+        ResolveFlags::IN_ROOT | ResolveFlags::NO_SYMLINKS,
     )
     .ok()?;
     Some((fd, PathBuf::from("/").join(relative)))
@@ -626,13 +715,42 @@ fn is_object_link(parts: &[OsString]) -> bool {
     }
 }
 
-/// The thread group (process) of thread `pid`.
+/// The thread group (process) of thread `pid`: its `stat` alone for a single-threaded
+/// process (its own group, the common case on the hot path), `status` otherwise.
 fn thread_group(pid: u32) -> Option<u32> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    status
+    let mut buffer = [0u8; 4096];
+    let stat = read_proc(&format!("/proc/{pid}/stat"), &mut buffer)?;
+    // Field 20 (the thread count) is the 18th after the parenthesised name.
+    let threads: u32 = proc_field(stat, 17)?;
+    if threads <= 1 {
+        return Some(pid);
+    }
+    let mut buffer = [0u8; 4096];
+    let status = read_proc(&format!("/proc/{pid}/status"), &mut buffer)?;
+    std::str::from_utf8(status)
+        .ok()?
         .lines()
         .find_map(|line| line.strip_prefix("Tgid:"))
         .and_then(|value| value.trim().parse().ok())
+}
+
+/// A small `/proc` file, read whole into `buffer`; `None` if it cannot be read or does
+/// not fit. A `/proc` file made at once (`stat`, `status`) comes whole in the first
+/// `read` when the buffer is larger than it, so a first read that leaves room ends it:
+/// one system call instead of the growing reads and the `statx` of `read_to_string`.
+pub fn read_proc<'a>(path: &str, buffer: &'a mut [u8]) -> Option<&'a [u8]> {
+    let fd = rustix::fs::open(path, OFlags::RDONLY | OFlags::CLOEXEC, FileMode::empty()).ok()?;
+    let read = rustix::io::read(&fd, &mut *buffer).ok()?;
+    // A full buffer may hold only the start of the file.
+    (read < buffer.len()).then_some(&buffer[..read])
+}
+
+/// Field `index` (from 0) after the parenthesised name of a `/proc/PID/stat` line (the
+/// name may hold spaces and parentheses: the last `)` ends it).
+pub fn proc_field<T: std::str::FromStr>(stat: &[u8], index: usize) -> Option<T> {
+    let end = stat.iter().rposition(|b| *b == b')')?;
+    let rest = std::str::from_utf8(&stat[end + 1..]).ok()?;
+    rest.split_ascii_whitespace().nth(index)?.parse().ok()
 }
 
 fn file_id(fd: &OwnedFd) -> Option<FileId> {
@@ -646,10 +764,9 @@ fn file_id(fd: &OwnedFd) -> Option<FileId> {
 }
 
 /// A regular file's `#!` line: the interpreter and its one optional argument, as the
-/// kernel splits it.
-fn shebang(fd: &OwnedFd) -> Option<Vec<OsString>> {
-    let stat = rustix::fs::fstat(fd).ok()?;
-    if stat.st_mode & 0o170000 != 0o100000 {
+/// kernel splits it (`file` is what `fd` is).
+fn shebang(fd: &OwnedFd, file: &FileId) -> Option<Vec<OsString>> {
+    if file.mode & 0o170000 != 0o100000 {
         return None;
     }
     let mut file = std::fs::File::open(format!("/proc/self/fd/{}", fd.as_raw_fd())).ok()?;
@@ -859,7 +976,8 @@ mod tests {
                 "{}",
                 spelled.display()
             );
-            assert_eq!(shebang(&opened), Some(vec![OsString::from("/bin/sh")]));
+            let file = file_id(&opened).unwrap_or_else(|| panic!("{}", spelled.display()));
+            assert_eq!(shebang(&opened, &file), Some(vec![OsString::from("/bin/sh")]));
         }
     }
 }

@@ -10,9 +10,6 @@ use landlock::{
     RulesetCreatedAttr, RulesetStatus, Scope, make_bitflags,
 };
 use rustix::mount::{MountFlags, MountPropagationFlags};
-use seccompiler::{
-    SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter, SeccompRule, TargetArch,
-};
 
 use crate::policy::{DEVICES, Mode, Policy};
 use crate::{Applied, SandboxError};
@@ -457,98 +454,290 @@ fn denied_syscalls() -> Vec<i64> {
     calls
 }
 
-fn condition(arg: u8, len: SeccompCmpArgLen, op: SeccompCmpOp, value: u64) -> Result<SeccompRule, SandboxError> {
-    let condition = SeccompCondition::new(arg, len, op, value).map_err(|e| SandboxError::Seccomp(e.to_string()))?;
-    SeccompRule::new(vec![condition]).map_err(|e| SandboxError::Seccomp(e.to_string()))
+/// What the sandbox's filter does with one system call (everything not listed runs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Rule {
+    /// Fails with this errno.
+    Fail(u32),
+    /// `clone` with any of these flags (namespaces) fails with `EPERM`; threads and
+    /// plain forks run.
+    CloneFlags(u32),
+    /// `ioctl` with one of these requests fails with `EPERM`.
+    IoctlRequests([u32; 2]),
+    /// `socket` of any family but this one fails with `EPERM`.
+    OnlyFamily(u32),
 }
 
-fn seccomp(policy: &Policy) -> Result<(), SandboxError> {
-    let fail = |e: seccompiler::BackendError| SandboxError::Seccomp(e.to_string());
-    let arch = TargetArch::try_from(std::env::consts::ARCH)
-        .map_err(|_| SandboxError::Seccomp(format!("no filter for {}", std::env::consts::ARCH)))?;
-    let mut rules: BTreeMap<i64, Vec<SeccompRule>> = denied_syscalls().into_iter().map(|nr| (nr, Vec::new())).collect();
+/// Every system call the sandbox's filter decides, by number.
+fn rules(policy: &Policy) -> BTreeMap<u32, Rule> {
+    let eperm = libc::EPERM as u32;
+    let mut rules: BTreeMap<u32, Rule> = denied_syscalls()
+        .into_iter()
+        .map(|nr| (nr as u32, Rule::Fail(eperm)))
+        .collect();
     // clone with any namespace flag (threads and plain forks stay allowed).
-    let namespaces = [
-        libc::CLONE_NEWUSER,
-        libc::CLONE_NEWNS,
-        libc::CLONE_NEWNET,
-        libc::CLONE_NEWPID,
-        libc::CLONE_NEWUTS,
-        libc::CLONE_NEWIPC,
-        libc::CLONE_NEWCGROUP,
-    ];
-    let mut clone = Vec::new();
-    for flag in namespaces {
-        let flag = flag as u32 as u64;
-        clone.push(condition(
-            0,
-            SeccompCmpArgLen::Qword,
-            SeccompCmpOp::MaskedEq(flag),
-            flag,
-        )?);
-    }
-    rules.insert(libc::SYS_clone, clone);
-    // Typing into the terminal that started toolgate.
-    let mut ioctl = Vec::new();
-    // The request's type differs between C libraries (c_ulong, c_int).
+    let namespaces = libc::CLONE_NEWUSER
+        | libc::CLONE_NEWNS
+        | libc::CLONE_NEWNET
+        | libc::CLONE_NEWPID
+        | libc::CLONE_NEWUTS
+        | libc::CLONE_NEWIPC
+        | libc::CLONE_NEWCGROUP;
+    rules.insert(libc::SYS_clone as u32, Rule::CloneFlags(namespaces as u32));
+    // Typing into the terminal that started toolgate. The request's type differs between
+    // C libraries (c_ulong, c_int); the kernel takes it as 32 bits.
     #[allow(clippy::unnecessary_cast)]
-    for request in [libc::TIOCSTI as u64, libc::TIOCLINUX as u64] {
-        ioctl.push(condition(1, SeccompCmpArgLen::Dword, SeccompCmpOp::Eq, request)?);
-    }
-    rules.insert(libc::SYS_ioctl, ioctl);
+    let requests = [libc::TIOCSTI as u32, libc::TIOCLINUX as u32];
+    rules.insert(libc::SYS_ioctl as u32, Rule::IoctlRequests(requests));
     if !policy.network {
         // No network: Unix sockets only. Not TCP or UDP (IPv4, IPv6, loopback included),
         // nor raw packets, netlink, VM sockets to the host or any other family.
-        let unix = condition(0, SeccompCmpArgLen::Dword, SeccompCmpOp::Ne, libc::AF_UNIX as u64)?;
-        rules.insert(libc::SYS_socket, vec![unix]);
+        rules.insert(libc::SYS_socket as u32, Rule::OnlyFamily(libc::AF_UNIX as u32));
     }
-    let filter = SeccompFilter::new(
-        rules,
-        SeccompAction::Allow,
-        SeccompAction::Errno(libc::EPERM as u32),
-        arch,
-    )
-    .map_err(fail)?;
-    let mut program: seccompiler::BpfProgram = filter.try_into().map_err(fail)?;
+    // clone3 passes its flags in memory a filter cannot read: make it look absent, so
+    // the C library falls back to clone, whose flags the filter sees.
+    rules.insert(libc::SYS_clone3 as u32, Rule::Fail(libc::ENOSYS as u32));
+    rules
+}
+
+/// The `AUDIT_ARCH_*` value of the architecture this was built for.
+fn audit_arch() -> Result<u32, SandboxError> {
+    match std::env::consts::ARCH {
+        "x86_64" => Ok(0xC000_003E),
+        "aarch64" => Ok(0xC000_00B7),
+        "riscv64" => Ok(0xC000_00F3),
+        other => Err(SandboxError::Seccomp(format!("no filter for {other}"))),
+    }
+}
+
+/// Where `seccomp_data` keeps the system call's number, its architecture, and the low 32
+/// bits of argument `n` (little-endian: the low half comes first).
+const DATA_NR: u32 = 0;
+const DATA_ARCH: u32 = 4;
+fn data_arg_low(n: u32) -> u32 {
+    16 + 8 * n
+}
+
+const RET_ALLOW: u32 = 0x7fff_0000;
+const RET_KILL_PROCESS: u32 = 0x8000_0000;
+
+/// The sandbox's filter as one BPF program: the architecture check (another one's calls
+/// end the process), x32 numbers refused, then a binary search over the numbers of
+/// [`rules`] (everything else runs). The kernel runs a filter on every system call that
+/// its per-filter cache cannot answer and, when the filter is installed, emulates it once
+/// for every system call number to fill that cache: a search of a few comparisons instead
+/// of a chain of one per listed call (seccompiler's layout, and a second filter for
+/// `clone3`) takes a quarter of a millisecond off every sandboxed command.
+fn filter_program(policy: &Policy) -> Result<Vec<seccompiler::sock_filter>, SandboxError> {
+    let eperm = SECCOMP_RET_ERRNO | libc::EPERM as u32;
+    let mut program = vec![
+        bpf(BPF_LD | BPF_W | BPF_ABS, 0, 0, DATA_ARCH),
+        bpf(BPF_JMP | BPF_JEQ | BPF_K, 1, 0, audit_arch()?),
+        bpf(BPF_RET | BPF_K, 0, 0, RET_KILL_PROCESS),
+        bpf(BPF_LD | BPF_W | BPF_ABS, 0, 0, DATA_NR),
+    ];
     if cfg!(target_arch = "x86_64") {
         // The x32 ABI numbers every call with bit 30 set: a filter keyed on x86_64
-        // numbers would let them all through. Refuse them right after the arch check.
-        let x32 = [
-            bpf(BPF_LD | BPF_W | BPF_ABS, 0, 0, 0),
+        // numbers would let them all through.
+        program.extend([
             bpf(BPF_JMP | BPF_JGE | BPF_K, 0, 1, 0x4000_0000),
-            bpf(BPF_RET | BPF_K, 0, 0, SECCOMP_RET_ERRNO | libc::EPERM as u32),
-        ];
-        if program.len() < 3 {
-            return Err(SandboxError::Seccomp("unexpected filter layout".into()));
-        }
-        program.splice(3..3, x32);
+            bpf(BPF_RET | BPF_K, 0, 0, eperm),
+        ]);
     }
-    seccompiler::apply_filter(&program).map_err(|e| SandboxError::Seccomp(e.to_string()))?;
-    // clone3 passes its flags in memory a filter cannot read: make it look absent, so
-    // the C library falls back to clone, whose flags the filter above sees.
-    let mut clone3 = BTreeMap::new();
-    clone3.insert(libc::SYS_clone3, Vec::new());
-    let filter = SeccompFilter::new(
-        clone3,
-        SeccompAction::Allow,
-        SeccompAction::Errno(libc::ENOSYS as u32),
-        arch,
-    )
-    .map_err(fail)?;
-    let program: seccompiler::BpfProgram = filter.try_into().map_err(fail)?;
-    seccompiler::apply_filter(&program).map_err(|e| SandboxError::Seccomp(e.to_string()))?;
-    Ok(())
+    let rules: Vec<(u32, Rule)> = rules(policy).into_iter().collect();
+    program.extend(search(&rules)?);
+    Ok(program)
+}
+
+/// The instructions that decide one listed call (the number is already matched); every
+/// path ends in a return.
+fn decide(rule: Rule) -> Vec<seccompiler::sock_filter> {
+    let eperm = SECCOMP_RET_ERRNO | libc::EPERM as u32;
+    match rule {
+        Rule::Fail(errno) => vec![bpf(BPF_RET | BPF_K, 0, 0, SECCOMP_RET_ERRNO | errno)],
+        Rule::CloneFlags(flags) => vec![
+            bpf(BPF_LD | BPF_W | BPF_ABS, 0, 0, data_arg_low(0)),
+            bpf(BPF_JMP | BPF_JSET | BPF_K, 0, 1, flags),
+            bpf(BPF_RET | BPF_K, 0, 0, eperm),
+            bpf(BPF_RET | BPF_K, 0, 0, RET_ALLOW),
+        ],
+        Rule::IoctlRequests([first, second]) => vec![
+            bpf(BPF_LD | BPF_W | BPF_ABS, 0, 0, data_arg_low(1)),
+            bpf(BPF_JMP | BPF_JEQ | BPF_K, 2, 0, first),
+            bpf(BPF_JMP | BPF_JEQ | BPF_K, 1, 0, second),
+            bpf(BPF_RET | BPF_K, 0, 0, RET_ALLOW),
+            bpf(BPF_RET | BPF_K, 0, 0, eperm),
+        ],
+        Rule::OnlyFamily(family) => vec![
+            bpf(BPF_LD | BPF_W | BPF_ABS, 0, 0, data_arg_low(0)),
+            bpf(BPF_JMP | BPF_JEQ | BPF_K, 0, 1, family),
+            bpf(BPF_RET | BPF_K, 0, 0, RET_ALLOW),
+            bpf(BPF_RET | BPF_K, 0, 0, eperm),
+        ],
+    }
+}
+
+fn jump(distance: usize) -> Result<u8, SandboxError> {
+    u8::try_from(distance).map_err(|_| SandboxError::Seccomp("filter jump out of range".into()))
+}
+
+/// The binary search over `rules` (sorted by number) with the number in the accumulator:
+/// a few entries end in a chain of equality tests, then "allow", then their decisions.
+fn search(rules: &[(u32, Rule)]) -> Result<Vec<seccompiler::sock_filter>, SandboxError> {
+    if rules.len() <= 3 {
+        let blocks: Vec<Vec<seccompiler::sock_filter>> = rules.iter().map(|(_, rule)| decide(*rule)).collect();
+        let mut out = Vec::new();
+        let mut before = 0;
+        for (i, (nr, _)) in rules.iter().enumerate() {
+            // From the next instruction: the rest of the chain, the "allow", earlier blocks.
+            let distance = (rules.len() - i - 1) + 1 + before;
+            out.push(bpf(BPF_JMP | BPF_JEQ | BPF_K, jump(distance)?, 0, *nr));
+            before += blocks[i].len();
+        }
+        out.push(bpf(BPF_RET | BPF_K, 0, 0, RET_ALLOW));
+        out.extend(blocks.into_iter().flatten());
+        return Ok(out);
+    }
+    let mid = rules.len() / 2;
+    let below = search(&rules[..mid])?;
+    let above = search(&rules[mid..])?;
+    let mut out = vec![bpf(BPF_JMP | BPF_JGE | BPF_K, jump(below.len())?, 0, rules[mid].0)];
+    out.extend(below);
+    out.extend(above);
+    Ok(out)
+}
+
+fn seccomp(policy: &Policy) -> Result<(), SandboxError> {
+    let program = filter_program(policy)?;
+    seccompiler::apply_filter(&program).map_err(|e| SandboxError::Seccomp(e.to_string()))
 }
 
 const BPF_LD: u16 = 0x00;
 const BPF_W: u16 = 0x00;
 const BPF_ABS: u16 = 0x20;
 const BPF_JMP: u16 = 0x05;
+const BPF_JEQ: u16 = 0x10;
 const BPF_JGE: u16 = 0x30;
+const BPF_JSET: u16 = 0x40;
 const BPF_K: u16 = 0x00;
 const BPF_RET: u16 = 0x06;
 const SECCOMP_RET_ERRNO: u32 = 0x0005_0000;
 
 fn bpf(code: u16, jt: u8, jf: u8, k: u32) -> seccompiler::sock_filter {
     seccompiler::sock_filter { code, jt, jf, k }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Runs a classic BPF seccomp program (the instructions the filter uses) on one call.
+    fn run(program: &[seccompiler::sock_filter], arch: u32, nr: u32, args: [u64; 6]) -> u32 {
+        let word = |offset: u32| -> u32 {
+            match offset {
+                DATA_NR => nr,
+                DATA_ARCH => arch,
+                offset if (16..64).contains(&offset) && offset % 4 == 0 => {
+                    let arg = args[((offset - 16) / 8) as usize];
+                    if (offset - 16) % 8 == 0 {
+                        arg as u32
+                    } else {
+                        (arg >> 32) as u32
+                    }
+                }
+                other => panic!("load of offset {other}"),
+            }
+        };
+        let (mut pc, mut a) = (0usize, 0u32);
+        loop {
+            let insn = &program[pc];
+            pc += 1;
+            match insn.code {
+                c if c == BPF_LD | BPF_W | BPF_ABS => a = word(insn.k),
+                c if c == BPF_RET | BPF_K => return insn.k,
+                c => {
+                    let taken = match c {
+                        c if c == BPF_JMP | BPF_JEQ | BPF_K => a == insn.k,
+                        c if c == BPF_JMP | BPF_JGE | BPF_K => a >= insn.k,
+                        c if c == BPF_JMP | BPF_JSET | BPF_K => a & insn.k != 0,
+                        other => panic!("instruction {other:#x}"),
+                    };
+                    pc += usize::from(if taken { insn.jt } else { insn.jf });
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_filter_refuses_exactly_what_the_rules_list() {
+        let arch = audit_arch().unwrap_or_else(|e| panic!("{e}"));
+        let eperm = SECCOMP_RET_ERRNO | libc::EPERM as u32;
+        for network in [false, true] {
+            let policy = Policy::new(Mode::WorkspaceWrite, "/tmp", network);
+            let program = filter_program(&policy).unwrap_or_else(|e| panic!("{e}"));
+            let rules = rules(&policy);
+            // Every number, listed or not, with arguments that pass and that fail.
+            for nr in 0..1024u32 {
+                let plain = run(&program, arch, nr, [0; 6]);
+                let expected = match rules.get(&nr) {
+                    Some(Rule::Fail(errno)) => SECCOMP_RET_ERRNO | errno,
+                    Some(Rule::OnlyFamily(_)) => eperm,
+                    _ => RET_ALLOW,
+                };
+                assert_eq!(plain, expected, "call {nr} with no arguments");
+            }
+            let clone = libc::SYS_clone as u32;
+            assert_eq!(
+                run(&program, arch, clone, [libc::SIGCHLD as u64, 0, 0, 0, 0, 0]),
+                RET_ALLOW
+            );
+            let thread = (libc::CLONE_VM | libc::CLONE_THREAD | libc::CLONE_SIGHAND) as u64;
+            assert_eq!(run(&program, arch, clone, [thread, 0, 0, 0, 0, 0]), RET_ALLOW);
+            for flag in [
+                libc::CLONE_NEWUSER,
+                libc::CLONE_NEWNS,
+                libc::CLONE_NEWNET,
+                libc::CLONE_NEWPID,
+            ] {
+                let flags = (flag | libc::SIGCHLD) as u64;
+                assert_eq!(run(&program, arch, clone, [flags, 0, 0, 0, 0, 0]), eperm, "{flag:#x}");
+            }
+            assert_eq!(
+                run(&program, arch, libc::SYS_clone3 as u32, [0; 6]),
+                SECCOMP_RET_ERRNO | libc::ENOSYS as u32
+            );
+            let ioctl = libc::SYS_ioctl as u32;
+            #[allow(clippy::unnecessary_cast)]
+            for (request, verdict) in [
+                (libc::TIOCSTI as u64, eperm),
+                (libc::TIOCLINUX as u64, eperm),
+                (0x5401, RET_ALLOW),
+            ] {
+                assert_eq!(
+                    run(&program, arch, ioctl, [0, request, 0, 0, 0, 0]),
+                    verdict,
+                    "{request:#x}"
+                );
+            }
+            let socket = libc::SYS_socket as u32;
+            let inet = if network { RET_ALLOW } else { eperm };
+            assert_eq!(run(&program, arch, socket, [libc::AF_INET as u64, 1, 0, 0, 0, 0]), inet);
+            assert_eq!(
+                run(&program, arch, socket, [libc::AF_UNIX as u64, 1, 0, 0, 0, 0]),
+                RET_ALLOW
+            );
+            // Another architecture's calls end the process; x32 numbers are refused.
+            assert_eq!(run(&program, arch ^ 1, 0, [0; 6]), RET_KILL_PROCESS);
+            if cfg!(target_arch = "x86_64") {
+                assert_eq!(
+                    run(&program, arch, 0x4000_0000 | libc::SYS_unshare as u32, [0; 6]),
+                    eperm
+                );
+                assert_eq!(run(&program, arch, 0x4000_0000, [0; 6]), eperm);
+            }
+            for denied in denied_syscalls() {
+                assert_eq!(run(&program, arch, denied as u32, [0; 6]), eperm, "call {denied}");
+            }
+        }
+    }
 }

@@ -171,6 +171,21 @@ pub struct RuleRef {
     pub resource: String,
     /// `allow`, `ask` or `deny`.
     pub effect: String,
+    /// Where the rule was written: its config file, or what else made it (`defaults`,
+    /// `managed`, `session`), when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+}
+
+impl std::fmt::Display for RuleRef {
+    /// `bash "rm *" deny (toolgate.json)`: how a refusal names the rule.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} \"{}\" {}", self.action, self.resource, self.effect)?;
+        if let Some(source) = &self.source {
+            write!(f, " ({source})")?;
+        }
+        Ok(())
+    }
 }
 
 /// What the rules give a request, decided without asking anyone (see
@@ -220,7 +235,7 @@ impl RuleDecision {
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum Refusal {
     /// A configured rule denies the action.
-    #[error("{}", blocked_message(.action, .reason.as_deref()))]
+    #[error("{}", blocked_message(.action, .reason.as_deref(), .denied.as_deref()))]
     Blocked {
         /// The action that was asked for.
         action: String,
@@ -228,6 +243,10 @@ pub enum Refusal {
         reason: Option<String>,
         /// The rules whose action pattern matches the action, in order.
         rules: Vec<RuleRef>,
+        /// The resource that was denied and the rule that denied it, when known: the
+        /// message names both (`Permission denied: bash "rm -rf build" by rule bash
+        /// "rm *" deny (toolgate.json)`).
+        denied: Option<Box<(String, RuleRef)>>,
     },
     /// The user (or the absence of one) declined.
     #[error("{}", .reason.as_deref().unwrap_or(DECLINED_MESSAGE))]
@@ -243,10 +262,11 @@ pub enum Refusal {
     },
 }
 
-fn blocked_message(action: &str, reason: Option<&str>) -> String {
-    match reason {
-        Some(reason) => reason.to_string(),
-        None => format!("Permission denied: {action}"),
+fn blocked_message(action: &str, reason: Option<&str>, denied: Option<&(String, RuleRef)>) -> String {
+    match (reason, denied) {
+        (Some(reason), _) => reason.to_string(),
+        (None, Some((resource, rule))) => format!("Permission denied: {action} \"{resource}\" by rule {rule}"),
+        (None, None) => format!("Permission denied: {action}"),
     }
 }
 
@@ -336,6 +356,7 @@ impl Permissions for DenyAll {
             action: request.action,
             reason: None,
             rules: Vec::new(),
+            denied: None,
         })))
     }
 }

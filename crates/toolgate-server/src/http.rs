@@ -461,6 +461,7 @@ async fn call(State(server): State<Shared>, Path(session): Path<String>, body: B
             }))
             .into_response()
         }
+        Err(denied @ GateError::Unknown { denied: Some(_), .. }) => error(StatusCode::BAD_REQUEST, denied.to_string()),
         Err(GateError::Unknown { tool, agent, .. }) => error(
             StatusCode::BAD_REQUEST,
             format!("unknown tool {tool:?} for agent {agent}"),
@@ -594,7 +595,7 @@ fn openapi() -> Value {
                 "responses": {"200": ok("{result, output, outputPaths, declined}"), "400": error, "401": error}}},
             "/permission": {"get": {"summary": "Pending permission requests", "responses": {"200": ok("[Request]"), "401": error}}},
             "/permission/{requestID}/reply": {"post": {"summary": "Answer a permission request", "parameters": id("requestID"),
-                "requestBody": body(json!({"type": "object", "required": ["reply"], "properties": {"reply": {"enum": ["once", "always", "reject"]}, "message": {"type": "string"}}})),
+                "requestBody": body(json!({"type": "object", "required": ["reply"], "properties": {"reply": {"enum": ["once", "always", "session", "reject"]}, "message": {"type": "string"}}})),
                 "responses": {"200": ok("true"), "400": error, "401": error, "404": error}}},
             "/question": {"get": {"summary": "Pending questions", "responses": {"200": ok("[QuestionRequest]"), "401": error}}},
             "/question/{id}/reply": {"post": {"summary": "Answer questions: one list of labels per question", "parameters": id("id"),

@@ -30,9 +30,25 @@ fn requests(setup: &Setup, action: &str, resources: &[String]) -> Result<Request
     let mut notes = std::collections::HashMap::new();
     let mut opaque_lines = Vec::new();
     if action != "bash" {
-        let request = PermissionRequest::new(action)
-            .resources(resources.iter().cloned())
-            .save(resources.iter().cloned());
+        // Paths as the file tools ask them: resolved through `Location` (symlinks, `..`),
+        // so a path spelled another way is checked as the file it is.
+        let location = toolgate_core::Location::new(&setup.dir).map_err(Failure::runtime)?;
+        let resources: Vec<String> = resources
+            .iter()
+            .map(|resource| match action {
+                "read" | "edit" => location
+                    .resolve(resource, toolgate_core::PathKind::File)
+                    .map(|resolved| resolved.resource)
+                    .unwrap_or_else(|_| resource.clone()),
+                _ => resource.clone(),
+            })
+            .collect();
+        // Saved as the tool saves it (the file tools: `*`), else the resources as given.
+        let save: Vec<String> = match toolgate_builtins_fs::always_pattern(action) {
+            Some(pattern) => vec![pattern.to_string()],
+            None => resources.clone(),
+        };
+        let request = PermissionRequest::new(action).resources(resources).save(save);
         return Ok((vec![request], notes, opaque_lines));
     }
     let location = toolgate_core::Location::new(&setup.dir).map_err(Failure::runtime)?;
@@ -132,6 +148,7 @@ pub(crate) fn check(project: &Project, action: &str, resources: &[String], json:
     let (requests, notes, opaque_lines) = requests(&setup, action, resources)?;
     let mut reports = Vec::new();
     let mut saved = Vec::new();
+    let mut protected_flags = Vec::new();
     for request in &requests {
         let explained = setup.service.explain("", &setup.agent, request);
         let effect = toolgate_permission::combine(explained.iter().map(|e| e.effect));
@@ -141,11 +158,18 @@ pub(crate) fn check(project: &Project, action: &str, resources: &[String], json:
             .filter(|e| e.effect == Effect::Allow)
             .map(|e| e.resource.clone())
             .collect();
-        saved.push(toolgate_permission::asked_save(
-            &request.save,
-            &request.resources,
-            &allowed,
-        ));
+        // A file that defines the rules is asked every time: "always" saves nothing.
+        let protected = explained.iter().any(|e| {
+            e.rule
+                .as_ref()
+                .is_some_and(|rule| rule.origin == toolgate_permission::Origin::Protected)
+        });
+        protected_flags.push(protected);
+        saved.push(if protected {
+            Vec::new()
+        } else {
+            toolgate_permission::asked_save(&request.save, &request.resources, &allowed)
+        });
         reports.push((request, explained, effect));
     }
     let overall = toolgate_permission::combine(reports.iter().map(|(_, _, effect)| *effect));
@@ -235,6 +259,10 @@ pub(crate) fn check(project: &Project, action: &str, resources: &[String], json:
         }
         if *effect == Effect::Ask && !saved[index].is_empty() {
             outln!("  always would save: {}", saved[index].join(", "));
+        } else if *effect == Effect::Ask && protected_flags[index] {
+            outln!(
+                "  always would save: nothing (a file that defines the rules or runs code through git: asked every time)"
+            );
         }
     }
     if action == "bash" {

@@ -55,6 +55,9 @@ pub(crate) struct Config {
     pub(crate) managed_sandbox: Option<toolgate_config::Sandbox>,
     /// Each project file with parts that need trust, and whether they apply.
     pub(crate) trust: Vec<crate::trust::FileTrust>,
+    /// Every file and directory that defines rules for this project, read or not yet
+    /// there (`toolgate_config::rule_paths`): their edits always ask.
+    pub(crate) rule_paths: Vec<toolgate_config::RulePath>,
 }
 
 fn effect(effect: Effect) -> toolgate_permission::Effect {
@@ -109,6 +112,7 @@ impl Config {
             .home(dirs.home.clone())
             .explicit(explicit.map(Path::to_path_buf));
         let mut loaded = toolgate_config::load(&inputs)?;
+        let rule_paths = toolgate_config::rule_paths(&inputs);
         for layer in loaded.all() {
             if let Some(shell_env) = &layer.document.shell_env {
                 crate::sandbox::policy_of(shell_env).validate().map_err(|error| {
@@ -134,6 +138,7 @@ impl Config {
             settings,
             managed_sandbox,
             trust,
+            rule_paths,
         })
     }
 

@@ -140,7 +140,13 @@ pub(crate) fn call(project: &Project, args: CallArgs<'_>) -> Result<(), Failure>
     });
     let settled = match settled {
         Ok(settled) => settled.settlement,
-        Err(GateError::Unknown { tool, agent, offered }) => {
+        Err(denied @ GateError::Unknown { denied: Some(_), .. }) => {
+            // Hidden by a deny: say so (and which rule), not "unknown".
+            return Err(Failure::usage(denied.to_string()));
+        }
+        Err(GateError::Unknown {
+            tool, agent, offered, ..
+        }) => {
             app.report_mcp_errors(true);
             return Err(Failure::usage(format!(
                 "unknown tool {tool:?} for agent {agent}; available: {}",
@@ -431,14 +437,31 @@ fn ask_on_terminal(request: &toolgate_permission::Request) -> (Reply, Option<Str
             request.resources.len()
         );
     }
-    let always = if request.save.is_empty() {
-        "[a] allow always (nothing to save: same as once)".to_string()
+    if let Some(protected) = request.metadata.get("protected").and_then(Value::as_array) {
+        let names: Vec<&str> = protected.iter().filter_map(Value::as_str).collect();
+        let _ = writeln!(
+            err,
+            "  {} defines the rules or runs code through git: asked every time, never saved",
+            names.join(", ")
+        );
+    }
+    // "Always" in two scopes (spec §10.1): this session, or the project (saved), each
+    // saving exactly the patterns `toolgate check` shows as "always would save".
+    let (session, always) = if request.save.is_empty() {
+        (
+            "[s] this session (nothing to save: same as once)".to_string(),
+            "[a] always (nothing to save: same as once)".to_string(),
+        )
     } else {
-        format!("[a] allow always, saving: {}", request.save.join(", "))
+        let patterns = request.save.join(", ");
+        (
+            format!("[s] allow for this session: {patterns}"),
+            format!("[a] allow always for the project: {patterns}"),
+        )
     };
-    let _ = writeln!(err, "  [o] allow once   {always}   [r] reject");
+    let _ = writeln!(err, "  [o] allow once\n  {session}\n  {always}\n  [r] reject");
     loop {
-        let _ = write!(err, "  answer [o/a/r]: ");
+        let _ = write!(err, "  answer [o/s/a/r]: ");
         let _ = err.flush();
         let mut line = String::new();
         match std::io::stdin().read_line(&mut line) {
@@ -448,6 +471,7 @@ fn ask_on_terminal(request: &toolgate_permission::Request) -> (Reply, Option<Str
         match line.trim().to_ascii_lowercase().as_str() {
             "o" | "once" | "y" | "yes" => return (Reply::Once, None),
             "a" | "always" => return (Reply::Always, None),
+            "s" | "session" => return (Reply::Session, None),
             "r" | "reject" | "n" | "no" => {
                 let _ = write!(err, "  feedback for the model (optional, Enter to skip): ");
                 let _ = err.flush();
@@ -457,7 +481,10 @@ fn ask_on_terminal(request: &toolgate_permission::Request) -> (Reply, Option<Str
                 return (Reply::Reject, (!feedback.is_empty()).then_some(feedback));
             }
             _ => {
-                let _ = writeln!(err, "  please answer o (once), a (always) or r (reject)");
+                let _ = writeln!(
+                    err,
+                    "  please answer o (once), s (this session), a (always, for the project) or r (reject)"
+                );
             }
         }
     }

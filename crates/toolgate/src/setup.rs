@@ -85,14 +85,26 @@ impl Setup {
         let store = std::sync::Arc::new(SqliteStore::deferred(dirs.data.join("toolgate.db")));
         let project_id = toolgate_permission::project_id(&dir);
         let audit = std::sync::Arc::new(toolgate_permission::AuditLog::new(dirs.data.join("audit.jsonl")));
-        let service = PermissionService::builder(agents, project_id)
+        let mut builder = PermissionService::builder(agents, project_id)
             .store(store)
             .mode(mode)
             .headless_note("no terminal; use --auto to approve")
             .audit(audit)
             .roots([dir.clone(), spelled])
-            .doom_memory(doom)
-            .build();
+            .doom_memory(doom);
+        // The saved approvals are rules too: their database is never an edit away.
+        for name in [
+            "toolgate.db",
+            "toolgate.db-wal",
+            "toolgate.db-shm",
+            "toolgate.db-journal",
+        ] {
+            builder = builder.protect(dirs.data.join(name), false);
+        }
+        for (path, tree) in protected_paths(&config, &dir) {
+            builder = builder.protect(path, tree);
+        }
+        let service = builder.build();
         let sandbox = crate::sandbox::Settings::from_config(&config, &dirs, &dir);
         Ok(Setup {
             dir,
@@ -114,4 +126,33 @@ impl Setup {
             service: &self.service,
         }
     }
+}
+
+/// What an edit always asks a person about, whatever allows it (README, "Files that
+/// define the rules"): every file and directory the rules come from for this project, and
+/// the files git runs code from (hooks, config, and the rest `git_code_paths` knows) in the
+/// project's worktree — each with whether it is a whole directory.
+pub(crate) fn protected_paths(config: &Config, dir: &std::path::Path) -> Vec<(PathBuf, bool)> {
+    let mut out: Vec<(PathBuf, bool)> = config
+        .rule_paths
+        .iter()
+        .map(|rule_path| (rule_path.path.clone(), rule_path.tree))
+        .collect();
+    // The worktree: the nearest directory with `.git` (the project itself otherwise).
+    let root = dir
+        .ancestors()
+        .find(|ancestor| ancestor.join(".git").exists())
+        .unwrap_or(dir);
+    for top in [dir, root] {
+        let git = top.join(".git");
+        out.push((git.join("hooks"), true));
+        out.push((git.join("config"), false));
+        out.push((git.join("config.worktree"), false));
+        out.push((top.join(".gitmodules"), false));
+        for path in toolgate_sandbox::git_code_paths(top) {
+            let tree = path.is_dir();
+            out.push((path, tree));
+        }
+    }
+    out
 }

@@ -1,4 +1,4 @@
-//! The oracle of issue #12: tests that can find what nobody listed.
+//! The bash analysis oracle: tests that can find what nobody listed.
 //!
 //! Generate command lines ([`generate`]), run each in real `bash --norc --noprofile`
 //! inside a throwaway sandbox ([`sandbox`]) while recording everything it does

@@ -24,7 +24,7 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::time::{Duration, Instant};
 
-/// Runs a program confined. Swappable: issue #16 puts toolgate's own kernel sandbox here.
+/// Runs a program confined. Swappable: [`Toolgate`] puts toolgate's own kernel sandbox here.
 ///
 /// The contract the oracle relies on: the program can write only under `writable` (any
 /// other write fails), reaches no network, and is pid 1 of a fresh pid namespace with its
@@ -98,7 +98,7 @@ impl Sandbox for Unshare {
     }
 }
 
-/// toolgate's own kernel sandbox (issue #16): the trampoline of the `toolgate` binary with a
+/// toolgate's own kernel sandbox (`toolgate-sandbox`): the trampoline of the `toolgate` binary with a
 /// policy that makes only `writable` writable and turns the network off, inside the pid
 /// namespace (and its own `/proc`) the driver needs, which `unshare` provides around it.
 /// Chosen by default where the kernel can run it ([`Toolgate::available`]).

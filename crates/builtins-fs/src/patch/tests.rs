@@ -1,5 +1,5 @@
 //! The patch grammar and the content derivation, vectors PA1–PA16 (spec §9.12); the
-//! tool itself is tested through its public constructor in `tests/patch.rs`.
+//! tool itself is tested through its public constructor in `tests/it/patch.rs`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 

@@ -35,7 +35,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use toolgate_core::{Context, PermissionRequest, Permissions, Resource, RuleDecision, Verdict};
-use toolgate_sandbox::{ExecCall, ExecListener, FileId, Readiness, Stopped};
+use toolgate_sandbox::{ExecCall, ExecListener, FileId, Readiness, Stopped, proc_field, read_proc};
 
 /// How many `#!` interpreters deep the kernel goes (its `BINPRM_MAX_RECURSION`).
 const MAX_INTERPRETERS: usize = 4;
@@ -236,8 +236,19 @@ pub(crate) struct Supervisor {
 }
 
 impl Supervisor {
-    /// Starts supervising `listener` for the command whose trampoline is `shell_pid`.
-    pub(crate) fn start(listener: ExecListener, shell_pid: u32, setup: GuardSetup) -> Supervisor {
+    /// Starts supervising the command whose trampoline is `shell_pid`: on its own thread,
+    /// which gets ready (the trusted `PATH`, libseccomp's probe of the kernel) while the
+    /// trampoline starts, then receives the trampoline's listener over `channel` (waiting
+    /// at most `handshake`) and decides every program from then on, so the shell's own
+    /// `execve` waits for no thread to start. A trampoline that fails before it sends its
+    /// listener exits with its own error, which the output shows; there is nothing to
+    /// supervise then.
+    pub(crate) fn start(
+        channel: std::os::unix::net::UnixStream,
+        shell_pid: u32,
+        setup: GuardSetup,
+        handshake: Duration,
+    ) -> Supervisor {
         let stop = Arc::new(AtomicBool::new(false));
         let shared = Arc::new(Mutex::new(Shared {
             processes: HashMap::new(),
@@ -249,11 +260,11 @@ impl Supervisor {
         let asks = Arc::new(AtomicUsize::new(0));
         let asked_for = Arc::new(Mutex::new(Duration::ZERO));
         let runtime = tokio::runtime::Handle::try_current().ok();
-        let mut worker = Worker {
-            listener: Arc::new(listener),
-            shell_pid,
-            shell_seen: false,
-            trusted: TrustedPath::new(
+        let (worker_shared, worker_stop) = (Arc::clone(&shared), Arc::clone(&stop));
+        let (worker_asks, worker_asked_for) = (Arc::clone(&asks), Arc::clone(&asked_for));
+        let ready = move || {
+            ExecListener::warm_up();
+            let trusted = TrustedPath::new(
                 setup
                     .env
                     .iter()
@@ -261,31 +272,47 @@ impl Supervisor {
                     .find(|(name, _)| name == "PATH")
                     .map(|(_, value)| value.as_os_str()),
                 &setup.writable,
-            ),
-            base: setup
+            );
+            let base = setup
                 .env
                 .iter()
                 .filter(|(name, _)| runs_code(name.as_bytes()))
                 .cloned()
-                .collect(),
-            home: setup
+                .collect();
+            let home = setup
                 .env
                 .iter()
                 .rev()
                 .find(|(name, _)| name == "HOME")
                 .map(|(_, value)| PathBuf::from(value))
-                .filter(|home| home.is_absolute() && home != Path::new("/")),
-            setup,
-            shared: Arc::clone(&shared),
-            stop: Arc::clone(&stop),
-            asks: Arc::clone(&asks),
-            asked_for: Arc::clone(&asked_for),
-            runtime,
-            tasks: Vec::new(),
+                .filter(|home| home.is_absolute() && home != Path::new("/"));
+            let listener = {
+                use std::os::fd::AsFd;
+                ExecListener::accept(channel.as_fd(), None, handshake).ok()?
+            };
+            Some(Worker {
+                listener: Arc::new(listener),
+                shell_pid,
+                shell_seen: false,
+                trusted,
+                base,
+                home,
+                setup,
+                shared: worker_shared,
+                stop: worker_stop,
+                asks: worker_asks,
+                asked_for: worker_asked_for,
+                runtime,
+                tasks: Vec::new(),
+            })
         };
         let thread = std::thread::Builder::new()
             .name("toolgate-exec-guard".into())
-            .spawn(move || worker.run())
+            .spawn(move || {
+                if let Some(mut worker) = ready() {
+                    worker.run();
+                }
+            })
             .ok();
         Supervisor {
             stop,
@@ -355,16 +382,31 @@ impl Worker {
                 Ok(Readiness::Idle) => continue,
                 Ok(Readiness::Closed) | Err(_) => break,
             }
-            match self.listener.next() {
-                Ok(Stopped::Exec(call)) => self.decide(call),
-                Ok(Stopped::Unreadable { id, pid, reason }) => {
+            let Some(notice) = self.listener.receive() else {
+                continue;
+            };
+            // The trampoline's own start of the shell: allowed without a look (nothing of
+            // it needs reading), the shell's process recorded as the line's own.
+            if !self.shell_seen && notice.pid == self.shell_pid {
+                self.shell_seen = true;
+                if let Some(key) = identity(notice.pid).map(|p| p.key()) {
+                    let mut shared = lock(&self.shared);
+                    shared.processes.insert(key, Lineage::Line);
+                    shared.pids.insert(key.0, key);
+                }
+                let _ = self.listener.allow(notice.id);
+                continue;
+            }
+            match self.listener.read(notice) {
+                Stopped::Exec(call) => self.decide(call),
+                Stopped::Unreadable { id, pid, reason } => {
                     let _ = self.listener.refuse(id, libc_eperm());
                     self.note(format!(
                         "toolgate refused to start a program (process {pid}): {reason}; the rules cannot be checked"
                     ));
                 }
-                Ok(Stopped::Gone) | Ok(_) => {}
-                Err(_) => break,
+                // `Stopped::Gone`: the caller went away.
+                _ => {}
             }
         }
         // Questions still open end with the call: dropping them withdraws them.
@@ -389,17 +431,6 @@ impl Worker {
     }
 
     fn decide(&mut self, call: ExecCall) {
-        // The trampoline's own start of the shell.
-        if !self.shell_seen && call.pid == self.shell_pid {
-            self.shell_seen = true;
-            if let Some(key) = identity(call.pid).map(|p| p.key()) {
-                let mut shared = lock(&self.shared);
-                shared.processes.insert(key, Lineage::Line);
-                shared.pids.insert(key.0, key);
-            }
-            let _ = self.listener.allow(call.id);
-            return;
-        }
         let (lineage, key) = self.lineage(call.pid);
         let cwd = call.cwd.clone();
         let cwd = cwd.as_deref();
@@ -922,17 +953,18 @@ impl Process {
 /// exec is on the hot path) for a single-threaded process, which is its own group; the
 /// `status` file and the leader's `stat` only for a thread of a larger one.
 fn identity(pid: u32) -> Option<Process> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let mut buffer = [0u8; 4096];
+    let stat = read_proc(&format!("/proc/{pid}/stat"), &mut buffer)?;
     // The fields after the parenthesised name: state is field 3, ppid 4, threads 20,
     // start time 22.
-    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
-    let ppid = fields.get(1)?.parse().ok()?;
-    let threads: u32 = fields.get(17)?.parse().ok()?;
-    let start = fields.get(19)?.parse().ok()?;
+    let ppid = proc_field(stat, 1)?;
+    let threads: u32 = proc_field(stat, 17)?;
+    let start = proc_field(stat, 19)?;
     if threads <= 1 {
         return Some(Process { tgid: pid, ppid, start });
     }
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let mut buffer = [0u8; 4096];
+    let status = std::str::from_utf8(read_proc(&format!("/proc/{pid}/status"), &mut buffer)?).ok()?;
     let tgid: u32 = status
         .lines()
         .find_map(|line| line.strip_prefix("Tgid:"))
@@ -940,8 +972,9 @@ fn identity(pid: u32) -> Option<Process> {
     if tgid == pid {
         return Some(Process { tgid, ppid, start });
     }
-    let leader = std::fs::read_to_string(format!("/proc/{tgid}/stat")).ok()?;
-    let start = leader.rsplit_once(')')?.1.split_whitespace().nth(19)?.parse().ok()?;
+    let mut buffer = [0u8; 4096];
+    let leader = read_proc(&format!("/proc/{tgid}/stat"), &mut buffer)?;
+    let start = proc_field(leader, 19)?;
     Some(Process { tgid, ppid, start })
 }
 

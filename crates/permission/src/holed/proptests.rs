@@ -1,4 +1,4 @@
-//! Resources with holes (design.md "Resources with holes"): the issue's examples, and
+//! Resources with holes (design.md "Resources with holes"): its examples, and
 //! proptests that the holed evaluation agrees with the exact one where it must and is
 //! never less restrictive than any value the holes could take.
 
@@ -41,7 +41,7 @@ fn holed(parts: &[(&str, Option<HoleClass>)]) -> Resource {
 }
 
 #[test]
-fn the_issue_examples() {
+fn a_hole_gets_the_strictest_effect_of_the_rules_it_could_match() {
     let rules = sample();
     let echo_home = holed(&[("echo ", None), ("$HOME", Some(HoleClass::Any))]);
     assert_eq!(evaluate_holed(&[&rules], "bash", &echo_home).effect, Effect::Allow);

@@ -3,7 +3,7 @@
 //! fixture project; the line's analysis (`plan`) must ask at least as much as that, under
 //! the oracle's rules, approved once and with "always" (the comparison is defined in
 //! `tests/src/shell_oracle/soundness.rs`, shared with the oracle). The oracle itself
-//! (`cargo nextest run -p e2e --test shell_oracle`) runs them again for real.
+//! (`cargo nextest run -p e2e shell_oracle::`) runs them again for real.
 
 use crate::soundness;
 use crate::soundness::{check, issue_rules, read_corpus, write_fixture};

@@ -1,4 +1,4 @@
-//! The indexed evaluation against the naive per-rule scan (issue #11, item 2), on rule
+//! The indexed evaluation against the naive per-rule scan (spec §4.3), on rule
 //! sets built to reach every path of the index: literal and `word *` patterns (hashed),
 //! `*`, short wildcard patterns (chunked `RegexSet`s, several chunks past 512 rules),
 //! long or wildcard-heavy patterns (matched one by one), absolute patterns (matched

@@ -1,6 +1,6 @@
-//! The service side of issue #11: absolute-path rules hold against relative resources
-//! (item 3), doom_loop (item 6), replies (item 7), and asks that say what is already
-//! allowed (item 8).
+//! The service's edges: absolute-path rules hold against relative resources (spec
+//! §4.3), doom_loop (§4.11), replies (§4.5), and asks that say what is already allowed
+//! (§4.4).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -40,7 +40,7 @@ async fn wait_pending(service: &PermissionService, count: usize) -> Vec<toolgate
     }
 }
 
-// ---- item 3: the absolute candidate -------------------------------------------------
+// ---- the absolute candidate (spec §4.3) ---------------------------------------------
 
 #[tokio::test]
 async fn absolute_rules_hold_against_relative_resources() {
@@ -135,7 +135,7 @@ async fn saved_absolute_approvals_also_apply_to_relative_resources() {
     );
 }
 
-// ---- item 6: doom_loop ----------------------------------------------------------------
+// ---- doom_loop (spec §4.11) -----------------------------------------------------------
 
 /// A context in `session` whose calls belong to `message`.
 fn in_message(session: &str, message: &str) -> Context {
@@ -269,7 +269,7 @@ async fn doom_loop_streaks_survive_the_process_in_the_database() {
     }
 }
 
-// ---- item 7: replies ------------------------------------------------------------------
+// ---- replies (spec §4.5) --------------------------------------------------------------
 
 #[tokio::test]
 async fn a_reject_whose_message_is_whitespace_is_still_a_correction() {
@@ -307,7 +307,7 @@ async fn a_reject_whose_message_is_whitespace_is_still_a_correction() {
     }
 }
 
-// ---- item 8: what an ask shows -----------------------------------------------------------
+// ---- what an ask shows (spec §4.4) -------------------------------------------------------
 
 #[tokio::test]
 async fn an_ask_marks_allowed_parts_and_saves_only_what_it_asks() {

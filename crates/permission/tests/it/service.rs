@@ -75,7 +75,11 @@ async fn a02_denied_is_blocked_with_the_relevant_rules() {
     let Refusal::Blocked { rules, .. } = &refusal else {
         panic!("{refusal:?}")
     };
-    assert_eq!(refusal.to_string(), "Permission denied: bash");
+    // Spec §4.6's message, naming the resource and the deciding rule with its origin.
+    assert_eq!(
+        refusal.to_string(),
+        r#"Permission denied: bash "rm -rf /" by rule bash "*" deny (user config)"#
+    );
     // Only rules whose action matches bash: the defaults' `* *` and the user's bash rule.
     assert!(rules.iter().all(|rule| rule.action == "*" || rule.action == "bash"));
     assert_eq!(rules.last().unwrap().effect, "deny");
@@ -765,7 +769,8 @@ fn killed_writer_keeps_committed_approvals() {
     let mut child = std::process::Command::new(std::env::current_exe().unwrap())
         .args([
             "--exact",
-            "writer_child",
+            // The full name in this binary: its module, then the function.
+            "service::writer_child",
             "--ignored",
             "--nocapture",
             "--test-threads=1",

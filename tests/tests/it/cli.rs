@@ -74,7 +74,13 @@ fn auto_approves_asks_but_not_denies() {
     );
     let (code, _, err) = sandbox.run(&["call", "bash", r#"{"command": "rm made.txt"}"#, "--auto"]);
     assert_eq!(code, 3);
-    assert_eq!(err.trim(), "Permission denied: bash");
+    // Spec §4.6, named: the resource and the deciding rule with its file.
+    assert!(
+        err.trim()
+            .starts_with(r#"Permission denied: bash "rm made.txt" by rule bash "rm *" deny ("#)
+            && err.trim().ends_with("toolgate.json)"),
+        "{err}"
+    );
     assert!(sandbox.project().join("made.txt").exists());
 }
 
@@ -364,7 +370,7 @@ fn with_home(sandbox: &Sandbox, home: &std::path::Path, command: &str) -> (Strin
 #[test]
 fn package_managers_ask_for_the_cache_they_write_in_the_home() {
     // `npm run build` writes `~/.npm/_logs` even when the script does nothing (the shell
-    // oracle of #12 saw it): under `npm *: allow` that write is still asked.
+    // oracle saw it): under `npm *: allow` that write is still asked.
     let sandbox = Sandbox::new();
     sandbox.write(
         "project/toolgate.json",
@@ -460,10 +466,10 @@ fn always_on_a_terminal_is_saved_listed_and_honoured_after_restart() {
     let mut command = sandbox.command(&["call", "bash", r#"{"command": "echo first && git --version"}"#]);
     command.env("NO_COLOR", "1");
     let mut session = e2e::pty::Session::spawn(command).unwrap();
-    let screen = session.expect("answer [o/a/r]:", Duration::from_secs(20)).unwrap();
+    let screen = session.expect("answer [o/s/a/r]:", Duration::from_secs(20)).unwrap();
     assert!(screen.contains("$ echo first && git --version"), "{screen}");
     assert!(
-        screen.contains("allow always, saving: echo *, git --version *"),
+        screen.contains("allow always for the project: echo *, git --version *"),
         "{screen}"
     );
     session.send("a\r").unwrap();
@@ -507,7 +513,7 @@ fn reject_with_feedback_on_a_terminal() {
     let mut command = sandbox.command(&["call", "bash", r#"{"command": "touch nope"}"#]);
     command.env("NO_COLOR", "1");
     let mut session = e2e::pty::Session::spawn(command).unwrap();
-    session.expect("answer [o/a/r]:", Duration::from_secs(20)).unwrap();
+    session.expect("answer [o/s/a/r]:", Duration::from_secs(20)).unwrap();
     session.send("r\r").unwrap();
     session
         .expect("feedback for the model", Duration::from_secs(10))
@@ -567,7 +573,11 @@ fn question_without_a_terminal_or_allowed_by_rules() {
     // Subagents deny question wholly: it is not even offered.
     let (code, _, err) = sandbox.run(&["call", "question", QUESTION, "--agent", "general"]);
     assert_eq!(code, 2);
-    assert!(err.contains("unknown tool \"question\" for agent general"), "{err}");
+    // Spec §2.4: hidden by a deny, and said to be denied (by which rule), not unknown.
+    assert!(
+        err.contains("Permission denied: tool question for agent general by rule question \"*\" deny"),
+        "{err}"
+    );
     // A rule that denies it without hiding it.
     sandbox.write(
         "project/toolgate.json",
@@ -690,7 +700,7 @@ fn edit_prompt_shows_the_diff_and_a_headless_edit_changes_nothing() {
     let mut command = sandbox.command(&["call", "edit", input]);
     command.env("NO_COLOR", "1");
     let mut session = e2e::pty::Session::spawn(command).unwrap();
-    let screen = session.expect("answer [o/a/r]:", Duration::from_secs(20)).unwrap();
+    let screen = session.expect("answer [o/s/a/r]:", Duration::from_secs(20)).unwrap();
     assert!(screen.contains("-old line") && screen.contains("+new line"), "{screen}");
     session.send("o\r").unwrap();
     let (code, screen) = session.finish(Duration::from_secs(20)).unwrap();
@@ -788,7 +798,7 @@ fn webfetch_refuses_the_local_network_unless_configured() {
     );
 }
 
-/// Issue 14: a read no rule asks about opens no database, and every call is on record once.
+/// A read no rule asks about opens no database (a cold `call` stays fast), and every call is on record once.
 #[test]
 fn a_plain_read_opens_no_database_and_is_audited_once() {
     let sandbox = Sandbox::new();

@@ -17,7 +17,7 @@ use e2e::conformance::{self, Outcome};
 #[tokio::test(flavor = "multi_thread")]
 async fn the_official_conformance_suite_passes_against_mcp_over_http() {
     let suite = tokio::task::spawn_blocking(conformance::install).await.unwrap();
-    let baseline = conformance::baseline(include_str!("../conformance/server-baseline.txt"));
+    let baseline = conformance::baseline(include_str!("../../conformance/server-baseline.txt"));
     let listed = {
         let suite = conformance::Suite { dir: suite.dir.clone() };
         tokio::task::spawn_blocking(move || suite.scenarios()).await.unwrap()

@@ -1,12 +1,12 @@
 //! The race suite, in one process: threads editing and patching the same files (disjoint
 //! lines and the very same line) while another program appends to one of them. Afterwards
 //! every change reported as applied is in the files, no failed change is, every appended
-//! line is there, and every failure says the file changed. (`tests/tests/race.rs` in the
+//! line is there, and every failure says the file changed. (`tests/tests/it/fs.rs` in the
 //! `e2e` package runs the same suite across processes of the binary.)
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod support;
+use crate::support;
 
 use std::io::Write as _;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -1,9 +1,9 @@
-//! What a prompt shows for `edit` and `write` (issue #11, item 8): the whole file's
+//! What a prompt shows for `edit` and `write` (spec §4.4, §5.3, §5.4): the whole file's
 //! diff, prepared only when a person will be asked, never by reading a special file.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod support;
+use crate::support;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

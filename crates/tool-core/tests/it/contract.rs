@@ -254,9 +254,31 @@ fn spec_4_6_refusal_messages() {
             action: "bash".into(),
             resource: "rm *".into(),
             effect: "deny".into(),
+            source: None,
         }],
+        denied: None,
     };
     assert_eq!(blocked.to_string(), "Permission denied: bash");
+    // With the deciding rule known, the message names the resource and the rule with
+    // the file it was written in.
+    let named = Refusal::Blocked {
+        action: "bash".into(),
+        reason: None,
+        rules: Vec::new(),
+        denied: Some(Box::new((
+            "rm -rf build".into(),
+            toolgate_core::RuleRef {
+                action: "bash".into(),
+                resource: "rm *".into(),
+                effect: "deny".into(),
+                source: Some("toolgate.json".into()),
+            },
+        ))),
+    };
+    assert_eq!(
+        named.to_string(),
+        r#"Permission denied: bash "rm -rf build" by rule bash "rm *" deny (toolgate.json)"#
+    );
     assert!(!blocked.stops_loop());
     assert_eq!(
         Refusal::declined().to_string(),

@@ -1,5 +1,5 @@
 //! Configuration layers and evaluation against references written from the spec
-//! (issue #11): random rule sets — small, huge, and mixing string, list and object
+//! (spec §4.9): random rule sets — small, huge, and mixing string, list and object
 //! layers — give the same answer through the indexed evaluation, the naive scan, and a
 //! reference that normalises every layer to rules and then concatenates them; and no
 //! configured deny is ever answered allow.
@@ -339,7 +339,7 @@ proptest! {
 
 #[test]
 fn a_string_layer_is_not_replaced_by_an_object_layer() {
-    // Issue #11 item 1: project `"deny"` plus `--config` `{"read": "allow"}`.
+    // A string layer is rules too (spec §4.9): project `"deny"` plus `--config` `{"read": "allow"}`.
     let (rules, _) = build_and_reference(vec![
         ConfigLayer::new("project/toolgate.json").with_permission(json!("deny")),
         ConfigLayer::new("extra.json").with_permission(json!({"read": "allow"})),

@@ -326,7 +326,7 @@ fn call_in_background(served: &Served, session: &str, body: Value) -> tokio::tas
 
 #[tokio::test]
 async fn a_reply_to_another_projects_request_is_not_found() {
-    // Issue #11 item 7: two servers, two projects; an id of one is unknown to the other.
+    // Replies are per project (spec §4.5): two servers, two projects; an id of one is unknown to the other.
     let (first, second) = (Sandbox::new(), Sandbox::new());
     for sandbox in [&first, &second] {
         sandbox.write("project/toolgate.json", r#"{"permission": {"bash": "ask"}}"#);
@@ -446,7 +446,7 @@ async fn the_ask_payload_carries_the_file_diff_and_the_allowed_parts() {
     bash.await.unwrap();
 }
 
-/// Issue #12 ("crashes"), through `toolgate serve`: 1,500 and 7,000 nested `$(` and
+/// Lines built to crash the analysis, through `toolgate serve`: 1,500 and 7,000 nested `$(` and
 /// 80,000 commands in one line are each answered over HTTP (denied under rules that
 /// denies all but `echo`), and the server answers the next request.
 #[tokio::test]

@@ -1,7 +1,7 @@
-//! The service's lock guards memory only (issue #15 item 5): a store write or an audit
-//! write that blocks holds up the reply that made it, never another session; and
-//! approvals answered concurrently, by one process or several on one SQLite file, are
-//! all kept.
+//! The service's lock guards memory only, so one slow disk never stalls every session: a
+//! store write or an audit write that blocks holds up the reply that made it, never another
+//! session; and approvals answered concurrently, by one process or several on one SQLite
+//! file, are all kept.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -488,8 +488,9 @@ fn a_slow_approval_read_holds_up_no_other_session() {
     drop(rt);
 }
 
-/// Library wording (issue #14 item 3): the reasons the service gives name no flag of
-/// any program; the binary words its own advice (`PermissionServiceBuilder::headless_note`).
+/// Library wording (the library serves programs other than toolgate's binary): the reasons
+/// the service gives name no flag of any program; the binary words its own advice
+/// (`PermissionServiceBuilder::headless_note`).
 #[test]
 fn refusal_reasons_name_no_command_line_flag() {
     let rt = runtime();
@@ -520,8 +521,8 @@ fn refusal_reasons_name_no_command_line_flag() {
     }
 }
 
-/// The spilled-output allowance is where the caller says (issue #14 item 3): the
-/// library knows no data layout.
+/// The spilled-output allowance is where the caller says: the library knows no data
+/// layout.
 #[test]
 fn the_spilled_output_allowance_is_the_callers_directory() {
     let with = |output_dir: Option<&str>| {

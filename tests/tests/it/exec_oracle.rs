@@ -3,7 +3,7 @@
 //! under strace — once with everything allowed, to see which programs it starts, then
 //! with deny rules for some of them — and no denied program may ever start.
 //!
-//! `EXEC_ORACLE_LINES=N EXEC_ORACLE_SEED=S cargo nextest run -p e2e --test exec_oracle`
+//! `EXEC_ORACLE_LINES=N EXEC_ORACLE_SEED=S cargo nextest run -p e2e exec_oracle::`
 //! runs N generated lines of seed S instead of the fixed set.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::print_stdout)]

@@ -1,4 +1,4 @@
-//! Large rule sets and over-large patterns never fail open (issue #11, item 2): every
+//! Large rule sets and over-large patterns never fail open (spec §4.3): every
 //! rule is checked however many there are and however long a pattern is.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]

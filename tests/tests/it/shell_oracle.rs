@@ -4,8 +4,8 @@
 //! itself: it must see what a blind analysis misses, confine what it runs, and survive
 //! lines that hang or leave processes behind.
 //!
-//! Every line must be sound. `ORACLE_RECORD=1 cargo nextest run -p e2e --test
-//! shell_oracle` also appends the failing lines that are not in the corpus yet to it, so
+//! Every line must be sound. `ORACLE_RECORD=1 cargo nextest run -p e2e
+//! shell_oracle::` also appends the failing lines that are not in the corpus yet to it, so
 //! they are replayed without a sandbox from then on (`oracle_corpus.rs` in the analysis
 //! crate's tests).
 

@@ -1,5 +1,5 @@
-//! `toolgate serve` as an MCP gateway (issue #17, "works through `call`, `serve` and
-//! `mcp`"): a configured server's tools are listed and called over HTTP, its asks wait
+//! `toolgate serve` as an MCP gateway (the gateway works through `call`, `serve` and
+//! `mcp` alike): a configured server's tools are listed and called over HTTP, its asks wait
 //! for a reply through the API, and its elicitations become HTTP questions.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]

@@ -193,7 +193,10 @@ fn denied_tools_are_hidden_and_asked_tools_wait_for_a_person() {
     );
     let (code, _, err) = sandbox.run(&["call", "py_crash"]);
     assert_eq!(code, 2, "{err}");
-    assert!(err.contains("unknown tool \"py_crash\""), "{err}");
+    assert!(
+        err.contains("Permission denied: tool py_crash for agent build by rule "),
+        "{err}"
+    );
     assert!(!marks(&sandbox).join("crashed").exists());
 
     // An allowed tool runs without asking.
@@ -214,12 +217,12 @@ fn denied_tools_are_hidden_and_asked_tools_wait_for_a_person() {
     let mut command = sandbox.command(&["call", "py_wipe", r#"{"target": "staging"}"#]);
     command.env("NO_COLOR", "1");
     let mut session = e2e::pty::Session::spawn(command).unwrap();
-    let asked = session.expect("answer [o/a/r]:", Duration::from_secs(60)).unwrap();
+    let asked = session.expect("answer [o/s/a/r]:", Duration::from_secs(60)).unwrap();
     assert!(asked.contains("permission: py_wipe"), "{asked}");
     assert!(asked.contains("MCP tool `wipe` of server `py`"), "{asked}");
     assert!(asked.contains("may modify, destructive"), "{asked}");
     assert!(asked.contains(r#"arguments: {"target":"staging"}"#), "{asked}");
-    assert!(asked.contains("saving: *"), "{asked}");
+    assert!(asked.contains("allow always for the project: *"), "{asked}");
     session.send("a\n").unwrap();
     let (code, seen) = session.finish(Duration::from_secs(60)).unwrap();
     assert_eq!(code, 0, "{seen}");

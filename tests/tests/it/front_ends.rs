@@ -1,5 +1,5 @@
-//! Issue #11: every front end applies the same checks. One configuration spread over
-//! every kind of layer — a global string, a project list with an absolute-path deny,
+//! Every front end applies the same checks (they all settle calls through the one gate).
+//! One configuration spread over every kind of layer — a global string, a project list with an absolute-path deny,
 //! and a `$TOOLGATE_PERMISSION` object — is enforced alike by `toolgate call`,
 //! `toolgate serve` (HTTP) and `toolgate mcp` (stdio): the denied write and read are
 //! refused with nothing written or revealed, the allowed write lands. And a

@@ -2,7 +2,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod support;
+use crate::support;
 
 use serde_json::json;
 use support::{Project, Recording, call};
@@ -86,6 +86,7 @@ async fn ed04_ed05_refused_edits_read_and_write_nothing() {
             action: "edit".into(),
             reason: None,
             rules: vec![],
+            denied: None,
         })
     }));
     denied.write("a.txt", "same same");

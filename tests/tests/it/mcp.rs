@@ -86,7 +86,11 @@ fn check_python_session(sandbox: &Sandbox, seen: &Value) {
         "User has answered your questions: \"Which colour?\"=\"Blue, and tea\", \"Which languages?\"=\"Rust, Go, and tea\". You can now continue with the user's answers in mind."
     );
     assert_eq!(seen["denied_error"], true);
-    assert_eq!(seen["denied"][0], "Permission denied: bash");
+    let denied = seen["denied"][0].as_str().unwrap();
+    assert!(
+        denied.starts_with("Permission denied: bash \"") && denied.contains(" by rule bash "),
+        "{denied}"
+    );
 }
 
 #[test]
@@ -280,7 +284,11 @@ fn mcp_asks_doom_loop_on_repeated_calls() {
     assert_eq!(call(&mut pipes, 3, same.clone())["result"]["isError"], false);
     let third = call(&mut pipes, 4, same.clone());
     assert_eq!(third["result"]["isError"], true, "{third}");
-    assert_eq!(third["result"]["content"][0]["text"], "Permission denied: doom_loop");
+    let text = third["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.starts_with(r#"Permission denied: doom_loop "read" by rule doom_loop "#),
+        "{text}"
+    );
     // The same values in another key order are another call.
     let swapped = call(&mut pipes, 5, json!({"limit": 5, "path": "hello.txt"}));
     assert_eq!(swapped["result"]["isError"], false, "{swapped}");
@@ -398,7 +406,7 @@ fn a_library_warning_reaches_stderr_as_one_toolgate_line() {
 
 #[test]
 fn the_elicitation_shows_the_file_diff_and_the_allowed_parts() {
-    // Issue #11 item 8 over MCP: the question a client shows carries the whole-file diff
+    // Over MCP too (spec §4.4): the question a client shows carries the whole-file diff
     // (hunk line numbers, path header) and marks the bash parts a rule already allows.
     let sandbox = Sandbox::new();
     sandbox.write("project/hello.txt", "one\ntwo\nthree\nfour\nfive\nsix\n");
@@ -456,7 +464,7 @@ fn the_elicitation_shows_the_file_diff_and_the_allowed_parts() {
     let _ = pipes.child.wait();
 }
 
-/// Issue #12 ("crashes"): lines built to kill the analysis — 1,500 nested `$(` (which
+/// Lines built to crash the analysis — 1,500 nested `$(` (which
 /// overflowed a tokio worker's stack), 7,000 (the main thread's) and 80,000 commands in one
 /// line (quadratic before) — sent over a real pipe to `toolgate mcp`: each is answered
 /// (refused, or asked and rejected), none of it runs, and the server answers the next

@@ -1,0 +1,41 @@
+//! The end-to-end tests, one binary: the `toolgate` binary driven as a user, a client or
+//! an attacker would, one module per subject.
+//!
+//! - The command line: `cli` (every command, flag and exit code), `fs` (the file tools
+//!   as separate processes), `upkeep` (spill cleanup of the long-running processes).
+//! - Configuration and rules: `opencode_config` (OpenCode's config as OpenCode reads it),
+//!   `permission_config` (a deny never disappears, nothing fails open), `front_ends`
+//!   (every front end applies the same checks), `rules_hold` (read rules in every
+//!   tool, every spelling of a path, protected files, refusals that name their rule),
+//!   `trust` (a project file's MCP servers, weaker sandbox and `shell_env` only once trusted).
+//! - The servers: `server` and `server_hardening` (`toolgate serve` over HTTP, and
+//!   attacked), `mcp` (`toolgate mcp` with real clients), `conformance` and
+//!   `conformance_client` (the official MCP conformance suite, server and client).
+//! - The MCP gateway: `gateway`, `gateway_registry`, `gateway_serve`.
+//! - The bash tool's confinement: `sandbox` (the kernel sandbox and the shell's
+//!   environment), `exec_rules` and `exec_guard` (exec-time enforcement), `shell_oracle`
+//!   and `exec_oracle` (the oracles, `e2e::shell_oracle`).
+//!
+//! The helpers they share are the `e2e` library (`tests/src`).
+
+mod cli;
+mod conformance;
+mod conformance_client;
+mod exec_guard;
+mod exec_oracle;
+mod exec_rules;
+mod front_ends;
+mod fs;
+mod gateway;
+mod gateway_registry;
+mod gateway_serve;
+mod mcp;
+mod opencode_config;
+mod permission_config;
+mod rules_hold;
+mod sandbox;
+mod server;
+mod server_hardening;
+mod shell_oracle;
+mod trust;
+mod upkeep;
