@@ -383,6 +383,13 @@ impl Sandbox {
         )
     }
 
+    /// `toolgate trust`: the project's config files trusted as they are now, so their MCP
+    /// servers, `sandbox` and `shell_env` apply (README "Trusted project files").
+    pub fn trust(&self) {
+        let (code, out, err) = self.run(&["trust"]);
+        assert_eq!(code, 0, "toolgate trust: {out}{err}");
+    }
+
     /// Writes a file under the sandbox root (`project/…`, `config/…`).
     pub fn write(&self, path: &str, text: &str) {
         let path = self.root.path().join(path);

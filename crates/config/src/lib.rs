@@ -32,7 +32,9 @@ mod load;
 mod mcp;
 mod rules;
 mod schema;
+mod trust;
 mod values;
+mod vars;
 
 pub use agent::{AgentConfig, AgentSpec};
 pub use document::{
@@ -43,12 +45,14 @@ pub use load::{
     Env, Inputs, Layer, Loaded, RulePath, SourceKind, deep_merge, load, opencode_global_dir, opencode_managed_dir,
     rule_paths,
 };
-pub use mcp::{CommandLine, Mcp, McpEntry, McpKind, McpLaunch, McpServer, McpTimeout, McpTimeouts, substitute_env};
+pub use mcp::{CommandLine, Mcp, McpEntry, McpKind, McpLaunch, McpServer, McpTimeout, McpTimeouts};
 pub use rules::{
     ActionRules, MAX_PATTERN_BYTES, Permission, RuleItem, RuleSpec, Tools, expand_home, permission_value_rules,
 };
 pub use schema::{SCHEMA_URL, schema};
+pub use trust::{Gated, Untrusted, sha256_hex};
 pub use values::{AgentMode, DirList, Effect, Flag, HostList, HttpUrl, Inherit, Millis, PositiveInt, SandboxMode};
+pub use vars::{is_toolgate_secret, substitute_env};
 
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]

@@ -107,6 +107,8 @@ pub struct Env {
     /// `$OPENCODE_DISABLE_PROJECT_CONFIG` is `true` or `1`: OpenCode's project files and
     /// `.opencode` directories are not read (toolgate's own project files still are).
     pub disable_project_config: bool,
+    /// The variables `{env:VAR}` reads; `None`: this process's.
+    pub vars: Option<std::collections::HashMap<String, String>>,
 }
 
 impl Env {
@@ -133,6 +135,7 @@ impl Env {
                 std::env::var("OPENCODE_DISABLE_PROJECT_CONFIG").as_deref(),
                 Ok("true" | "1")
             ),
+            vars: None,
         })
     }
 }
@@ -267,6 +270,12 @@ pub struct Layer {
     pub rules: Vec<RuleSpec>,
     /// Its agent blocks, in order: `agent`, `mode`, `agents` (or the Markdown agent).
     pub agents: Vec<AgentSpec>,
+    /// Found on the walk from the worktree root (its files and `.opencode` directories):
+    /// the repository's say, not the user's. What such a file may change without trust
+    /// is limited ([`Loaded::untrusted`]), and `{env:…}` never gives it toolgate's secrets.
+    pub project: bool,
+    /// The SHA-256 of the file's bytes as read and decoded (lowercase hex), when it is a file.
+    pub sha256: Option<String>,
 }
 
 /// Everything a load read.
@@ -293,6 +302,8 @@ pub fn load(inputs: &Inputs) -> Result<Loaded, ConfigError> {
         loaded: Loaded::default(),
         seen_dirs: Vec::new(),
         owner: None,
+        project: false,
+        vars: inputs.env.vars.clone(),
     };
     let env = &inputs.env;
     if let Some(dir) = &inputs.opencode_dir {
@@ -313,6 +324,7 @@ pub fn load(inputs: &Inputs) -> Result<Loaded, ConfigError> {
     let directory = std::path::absolute(&inputs.directory).unwrap_or_else(|_| inputs.directory.clone());
     let walk = walk(&directory);
     loader.owner = owner(&directory);
+    loader.project = true;
     for dir in &walk {
         if !env.disable_project_config {
             loader.files(dir, &["opencode.json", "opencode.jsonc"], SourceKind::Project)?;
@@ -320,16 +332,19 @@ pub fn load(inputs: &Inputs) -> Result<Loaded, ConfigError> {
         loader.files(dir, &["toolgate.json", "toolgate.jsonc"], SourceKind::Project)?;
     }
     loader.owner = None;
+    loader.project = false;
     if !env.disable_project_config {
         if let Some(home) = &inputs.home {
             loader.directory(&home.join(".opencode"))?;
         }
         loader.owner = owner(&directory);
+        loader.project = true;
         for dir in &walk {
             loader.directory(&dir.join(".opencode"))?;
         }
     }
     loader.owner = None;
+    loader.project = false;
     if let Some(dir) = &env.opencode_config_dir {
         loader.directory(dir)?;
     }
@@ -456,6 +471,10 @@ struct Loader {
     /// without `.git` the walk reaches shared ones like `/tmp`, where anyone may leave an
     /// `opencode.json` with rules or MCP servers.
     owner: Option<u32>,
+    /// While walking the project's directories: the layers read are [`Layer::project`].
+    project: bool,
+    /// [`Env::vars`].
+    vars: Option<std::collections::HashMap<String, String>>,
 }
 
 /// The owner of `path` (Unix), for [`Loader::owner`].
@@ -571,12 +590,16 @@ impl Loader {
     fn file(&mut self, file: &Path, kind: SourceKind) -> Result<Layer, ConfigError> {
         let text = Self::read_text(file)?;
         let source = file.display().to_string();
-        self.text(&text, kind, &source, Some(file))
+        let mut layer = self.text(&text, kind, &source, Some(file))?;
+        // Of the very text decoded: trust is given to what was read, never to a later
+        // version of the file.
+        layer.sha256 = Some(crate::trust::sha256_hex(text.as_bytes()));
+        Ok(layer)
     }
 
     fn text(&mut self, text: &str, kind: SourceKind, source: &str, path: Option<&Path>) -> Result<Layer, ConfigError> {
         let options = jsonc_parser::ParseOptions::default();
-        let raw: Value = jsonc_parser::parse_to_serde_value(text, &options)
+        let mut raw: Value = jsonc_parser::parse_to_serde_value(text, &options)
             .map_err(|error| ConfigError::whole(ErrorKind::Syntax, source, format!("is not valid JSONC: {error}")))?;
         if !raw.is_object() {
             return Err(ConfigError::whole(
@@ -584,6 +607,21 @@ impl Loader {
                 source,
                 "expected an object at the top level",
             ));
+        }
+        let mut refused = Vec::new();
+        let vars = self.vars.take();
+        let lookup = |name: &str| match &vars {
+            Some(vars) => vars.get(name).cloned(),
+            None => std::env::var(name).ok(),
+        };
+        crate::vars::substitute_value(&mut raw, "", self.project, &lookup, &mut refused);
+        self.vars = vars;
+        for (path, name) in refused {
+            self.warn(
+                source,
+                &path,
+                format!("{{env:{name}}} is toolgate's own secret, never given to a project's config: left empty"),
+            );
         }
         self.document(raw, kind, source, path)
     }
@@ -634,6 +672,8 @@ impl Loader {
             raw,
             rules,
             agents,
+            project: self.project,
+            sha256: None,
         })
     }
 
@@ -678,6 +718,8 @@ impl Loader {
             raw: Value::Object(serde_json::Map::new()),
             rules,
             agents: Vec::new(),
+            project: false,
+            sha256: None,
         })
     }
 

@@ -7,8 +7,7 @@
 //! - V2: `"mcp": {"servers": {"<name>": {..., "cwd": ".", "disabled": false,
 //!   "timeout": {"startup": ms, "execution": ms}}}, "timeout": {…}}`.
 //!
-//! Strings keep their `{env:VAR}` references: the binary substitutes them
-//! ([`substitute_env`]) when it starts a server.
+//! `{env:VAR}` references were substituted when the file was read ([`crate::substitute_env`]).
 
 use std::borrow::Cow;
 use std::fmt;
@@ -379,8 +378,9 @@ impl McpServer {
             }
             McpKind::Remote => {
                 let url = match &self.url {
-                    // A URL held in a variable is checked when the server starts.
-                    Some(url) if url.starts_with("http://") || url.starts_with("https://") || url.contains("{env:") => {
+                    // An empty URL is what an unset `{env:VAR}` leaves: as in OpenCode, that
+                    // server fails when it starts, not the whole config.
+                    Some(url) if url.is_empty() || url.starts_with("http://") || url.starts_with("https://") => {
                         url.clone()
                     }
                     Some(url) => {
@@ -405,45 +405,6 @@ impl McpServer {
             }
         }
     }
-}
-
-/// Replaces every `{env:VAR}` in `text` with `lookup(VAR)` (empty when unset, as OpenCode
-/// does). toolgate's own variables (`TOOLGATE_*`) and the websearch keys are never
-/// substituted: a config, possibly a project's, must not be a way to hand toolgate's
-/// secrets to a server.
-///
-/// ```
-/// let lookup = |name: &str| (name == "TOKEN").then(|| "s3cret".to_string());
-/// assert_eq!(toolgate_config::substitute_env("Bearer {env:TOKEN}{env:NOPE}", lookup), "Bearer s3cret");
-/// assert_eq!(toolgate_config::substitute_env("{env:TOOLGATE_SERVER_TOKEN}", |_| Some("x".into())), "");
-/// ```
-pub fn substitute_env(text: &str, lookup: impl Fn(&str) -> Option<String>) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(start) = rest.find("{env:") {
-        out.push_str(&rest[..start]);
-        let after = &rest[start + 5..];
-        match after.find('}') {
-            Some(end) => {
-                let name = after[..end].trim();
-                if !is_toolgate_secret(name) {
-                    out.push_str(&lookup(name).unwrap_or_default());
-                }
-                rest = &after[end + 1..];
-            }
-            None => {
-                out.push_str(&rest[start..]);
-                rest = "";
-            }
-        }
-    }
-    out.push_str(rest);
-    out
-}
-
-/// toolgate's own variables and the websearch keys: never substituted into a config.
-fn is_toolgate_secret(name: &str) -> bool {
-    name.starts_with("TOOLGATE_") || name == "EXA_API_KEY" || name == "PARALLEL_API_KEY"
 }
 
 #[cfg(test)]
@@ -565,12 +526,8 @@ mod tests {
     }
 
     #[test]
-    fn a_url_from_a_variable_is_checked_only_after_substitution() {
-        assert!(mcp(json!({"a": {"type": "remote", "url": "{env:TOKEN}"}})).is_ok());
-        assert_eq!(
-            substitute_env("unterminated {env:TOKEN", |_| None),
-            "unterminated {env:TOKEN"
-        );
-        assert_eq!(substitute_env("{env: TOKEN }", |_| Some("v".into())), "v");
+    fn an_empty_url_from_an_unset_variable_fails_only_when_the_server_starts() {
+        assert!(mcp(json!({"a": {"type": "remote", "url": ""}})).is_ok());
+        assert!(mcp(json!({"a": {"type": "remote", "url": "{env:TOKEN}"}})).is_err());
     }
 }

@@ -922,7 +922,7 @@ fn spawn(
         .args(args)
         .current_dir(cwd)
         .env_clear()
-        .envs(std::env::vars_os().filter(|(key, _)| !key.to_string_lossy().starts_with("TOOLGATE_")))
+        .envs(std::env::vars_os().filter(|(key, _)| !is_toolgate_secret(key)))
         .envs(environment.iter().map(|(k, v)| (k.as_str(), v.as_str())))
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
@@ -930,6 +930,16 @@ fn spawn(
         .process_group(0)
         .kill_on_drop(true);
     child.spawn().map_err(|e| format!("could not start `{program}`: {e}"))
+}
+
+/// toolgate's own variables (`TOOLGATE_*`, the server token among them) and the websearch
+/// keys: a server inherits neither (its config's `environment` may still name them).
+fn is_toolgate_secret(name: &std::ffi::OsStr) -> bool {
+    let name = name.as_encoded_bytes();
+    name.len() >= 9 && name[..9].eq_ignore_ascii_case(b"TOOLGATE_")
+        || [&b"EXA_API_KEY"[..], b"PARALLEL_API_KEY"]
+            .iter()
+            .any(|key| name.eq_ignore_ascii_case(key))
 }
 
 /// The last lines a local server wrote to its log since `from`, on one line.

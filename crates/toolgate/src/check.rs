@@ -1,4 +1,5 @@
-//! `check`, `config` and `approvals`: what the rules say, without running anything.
+//! `check`, `config`, `approvals` and `trust`: what the rules say and which files are
+//! trusted, without running anything.
 
 use serde_json::{Value, json};
 use toolgate_core::PermissionRequest;
@@ -292,10 +293,26 @@ pub(crate) fn config(project: &Project, json: bool) -> Result<(), Failure> {
         None => Vec::new(),
     };
     let sources = setup.config.sources();
+    // The trust state of each layer that has parts needing trust (by layer index).
+    let trust = |index: usize| setup.config.trust.iter().find(|file| file.untrusted.layer == index);
     if json {
+        let source_json = |(index, (kind, source)): (usize, &(toolgate_config::SourceKind, String))| {
+            let mut value = json!({"kind": kind.as_str(), "source": source});
+            if let (Some(file), Some(map)) = (trust(index), value.as_object_mut()) {
+                map.insert(
+                    "trust".into(),
+                    json!({
+                        "state": file.state.as_str(),
+                        "sha256": file.untrusted.sha256,
+                        "parts": file.untrusted.parts.iter().map(|part| json!({"path": part.path, "value": part.value, "text": part.to_string()})).collect::<Vec<_>>(),
+                    }),
+                );
+            }
+            value
+        };
         let value = json!({
             "agent": agent.name,
-            "sources": sources.iter().map(|(kind, source)| json!({"kind": kind.as_str(), "source": source})).collect::<Vec<_>>(),
+            "sources": sources.iter().enumerate().map(source_json).collect::<Vec<_>>(),
             "dataDir": setup.dirs.data,
             "project": setup.dir,
             "rules": agent.rules.rules().iter().map(rule_json).collect::<Vec<_>>(),
@@ -311,7 +328,19 @@ pub(crate) fn config(project: &Project, json: bool) -> Result<(), Failure> {
     } else {
         outln!("config files: (in order; later ones win where their rules match)");
         for (index, (kind, source)) in sources.iter().enumerate() {
-            outln!("{:>4}  {:<26} {source}", index + 1, kind.as_str());
+            let note = match trust(index) {
+                None => String::new(),
+                Some(file) => {
+                    let parts: Vec<String> = file.untrusted.parts.iter().map(ToString::to_string).collect();
+                    let verb = if file.state == crate::trust::State::Ignored {
+                        "ignored until `toolgate trust`"
+                    } else {
+                        "applied"
+                    };
+                    format!("  [{}: {verb}: {}]", file.state.as_str(), parts.join(", "))
+                }
+            };
+            outln!("{:>4}  {:<26} {source}{note}", index + 1, kind.as_str());
         }
     }
     outln!("{}", crate::sandbox::report(&setup.sandbox_parts()).0);
@@ -398,6 +427,47 @@ pub(crate) fn approvals_clear(project: &Project) -> Result<(), Failure> {
         .clear(setup.service.project_id())
         .map_err(Failure::runtime)?;
     outln!("removed {removed} approval(s) of {}", setup.service.project_id());
+    Ok(())
+}
+
+/// `toolgate trust [--revoke]`.
+pub(crate) fn trust(project: &crate::Project, revoke: bool) -> Result<(), crate::Failure> {
+    use crate::trust::{Policy, State, Store, describe, shown};
+    let (_, dir) = crate::setup::project_dir(project)?;
+    let dirs = crate::config::Dirs::discover();
+    let store = Store::new(&dirs.data);
+    let config =
+        crate::config::Config::load(&dirs, &dir, project.config.as_deref(), Policy::Stored).map_err(Failure::usage)?;
+    if revoke {
+        let files: Vec<std::path::PathBuf> = config
+            .loaded
+            .layers
+            .iter()
+            .filter(|layer| layer.project)
+            .filter_map(|layer| layer.path.clone())
+            .collect();
+        let removed = store.revoke(&files).map_err(Failure::runtime)?;
+        outln!("revoked the trust of {removed} project file(s)");
+        return Ok(());
+    }
+    if config.trust.is_empty() {
+        outln!("nothing to trust: no project file asks for more than rules");
+        return Ok(());
+    }
+    for file in &config.trust {
+        let shown = shown(&file.untrusted.path);
+        if file.state == State::Trusted {
+            outln!("already trusted: {shown}");
+            continue;
+        }
+        store.trust(&file.untrusted).map_err(|error| {
+            Failure::runtime(format!("cannot record the trust in {}: {error}", "the data directory"))
+        })?;
+        outln!("trusted {shown} (sha256 {}):", file.untrusted.sha256);
+        for line in describe(&file.untrusted) {
+            outln!("  - {line}");
+        }
+    }
     Ok(())
 }
 

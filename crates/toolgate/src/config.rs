@@ -53,6 +53,8 @@ pub(crate) struct Config {
     pub(crate) settings: Document,
     /// The managed layers' `sandbox` block (its mode is a floor, see `sandbox::Settings`).
     pub(crate) managed_sandbox: Option<toolgate_config::Sandbox>,
+    /// Each project file with parts that need trust, and whether they apply.
+    pub(crate) trust: Vec<crate::trust::FileTrust>,
     /// Every file and directory that defines rules for this project, read or not yet
     /// there (`toolgate_config::rule_paths`): their edits always ask.
     pub(crate) rule_paths: Vec<toolgate_config::RulePath>,
@@ -94,15 +96,22 @@ fn permission_layer(layer: &Layer, origin: Origin) -> ConfigLayer {
 }
 
 impl Config {
-    /// Loads every layer for the project at `dir`, and prints each warning on stderr.
-    pub(crate) fn load(dirs: &Dirs, dir: &Path, explicit: Option<&Path>) -> Result<Config, ConfigError> {
+    /// Loads every layer for the project at `dir`, and prints each warning on stderr. A
+    /// project file's parts that need trust apply as `policy` says
+    /// ([`crate::trust::apply`]); the others are withheld before anything is merged.
+    pub(crate) fn load(
+        dirs: &Dirs,
+        dir: &Path,
+        explicit: Option<&Path>,
+        policy: crate::trust::Policy,
+    ) -> Result<Config, ConfigError> {
         // The directories `Dirs` found (its fallback for a missing config directory too).
         let inputs = toolgate_config::Inputs::from_process(dir)?
             .toolgate_dir(&dirs.config)
             .opencode_dir(dirs.opencode.clone())
             .home(dirs.home.clone())
             .explicit(explicit.map(Path::to_path_buf));
-        let loaded = toolgate_config::load(&inputs)?;
+        let mut loaded = toolgate_config::load(&inputs)?;
         let rule_paths = toolgate_config::rule_paths(&inputs);
         for layer in loaded.all() {
             if let Some(shell_env) = &layer.document.shell_env {
@@ -121,12 +130,14 @@ impl Config {
         for warning in &loaded.warnings {
             eprintln!("toolgate: warning: {warning}");
         }
+        let trust = crate::trust::apply(&mut loaded, &crate::trust::Store::new(&dirs.data), policy)?;
         let settings = loaded.settings()?;
         let managed_sandbox = loaded.managed_sandbox()?;
         Ok(Config {
             loaded,
             settings,
             managed_sandbox,
+            trust,
             rule_paths,
         })
     }
@@ -144,13 +155,11 @@ impl Config {
             .collect()
     }
 
-    /// The configured MCP servers, `{env:VAR}` substituted, relative `cwd`s under `project`.
+    /// The configured MCP servers (`{env:VAR}` was substituted when each file was read),
+    /// relative `cwd`s under `project`.
     pub(crate) fn mcp_servers(&self, project: &Path) -> Vec<toolgate_mcp_client::ServerConfig> {
         use toolgate_mcp_client::{Launch, ServerConfig};
-        let env = |text: &str| toolgate_config::substitute_env(text, |name| std::env::var(name).ok());
-        let pairs = |list: &[(String, String)]| -> Vec<(String, String)> {
-            list.iter().map(|(key, value)| (key.clone(), env(value))).collect()
-        };
+        let pairs = |list: &[(String, String)]| -> Vec<(String, String)> { list.to_vec() };
         self.loaded
             .mcp()
             .into_iter()
@@ -161,12 +170,12 @@ impl Config {
                         environment,
                         cwd,
                     } => Launch::Local {
-                        command: command.iter().map(|word| env(word)).collect(),
+                        command: command.clone(),
                         environment: pairs(environment),
-                        cwd: cwd.as_ref().map(|dir| project.join(env(dir))),
+                        cwd: cwd.as_ref().map(|dir| project.join(dir)),
                     },
                     McpLaunch::Remote { url, headers } => Launch::Remote {
-                        url: env(url),
+                        url: url.clone(),
                         headers: pairs(headers),
                     },
                     McpLaunch::Off => return None,

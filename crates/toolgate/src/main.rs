@@ -23,6 +23,7 @@ mod run;
 mod sandbox;
 mod server;
 mod setup;
+mod trust;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -56,6 +57,10 @@ struct Project {
     /// The agent whose rules apply (default: the configured default agent).
     #[arg(long, value_name = "AGENT", global = true)]
     agent: Option<String>,
+    /// Apply every part of the project's config files for this run, trusted or not (MCP
+    /// servers, a weaker sandbox, `shell_env`; for scripts and CI). Nothing is recorded.
+    #[arg(long, global = true)]
+    trust_project: bool,
 }
 
 #[derive(Subcommand)]
@@ -174,6 +179,21 @@ toolgate mcp\n  toolgate mcp --dir ~/src/app --agent plan\n  toolgate mcp list -
         /// Run bash in this sandbox mode (off, read-only, workspace-write), over the config's.
         #[arg(long, value_name = "MODE", value_parser = parse_mode)]
         sandbox: Option<toolgate_sandbox::Mode>,
+    },
+    /// Trust the project's config files: what they may do only once trusted (start MCP
+    /// servers, weaken the sandbox, change `shell_env`) then applies.
+    #[command(
+        after_help = "Lists each project file (opencode.json, toolgate.json, .opencode/… found from the worktree root \
+down to the directory) with the parts that apply only once trusted, and trusts its exact content. A file that changes \
+needs trust again. Permission rules in project files apply without trust, as in OpenCode.\n\nExamples:\n  \
+toolgate trust\n  toolgate trust --dir ~/src/app\n  toolgate trust --revoke"
+    )]
+    Trust {
+        #[command(flatten)]
+        project: Project,
+        /// Remove the trust of the project's files instead.
+        #[arg(long)]
+        revoke: bool,
     },
     /// The project's saved "always" approvals.
     #[command(
@@ -344,6 +364,7 @@ fn main() -> ExitCode {
         Command::Audit { action, project } => match action {
             AuditAction::Tail { count, json } => run::audit_tail(&project, count, json),
         },
+        Command::Trust { project, revoke } => check::trust(&project, revoke),
         Command::Approvals { action, project } => match action {
             ApprovalsAction::List { json } => check::approvals_list(&project, json),
             ApprovalsAction::Remove { id } => check::approvals_remove(&project, &id),

@@ -20,6 +20,19 @@ pub(crate) struct Setup {
     pub(crate) sandbox: crate::sandbox::Settings,
 }
 
+/// The project directory as given (`--dir`, else the current one) and canonical.
+pub(crate) fn project_dir(project: &Project) -> Result<(PathBuf, PathBuf), Failure> {
+    let given = match &project.dir {
+        Some(dir) => dir.clone(),
+        None => std::env::current_dir().map_err(Failure::runtime)?,
+    };
+    if !given.is_dir() {
+        return Err(Failure::usage(format!("--dir {}: not a directory", given.display())));
+    }
+    let dir = std::fs::canonicalize(&given).map_err(Failure::runtime)?;
+    Ok((given, dir))
+}
+
 impl Setup {
     /// The setup of a command that keeps doom_loop streaks in this process.
     pub(crate) fn new(project: &Project, mode: AskMode) -> Result<Setup, Failure> {
@@ -29,19 +42,24 @@ impl Setup {
     /// The setup of a project-aware command; `doom` says where doom_loop streaks live
     /// (the database for `call`, where each process makes one call).
     pub(crate) fn open(project: &Project, mode: AskMode, doom: DoomMemory) -> Result<Setup, Failure> {
-        let given = match &project.dir {
-            Some(dir) => dir.clone(),
-            None => std::env::current_dir().map_err(Failure::runtime)?,
-        };
-        if !given.is_dir() {
-            return Err(Failure::usage(format!("--dir {}: not a directory", given.display())));
-        }
-        let dir = std::fs::canonicalize(&given).map_err(Failure::runtime)?;
+        let (given, dir) = project_dir(project)?;
         // Rules may name the project by the path the user knows it by, which may be a
         // symlink to the canonical one: both spellings are matched.
         let spelled = std::path::absolute(&given).unwrap_or_else(|_| dir.clone());
         let dirs = Dirs::discover();
-        let config = Config::load(&dirs, &dir, project.config.as_deref()).map_err(Failure::usage)?;
+        // A terminal can be asked once, at startup, about a project file not yet trusted;
+        // `toolgate mcp`'s stdin is the protocol, and it has no terminal on both.
+        let policy = if project.trust_project {
+            crate::trust::Policy::Everything
+        } else if mode == AskMode::Interactive {
+            crate::trust::Policy::Prompt
+        } else {
+            crate::trust::Policy::Stored
+        };
+        let config = Config::load(&dirs, &dir, project.config.as_deref(), policy).map_err(Failure::usage)?;
+        if let Some(line) = crate::trust::ignored_line(&config.trust) {
+            eprintln!("{line}");
+        }
         // `external_directory` allows the skill directories outside the project (spec
         // §4.10), never the project's own: those are inside it and need no allowance, and
         // one that is a symlink out of it (`.claude/skills -> /`) is the repository's say,

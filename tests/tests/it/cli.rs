@@ -184,9 +184,10 @@ fn check_analyses_bash_like_the_tool() {
     }
     // Without exec-time enforcement the analysis is the only wall: a deny rule that could
     // match what no one can see refuses the line before it runs.
+    // (The user's own config: a project file turns it off only once trusted.)
     let unguarded = Sandbox::new();
     unguarded.write(
-        "project/toolgate.json",
+        "config/toolgate.json",
         r#"{"sandbox": {"enforce_exec": false}, "permission": {"bash": {"*": "ask", "ls *": "allow", "rm *": "deny"}}}"#,
     );
     for command in ["ls | sh", "ls &&", "python3 -c 'print(1)'", "eval \"$X\""] {

@@ -133,6 +133,7 @@ fn what_the_analysis_cannot_see_is_asked_and_the_kernel_stops_it() {
         &json!({"sandbox": {"enforce_exec": false}, "permission": {"bash": {"*": "allow", "rm *": "deny"}}})
             .to_string(),
     );
+    sandbox.trust();
     let (text, _) = call(&sandbox, "eval \"$(printf '%s' 'cm0geg==' | base64 -d)\"", &["--auto"]);
     assert!(text.contains("declined") || text.contains("denied"), "{text}");
 }

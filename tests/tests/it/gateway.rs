@@ -35,8 +35,10 @@ fn stdio_config(sandbox: &Sandbox, extra: Value) -> Value {
     config
 }
 
+/// The project's config, trusted (a project file's servers start only once it is).
 fn write_config(sandbox: &Sandbox, config: &Value) {
     sandbox.write("project/toolgate.json", &config.to_string());
+    sandbox.trust();
 }
 
 fn json_out(sandbox: &Sandbox, args: &[&str]) -> Value {
@@ -361,7 +363,7 @@ fn malformed_mcp_config_is_one_line_with_file_and_key_path() {
             "mcp.gh.url: expected an http://",
         ),
     ] {
-        write_config(&sandbox, &config);
+        sandbox.write("project/toolgate.json", &config.to_string());
         let (code, _, err) = sandbox.run(&["tools"]);
         assert_eq!(code, 2, "{err}");
         assert_eq!(err.lines().count(), 1, "{err}");

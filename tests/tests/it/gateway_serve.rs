@@ -87,6 +87,7 @@ async fn serve_lists_calls_asks_and_elicits_through_http() {
         "permission": {"py_*": "allow", "py_wipe": "ask", "py_crash": "deny"},
     });
     sandbox.write("project/toolgate.json", &config.to_string());
+    sandbox.trust();
     let served = sandbox.serve(&[]);
 
     // Listed next to the builtins; a wholly denied tool is not offered.

@@ -7,7 +7,8 @@
 //! - Configuration and rules: `opencode_config` (OpenCode's config as OpenCode reads it),
 //!   `permission_config` (a deny never disappears, nothing fails open), `front_ends`
 //!   (every front end applies the same checks), `rules_hold` (read rules in every
-//!   tool, every spelling of a path, protected files, refusals that name their rule).
+//!   tool, every spelling of a path, protected files, refusals that name their rule),
+//!   `trust` (a project file's MCP servers, weaker sandbox and `shell_env` only once trusted).
 //! - The servers: `server` and `server_hardening` (`toolgate serve` over HTTP, and
 //!   attacked), `mcp` (`toolgate mcp` with real clients), `conformance` and
 //!   `conformance_client` (the official MCP conformance suite, server and client).
@@ -38,4 +39,5 @@ mod sandbox;
 mod server;
 mod server_hardening;
 mod shell_oracle;
+mod trust;
 mod upkeep;

@@ -304,6 +304,7 @@ fn list_form_expands_home_only_for_path_actions() {
             {"action": "external_directory", "resource": "$HOME/private/*", "effect": "allow"}
         ]}"#,
     );
+    sandbox.trust();
     let env = [("HOME", home.to_str().unwrap())];
     assert_eq!(
         effect(&sandbox, "bash", "~/bin/deploy now", &[], &env),

@@ -51,7 +51,22 @@ impl Project {
             std::fs::create_dir(sandbox.root.path().join(dir)).unwrap();
         }
         sandbox.write("project/toolgate.json", &config.to_string());
-        Project { sandbox }
+        let project = Project { sandbox };
+        project.trust();
+        project
+    }
+
+    /// `toolgate trust`: the project's config (its `sandbox` and `shell_env`) applies. A
+    /// config the test made malformed on purpose is a configuration error (exit 2) here,
+    /// which the test's own commands then check.
+    fn trust(&self) {
+        let output = self.command(&["trust"]).output().unwrap();
+        let code = output.status.code();
+        assert!(
+            matches!(code, Some(0 | 2)),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
     }
 
     fn root(&self) -> PathBuf {
@@ -798,6 +813,7 @@ fn the_analysis_plans_with_the_home_shell_env_gives_the_command() {
         "permission": {"external_directory": {"*": "ask", format!("{}/*", moved.display()): "deny"}},
     });
     probe.write("project/toolgate.json", &config.to_string());
+    probe.trust();
     let output = probe
         .command(&["check", "--json", "bash", "echo x > ~/f"])
         .output()
