@@ -351,6 +351,8 @@ impl Sandbox {
     }
 
     /// `toolgate ARGS` in the project, with the sandbox's directories and no terminal.
+    /// When the sandbox has a `tmp` directory (see [`Sandbox::own_temp_dir`]) it is the
+    /// command's `TMPDIR`.
     pub fn command(&self, args: &[&str]) -> std::process::Command {
         let mut command = std::process::Command::new(toolgate_binary());
         command
@@ -360,8 +362,19 @@ impl Sandbox {
             .env("TOOLGATE_CONFIG_DIR", self.config_dir())
             .env_remove("TOOLGATE_PERMISSION")
             .stdin(std::process::Stdio::null());
+        let tmp = self.root.path().join("tmp");
+        if tmp.is_dir() {
+            command.env("TMPDIR", tmp);
+        }
         isolate_opencode(&mut command, self.root.path());
         command
+    }
+
+    /// Gives the commands a temporary directory of their own (`<root>/tmp`), so that the
+    /// rest of the sandbox's root, itself under the system's temporary directory, is
+    /// outside the project and outside the temporary directory the defaults allow.
+    pub fn own_temp_dir(&self) {
+        let _ = std::fs::create_dir_all(self.root.path().join("tmp"));
     }
 
     /// OpenCode's global config directory as the binary sees it here

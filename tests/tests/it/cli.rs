@@ -368,9 +368,11 @@ fn with_home(sandbox: &Sandbox, home: &std::path::Path, command: &str) -> (Strin
 }
 
 #[test]
-fn package_managers_ask_for_the_cache_they_write_in_the_home() {
+fn package_managers_write_their_caches_in_the_home_which_the_defaults_allow_and_a_rule_can_deny() {
     // `npm run build` writes `~/.npm/_logs` even when the script does nothing (the shell
-    // oracle saw it): under `npm *: allow` that write is still asked.
+    // oracle saw it): the defaults allow the package managers' own directories like the
+    // spill directory (§4.4's external_directory defaults, widened as README says), and a
+    // user's rule still decides them.
     let sandbox = Sandbox::new();
     sandbox.write(
         "project/toolgate.json",
@@ -380,20 +382,23 @@ fn package_managers_ask_for_the_cache_they_write_in_the_home() {
     std::fs::create_dir(&home).unwrap();
     let home = std::fs::canonicalize(&home).unwrap();
     let h = home.display();
-    // No `~/.npm` yet: npm creates it, which writes the home itself.
+    // No `~/.npm` yet: npm creates it, and the default allows that too.
     assert_eq!(
         with_home(&sandbox, &home, "npm run build"),
-        ("ask".to_string(), vec![format!("{h}/*")])
+        ("allow".to_string(), vec![format!("{h}/.npm/*")])
     );
     std::fs::create_dir(home.join(".npm")).unwrap();
     assert_eq!(
         with_home(&sandbox, &home, "npm run build"),
-        ("ask".to_string(), vec![format!("{h}/.npm/*")])
+        ("allow".to_string(), vec![format!("{h}/.npm/*")])
     );
     std::fs::create_dir(home.join(".cargo")).unwrap();
     assert_eq!(
         with_home(&sandbox, &home, "cargo build --release"),
-        ("ask".to_string(), vec![format!("{h}/.cargo/*")])
+        (
+            "allow".to_string(),
+            vec![format!("{h}/.cargo/*"), format!("{h}/.rustup/*")]
+        )
     );
     // A bare version query writes nothing.
     assert_eq!(
@@ -401,16 +406,16 @@ fn package_managers_ask_for_the_cache_they_write_in_the_home() {
         ("allow".to_string(), Vec::new())
     );
     // Moving the cache elsewhere is not modelled: asked as a whole.
-    let (effect, _) = with_home(&sandbox, &home, "npm_config_cache=/tmp/c npm run build");
+    let (effect, _) = with_home(&sandbox, &home, "npm_config_cache=/srv/c npm run build");
     assert_eq!(effect, "ask");
-    // Allowing the directory, as README says, ends the question.
+    // A user's rule comes after the defaults and wins.
     sandbox.write(
         "project/toolgate.json",
-        r#"{"permission": {"bash": {"npm *": "allow"}, "external_directory": {"~/.npm/*": "allow"}}}"#,
+        r#"{"permission": {"bash": {"npm *": "allow"}, "external_directory": {"~/.npm/*": "deny"}}}"#,
     );
     assert_eq!(
         with_home(&sandbox, &home, "npm run build"),
-        ("allow".to_string(), vec![format!("{h}/.npm/*")])
+        ("deny".to_string(), vec![format!("{h}/.npm/*")])
     );
 }
 

@@ -577,11 +577,13 @@ fn an_allow_list_runs_what_it_allows_and_nothing_else() {
     // the catch-all deny, which must not decide over the rule written for its name.
     let p = Project::new(json!({"permission": {"bash": {
         "*": "deny", "ls *": "allow", "ls": "allow", "cat *": "allow", "echo *": "allow",
+        "make *": "allow",
     }}}));
-    let text = p.bash(
-        "ls; cat toolgate.json > /dev/null && echo cat-ok; f() { :; }; f; f() { rm victim; }; f",
-        &[],
-    );
+    // What an approved program starts (make's recipe) inherits its approval unless a deny
+    // matches it: the catch-all deny holds for `rm` at exec, which the analysis never saw
+    // (it does not read Makefiles).
+    std::fs::write(p.project().join("Makefile"), "all:\n\trm victim\n").unwrap();
+    let text = p.bash("ls; cat toolgate.json > /dev/null && echo cat-ok; make -s", &[]);
     assert!(text.contains("victim\n") && text.contains("cat-ok"), "{text}");
     assert!(p.victim(), "{text}");
     assert!(

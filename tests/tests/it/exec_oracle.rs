@@ -225,8 +225,11 @@ fn no_denied_program_ever_starts() {
         }
     }
     println!("{}", report.join("\n"));
+    // (A function redefined after use was one of these; the analysis now walks a function
+    // at each call with that call's state, so it refuses that line itself.)
     for must in [
-        "misread:function-redefined",
+        "misread:printf-v-exported",
+        "misread:read-exported",
         "misread:script-written-then-run",
         "misread:command-not-found-handle",
         "misread:python-execv",

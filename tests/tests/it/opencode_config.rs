@@ -186,7 +186,7 @@ fn v1_external_directory_example_expands_home() {
         "allow"
     );
     assert_eq!(
-        decide_with(&sandbox, BUILD, "external_directory", "/tmp/*", &env),
+        decide_with(&sandbox, BUILD, "external_directory", "/srv/*", &env),
         "ask"
     );
     let todo = format!("{home_text}/projects/personal/notes/todo.md");

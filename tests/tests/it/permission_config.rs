@@ -348,6 +348,7 @@ fn list_form_expands_home_only_for_path_actions() {
 #[test]
 fn files_a_global_skill_lists_can_be_read_without_asking() {
     let sandbox = Sandbox::new();
+    sandbox.own_temp_dir();
     sandbox.write(
         "config/skills/review/SKILL.md",
         "---\nname: review\ndescription: Reviews code\n---\nRun helper.sh first.\n",
@@ -377,6 +378,7 @@ fn a_project_skill_directory_linked_out_of_the_project_widens_nothing() {
     // A cloned repository can ship `.claude/skills -> /` (or -> $HOME): the skill
     // allowance must not turn into "every outside path is allowed".
     let sandbox = Sandbox::new();
+    sandbox.own_temp_dir();
     std::fs::create_dir_all(sandbox.project().join(".claude")).unwrap();
     std::fs::create_dir_all(sandbox.project().join(".opencode")).unwrap();
     std::os::unix::fs::symlink("/", sandbox.project().join(".claude/skills")).unwrap();
