@@ -35,7 +35,7 @@ mod options;
 mod paths;
 mod piped;
 
-use builtins::{BUILTIN_NAMES, BUILTINS, dangerous_assignment, dangerous_name};
+use builtins::{BUILTIN_NAMES, RESERVED, dangerous_assignment, dangerous_name};
 use paths::{hole_patterns, pieces, push_pieces_display};
 
 /// Input larger than this is not analysed (the whole line is opaque).
@@ -1066,7 +1066,7 @@ impl Walker<'_> {
 
     /// Whether a function of this name would change what the line means.
     fn shadows(&self, name: &str) -> bool {
-        if name.contains('/') || BUILTINS.contains(&name) || programs::known(name) {
+        if name.contains('/') || BUILTIN_NAMES.contains(&name) || RESERVED.contains(&name) || programs::known(name) {
             return true;
         }
         if crate::arity::ARITY.iter().any(|(key, _)| *key == name) {
