@@ -253,7 +253,13 @@ impl ExecOracle {
         {
             denied.push(self.deny(*file, started, &mut rng));
         }
-        let rules: Vec<String> = denied.iter().flat_map(|d| d.rules.iter().cloned()).collect();
+        // A program of the project (`./sub/ls`) was seen at the first run's copy of it: the
+        // deny rule names the same file in the second run's copy.
+        let (seen, run) = (format!("/{index}-observe/"), format!("/{index}-deny/"));
+        let rules: Vec<String> = denied
+            .iter()
+            .flat_map(|d| d.rules.iter().map(|rule| rule.replace(&seen, &run)))
+            .collect();
         let second = match self.pass(index, "deny", case, sandboxed, &rules) {
             Ok(pass) => pass,
             Err(why) => return inconclusive(case, sandboxed, why),
