@@ -75,6 +75,27 @@ impl Project {
         self.root().join("project")
     }
 
+    /// A trusted `PATH` directory of this test's own, outside what the command can
+    /// write, with a copy of `rm` in it: a test that links to it changes no file of the
+    /// system's (a link changes its file's ctime, which concurrent tests would see).
+    fn trusted_rm(&self) -> PathBuf {
+        let bin = self.root().join("bin");
+        std::fs::create_dir_all(&bin).unwrap();
+        let rm = bin.join("rm");
+        std::fs::copy("/usr/bin/rm", &rm).unwrap();
+        rm
+    }
+
+    /// The commands' `PATH`: the test's own `bin` first when it has one.
+    fn path(&self) -> std::ffi::OsString {
+        let system = std::env::var_os("PATH").unwrap_or_else(|| "/usr/bin:/bin".into());
+        let bin = self.root().join("bin");
+        if !bin.is_dir() {
+            return system;
+        }
+        std::env::join_paths(std::iter::once(bin).chain(std::env::split_paths(&system))).unwrap()
+    }
+
     fn victim(&self) -> bool {
         self.project().join("victim").exists()
     }
@@ -89,6 +110,7 @@ impl Project {
             .env("HOME", self.root().join("home"))
             .env("EXEC_GUARD_TEST", &self.marker)
             .env_remove("TOOLGATE_PERMISSION")
+            .env("PATH", self.path())
             .env_remove("TOOLGATE_TEST_EXEC_GUARD_MISSING")
             .stdin(Stdio::null());
         command
@@ -237,16 +259,41 @@ fn a_hard_link_is_the_same_program() {
     if !exec_guard() {
         return;
     }
-    let p = Project::new(deny_rm_by_path());
-    // A hard link needs the same file system as /usr/bin.
-    if std::fs::hard_link("/usr/bin/rm", p.project().join("hl")).is_err() {
-        eprintln!("SKIPPED: the project is on another file system than /usr/bin");
-        return;
-    }
+    // Made before the line: `./hl` is `rm` (it is the file `rm` resolves to), refused by
+    // a rule on the trusted path.
+    let p = Project::new(json!({}));
+    let rm = p.trusted_rm();
+    let config = json!({"permission": {"bash": {"*": "allow", format!("{} *", rm.display()): "deny"}}});
+    std::fs::write(p.project().join("toolgate.json"), config.to_string()).unwrap();
+    std::fs::hard_link(&rm, p.project().join("hl")).unwrap();
     let text = p.bash("./hl victim", &["--auto"]);
     assert!(p.victim(), "{text}");
     assert!(text.contains("toolgate refused to start `rm victim`"), "{text}");
     p.assert_nothing_left();
+}
+
+#[test]
+fn a_program_changed_while_the_line_runs_is_still_refused_by_its_name() {
+    if !exec_guard() {
+        return;
+    }
+    // A hard link made by the line (or by anything else on the machine while it runs)
+    // changes the program's ctime: its name is no longer trusted to allow it, and a deny
+    // rule for the name must still hold, by its own name and by the link's.
+    for line in [
+        "ln \"$(command -v rm)\" hl; ./hl victim",
+        // (`rm victim` that the analysis cannot read: the kernel has to stop it.)
+        "ln \"$(command -v rm)\" hl; eval \"$(echo cm0gdmljdGlt | base64 -d)\"",
+        "ln \"$(command -v rm)\" hl; mkdir d; cd d; ../hl ../victim",
+    ] {
+        let p = Project::new(deny_rm_by_name());
+        p.trusted_rm();
+        let text = p.bash(line, &["--auto"]);
+        assert!(p.victim(), "{line}: {text}");
+        assert!(text.contains("toolgate refused to start"), "{line}: {text}");
+        assert!(text.contains("\"rm *\""), "{line}: {text}");
+        p.assert_nothing_left();
+    }
 }
 
 #[test]

@@ -8,7 +8,10 @@
 //! What a program is called: its rule name (`git`) only when its path is the file that
 //! name resolves to in the trusted `PATH` (the command's starting `PATH` without the
 //! directories the command can write: the project and the temp directories), or a hard
-//! link to one; otherwise its absolute path, so a `./tools/ls` is not `ls`. The words a
+//! link to one; otherwise its absolute path, so a `./tools/ls` is not `ls`. Names that
+//! are not trusted for the file (its own file name; its trusted name when the file
+//! changed since the command started) are checked for deny and explicit ask rules only:
+//! they can refuse a program, never let one run. The words a
 //! rule sees are that name and `argv[1..]` (`argv[0]` is the caller's to choose), with
 //! the variables that make a program run code it was not given (`LD_PRELOAD`,
 //! `BASH_ENV`, `NODE_OPTIONS`, …) in front when the command changed them. A script's
@@ -118,8 +121,9 @@ struct TrustedPath {
     since: (i64, i64),
     names: HashMap<OsString, Option<(FileId, PathBuf)>>,
     /// Every program of the trusted directories by file, built the first time a program
-    /// is met that its own name does not resolve to (a hard link, a copy, a script).
-    index: Option<HashMap<(u64, u64), String>>,
+    /// is met that its own name does not resolve to (a hard link, a copy, a script): its
+    /// name, and whether it changed since the command started.
+    index: Option<HashMap<(u64, u64), (String, bool)>>,
 }
 
 impl TrustedPath {
@@ -160,18 +164,21 @@ impl TrustedPath {
         found
     }
 
-    /// The trusted name of the program `file`, if it is one (under another name).
-    fn name_of(&mut self, file: &FileId) -> Option<String> {
+    /// The name of the program `file` in the trusted directories (under another name),
+    /// and whether it is trusted: a file changed since the command started is not, yet
+    /// its name may still refuse it.
+    fn name_of(&mut self, file: &FileId) -> Option<(String, bool)> {
+        let since = self.since;
         let index = self.index.get_or_insert_with(|| {
-            let mut index = HashMap::new();
+            let mut index: HashMap<(u64, u64), (String, bool)> = HashMap::new();
             for dir in &self.dirs {
                 let Ok(entries) = std::fs::read_dir(dir) else { continue };
                 for entry in entries.flatten() {
                     let name = entry.file_name();
-                    if let (Some(name), Some(file)) = (name.to_str(), FileId::of(&entry.path()))
-                        && file.changed < self.since
-                    {
-                        index.entry((file.dev, file.ino)).or_insert_with(|| name.to_string());
+                    if let (Some(name), Some(file)) = (name.to_str(), FileId::of(&entry.path())) {
+                        index
+                            .entry((file.dev, file.ino))
+                            .or_insert_with(|| (name.to_string(), file.changed < since));
                     }
                 }
             }
@@ -202,6 +209,12 @@ struct Exec {
     /// changed some: a rule for the bare program may deny it or ask, never allow it (with
     /// `LD_PRELOAD=…` it is not the program the rule allowed).
     plain: Vec<String>,
+    /// Names the file has without being trusted under them: its own file name, and its
+    /// name in the trusted `PATH` when it changed since the command started (a hard link
+    /// made to it, by this command or any other, changes it). A deny rule or an explicit
+    /// ask for such a name holds (a `./tools/rm` is refused by `rm *`: deny); an allow
+    /// never does (a `./tools/ls` is not `ls`).
+    untrusted: Vec<String>,
 }
 
 /// What the result says about the guard's work.
@@ -495,16 +508,19 @@ impl Worker {
             .iter()
             .map(|exec| {
                 let spelled: Vec<String> = exec.forms.iter().chain(&exec.aliases).cloned().collect();
-                let (decision, forms) = self.decide_spellings(&spelled, &display);
+                let (mut decision, forms) = self.decide_spellings(&spelled, &display);
                 deciding.extend(forms);
-                if exec.plain.is_empty() {
-                    return decision;
-                }
-                let (bare, forms) = self.decide_spellings(&exec.plain, &display);
-                let holds = bare.verdict == Verdict::Deny || (bare.verdict == Verdict::Ask && bare.explicit);
-                if holds && rank(bare.verdict) > rank(decision.verdict) {
-                    deciding.extend(forms);
-                    return bare;
+                // Spellings that may only make the decision stricter.
+                for stricter in [&exec.plain, &exec.untrusted] {
+                    if stricter.is_empty() {
+                        continue;
+                    }
+                    let (bare, forms) = self.decide_spellings(stricter, &display);
+                    let holds = bare.verdict == Verdict::Deny || (bare.verdict == Verdict::Ask && bare.explicit);
+                    if holds && rank(bare.verdict) > rank(decision.verdict) {
+                        deciding.extend(forms);
+                        decision = bare;
+                    }
                 }
                 decision
             })
@@ -603,6 +619,7 @@ impl Worker {
     ) -> Exec {
         let absolute = program.to_string_lossy().into_owned();
         let base = program.file_name().unwrap_or_default();
+        let mut untrusted_names = vec![base.to_string_lossy().into_owned()];
         let name = match file {
             Some(file)
                 if self
@@ -612,7 +629,14 @@ impl Worker {
             {
                 Some(base.to_string_lossy().into_owned())
             }
-            Some(file) => self.trusted.name_of(file),
+            Some(file) => match self.trusted.name_of(file) {
+                Some((name, true)) => Some(name),
+                Some((name, false)) => {
+                    untrusted_names.push(name);
+                    None
+                }
+                None => None,
+            },
             None => None,
         };
         // The name of the file its links resolve to, when that name is trusted for it too
@@ -702,6 +726,14 @@ impl Worker {
                 .filter_map(|form| form.strip_prefix(prefix.as_str()).map(str::to_string))
                 .collect()
         };
+        let mut untrusted = Vec::new();
+        for first in untrusted_names.iter().filter(|first| Some(*first) != name.as_ref()) {
+            for form in spelled(first).forms {
+                if !forms.contains(&form) && !untrusted.contains(&form) {
+                    untrusted.push(form);
+                }
+            }
+        }
         // The line as written may have named the program by any of these spellings.
         let predictable: Vec<String> = if prefix.is_empty() {
             forms.iter().chain(&aliases).cloned().collect()
@@ -715,6 +747,7 @@ impl Worker {
             predictable,
             aliases,
             plain,
+            untrusted,
         }
     }
 
