@@ -12,7 +12,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use e2e::shell_oracle::exec::{ExecOptions, ExecOracle, ExecOutcome, exec_summary};
-use e2e::shell_oracle::{Case, generate};
+use e2e::shell_oracle::{Case, builtins, generate};
 
 /// The generated part: fixed, so a failure is reproducible with these numbers.
 const SEED: u64 = 22;
@@ -120,6 +120,9 @@ fn cases() -> Vec<Case> {
         .iter()
         .map(|(tag, line)| Case::new(*line, &[&format!("misread:{tag}"), "deny-name:rm"]))
         .collect();
+    // Every builtin and option of bash (the strace oracle's closed set), each line with
+    // its programs denied.
+    cases.extend(builtins::lines().into_iter().map(|(line, tags)| Case { line, tags }));
     cases.extend(generate::lines(seed, count).into_iter().enumerate().map(|(index, g)| {
         let mut tags = g.tags;
         tags.push(format!("seed:{seed}:{index}"));
