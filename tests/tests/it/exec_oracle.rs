@@ -18,24 +18,6 @@ use e2e::shell_oracle::{Case, builtins, generate};
 const SEED: u64 = 22;
 const GENERATED: usize = 400;
 
-/// Whether the kernel runs the exec guard; prints why not (the test then skips), unless
-/// `TOOLGATE_REQUIRE_SANDBOX_TESTS=1`, where a missing guard fails.
-fn exec_guard() -> bool {
-    let output = Command::new(e2e::toolgate_binary())
-        .args(["__sandbox-exec", "--probe-exec-guard"])
-        .output()
-        .unwrap();
-    if output.status.success() {
-        return true;
-    }
-    let why = String::from_utf8_lossy(&output.stderr).trim().to_string();
-    if std::env::var_os("TOOLGATE_REQUIRE_SANDBOX_TESTS").is_some_and(|v| v == "1") {
-        panic!("exec-time enforcement is required for this run but unavailable: {why}");
-    }
-    eprintln!("SKIPPED: exec-time enforcement is unavailable here: {why}");
-    false
-}
-
 fn kernel_sandbox() -> bool {
     Command::new(e2e::toolgate_binary())
         .args(["__sandbox-exec", "--probe"])
@@ -148,7 +130,7 @@ fn describe(outcome: &ExecOutcome) -> String {
 
 #[test]
 fn no_denied_program_ever_starts() {
-    if !exec_guard() {
+    if !e2e::kernel_has(e2e::KernelFeature::ExecGuard) {
         return;
     }
     let options = ExecOptions {
