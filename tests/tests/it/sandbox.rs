@@ -100,6 +100,25 @@ impl Project {
         let output = self.command(&args).output().unwrap();
         Settled::from(output)
     }
+
+    /// `bash` of a command that must have run in the sandbox, and its text.
+    fn sandboxed(&self, command: &str) -> (Settled, String) {
+        let settled = self.bash(command, &[]);
+        let text = settled.text();
+        assert_eq!(
+            settled.sandbox().as_deref(),
+            Some("workspace-write"),
+            "{command}: {text}"
+        );
+        (settled, text)
+    }
+
+    /// A command that must have been stopped by the sandbox: it ran there and failed.
+    fn refused_by_sandbox(&self, command: &str) -> String {
+        let (settled, text) = self.sandboxed(command);
+        assert_ne!(settled.exit(), Some(0), "{command} succeeded: {text}");
+        text
+    }
 }
 
 /// `command` spelled so the analysis cannot see what it runs (`eval` of a substitution's
@@ -215,14 +234,7 @@ fn writes_land_inside_the_project_and_temp_dir_and_nowhere_else() {
         ("echo x >> ~/.bashrc; echo y > ~/.profile".into(), "home/.profile"),
     ];
     for (command, target) in &attempts {
-        let settled = p.bash(command, &[]);
-        let text = settled.text();
-        assert_eq!(
-            settled.sandbox().as_deref(),
-            Some("workspace-write"),
-            "{command}: {text}"
-        );
-        assert_ne!(settled.exit(), Some(0), "{command} succeeded: {text}");
+        let text = p.refused_by_sandbox(command);
         assert!(!p.exists(target), "{command} wrote {target}");
         assert!(
             text.contains("sandbox: write outside the workspace refused"),
@@ -298,13 +310,7 @@ fn files_the_read_rules_deny_are_hidden_from_every_program() {
     ]
     .map(unseen);
     for command in &attempts {
-        let settled = p.bash(command, &[]);
-        let text = settled.text();
-        assert_eq!(
-            settled.sandbox().as_deref(),
-            Some("workspace-write"),
-            "{command}: {text}"
-        );
+        let (_, text) = p.sandboxed(command);
         assert!(!text.contains("top-secret"), "{command} read a secret: {text}");
     }
     // The files are untouched and where they were.
@@ -380,14 +386,7 @@ fn files_the_edit_rules_deny_and_toolgates_own_config_are_read_only() {
     ]
     .map(unseen);
     for command in &attempts {
-        let settled = p.bash(command, &[]);
-        let text = settled.text();
-        assert_eq!(
-            settled.sandbox().as_deref(),
-            Some("workspace-write"),
-            "{command}: {text}"
-        );
-        assert_ne!(settled.exit(), Some(0), "{command} succeeded: {text}");
+        p.refused_by_sandbox(command);
     }
     assert_eq!(p.read("project/locked.txt"), "locked\n");
     assert_eq!(p.read("project/protected/a.txt"), "a\n");
@@ -544,14 +543,7 @@ fn git_hooks_and_config_stay_read_only_while_commits_work() {
         "h=.git/modules/lib/hooks; echo x > $h/post-checkout",
     ];
     for command in attempts {
-        let settled = p.bash(command, &[]);
-        let text = settled.text();
-        assert_eq!(
-            settled.sandbox().as_deref(),
-            Some("workspace-write"),
-            "{command}: {text}"
-        );
-        assert_ne!(settled.exit(), Some(0), "{command} succeeded: {text}");
+        p.refused_by_sandbox(command);
     }
     assert_eq!(p.read("project/.git/config"), config);
     assert_eq!(p.read("project/.husky/_/pre-commit"), husky);
@@ -711,14 +703,7 @@ fn escapes_landlock_does_not_cover_are_refused() {
         );
     }
     for command in attempts {
-        let settled = p.bash(command, &[]);
-        let text = settled.text();
-        assert_eq!(
-            settled.sandbox().as_deref(),
-            Some("workspace-write"),
-            "{command}: {text}"
-        );
-        assert_ne!(settled.exit(), Some(0), "{command} succeeded: {text}");
+        p.refused_by_sandbox(command);
     }
     // toolgate itself was not stopped: this call came back, and so does the next one.
     p.bash("true", &[]).ran("workspace-write", 0);
