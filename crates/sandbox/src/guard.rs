@@ -440,13 +440,23 @@ impl ExecListener {
         let opened = if empty {
             let direct = PathBuf::from(format!("/proc/{pid}/fd/{dirfd}"));
             open_path(&direct, None).map(|fd| (fd, std::fs::read_link(&direct).unwrap_or_default()))
+        } else if !program.is_absolute() {
+            // The directory it is relative to could not be read (a working directory
+            // longer than a page): the file is not known, and must not be looked up
+            // from the root instead.
+            None
         } else {
             open_as(pid, &program)
         };
         let (file, interpreter, resolved) = match opened {
             Some((opened, resolved)) => {
                 let file = file_id(&opened);
-                (file, file.and_then(|file| shebang(&opened, &file)), Some(resolved))
+                match file.map(|file| shebang(&opened, &file)) {
+                    Some(Ok(interpreter)) => (file, interpreter, Some(resolved)),
+                    // Executable but unreadable here: whether the kernel would run an
+                    // interpreter is not known, so the file is not either.
+                    Some(Err(HeadUnreadable)) | None => (None, None, Some(resolved)),
+                }
             }
             None => (None, None, None),
         };
@@ -482,7 +492,7 @@ impl ExecListener {
         Some(Program {
             file,
             resolved,
-            interpreter: shebang(&fd, &file),
+            interpreter: shebang(&fd, &file).ok()?,
         })
     }
 
@@ -765,23 +775,36 @@ fn file_id(fd: &OwnedFd) -> Option<FileId> {
 
 /// A regular file's `#!` line: the interpreter and its one optional argument, as the
 /// kernel splits it (`file` is what `fd` is).
-fn shebang(fd: &OwnedFd, file: &FileId) -> Option<Vec<OsString>> {
+fn shebang(fd: &OwnedFd, file: &FileId) -> Result<Option<Vec<OsString>>, HeadUnreadable> {
     if file.mode & 0o170000 != 0o100000 {
-        return None;
+        return Ok(None);
     }
-    let mut file = std::fs::File::open(format!("/proc/self/fd/{}", fd.as_raw_fd())).ok()?;
+    // The kernel reads a script's first line with execute permission alone (`chmod
+    // 111`); a file this process cannot read is not known to be no script.
+    let mut file = std::fs::File::open(format!("/proc/self/fd/{}", fd.as_raw_fd())).map_err(|_| HeadUnreadable)?;
     let mut head = [0u8; 256];
     let mut read = 0;
     while read < head.len() {
         match file.read(&mut head[read..]) {
             Ok(0) => break,
             Ok(n) => read += n,
-            Err(_) => return None,
+            Err(_) => return Err(HeadUnreadable),
         }
     }
-    let head = &head[..read];
+    Ok(interpreter_line(&head[..read]))
+}
+
+/// A file whose first bytes could not be read.
+#[derive(Debug)]
+struct HeadUnreadable;
+
+/// The interpreter and its one argument of a file that starts with `head`, as the
+/// kernel's `load_script` reads them; `None` when it is no script.
+fn interpreter_line(head: &[u8]) -> Option<Vec<OsString>> {
     let line = head.strip_prefix(b"#!")?;
     let line = &line[..line.iter().position(|b| *b == b'\n').unwrap_or(line.len())];
+    // The kernel's `load_script` ends the line at a NUL too: what follows is never read.
+    let line = &line[..line.iter().position(|b| *b == 0).unwrap_or(line.len())];
     let trimmed: &[u8] = {
         let start = line.iter().position(|b| *b != b' ' && *b != b'\t')?;
         let end = line.iter().rposition(|b| *b != b' ' && *b != b'\t')? + 1;
@@ -977,7 +1000,10 @@ mod tests {
                 spelled.display()
             );
             let file = file_id(&opened).unwrap_or_else(|| panic!("{}", spelled.display()));
-            assert_eq!(shebang(&opened, &file), Some(vec![OsString::from("/bin/sh")]));
+            assert_eq!(
+                shebang(&opened, &file).ok().flatten(),
+                Some(vec![OsString::from("/bin/sh")])
+            );
         }
     }
 }

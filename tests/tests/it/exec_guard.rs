@@ -624,3 +624,58 @@ fn an_allow_list_runs_what_it_allows_and_nothing_else() {
     assert_eq!(text.matches("toolgate refused to start").count(), 1, "{text}");
     p.assert_nothing_left();
 }
+
+/// What the kernel runs that a reading of the file or of the name would get wrong: a `#!`
+/// line cut by a NUL, a chain of five `#!` scripts (Linux ≥ 5.8 follows five), a script
+/// with execute permission only, a working directory deeper than a page (its path cannot
+/// be read back), git run under a dashed name or with options before its subcommand
+/// that the analysis does not follow. None of these may start a denied program.
+#[test]
+fn what_the_kernel_really_runs_is_what_is_decided() {
+    if !e2e::kernel_has(e2e::KernelFeature::ExecGuard) {
+        return;
+    }
+    let deep = "d".repeat(250);
+    let up = "../".repeat(20);
+    let mut descend = String::new();
+    for _ in 0..20 {
+        descend.push_str(&format!("mkdir {deep} && cd {deep} && "));
+    }
+    let lines = [
+        "printf '#!/usr/bin/rm\\0\\n' > s; chmod +x s; ./s victim".to_string(),
+        "printf '#!/usr/bin/rm\\0/bin/true\\n' > s; chmod +x s; ./s victim".to_string(),
+        "printf '#!/usr/bin/rm\\n' > s4; for i in 3 2 1 0; do printf '#!%s/s%s\\n' \"$PWD\" $((i + 1)) > s$i; done; \
+         chmod +x s0 s1 s2 s3 s4; ./s0 victim"
+            .to_string(),
+        "printf '#!/usr/bin/rm\\n' > s; chmod 111 s; ./s victim".to_string(),
+        format!("{descend}ln -s /usr/bin/rm zz && ./zz {up}victim"),
+    ];
+    let mut failures = Vec::new();
+    for line in &lines {
+        let p = Project::new(deny_rm_by_path());
+        let hidden = format!("f() {{ :; }}; f; f() {{ {line}\n}}; f");
+        let text = p.bash(&hidden, &["--auto"]);
+        if !p.victim() {
+            failures.push(format!("{line:?}: result: {text}"));
+        }
+        p.assert_nothing_left();
+    }
+    // git: `git push` denied; each spelling must be refused when git starts.
+    let push_denied = json!({"permission": {"bash": {"*": "allow", "git push *": "deny", "git push": "deny"}}});
+    for line in [
+        "(exec -a git-push git -q origin HEAD)",
+        "git -c a.b=c push -q origin HEAD",
+        "git --config-env=a.b=HOME push -q origin HEAD",
+        "git --exec-path=/nonexistent push -q origin HEAD",
+        "git --no-such-global-option push -q origin HEAD",
+    ] {
+        let p = Project::new(push_denied.clone());
+        let hidden = format!("f() {{ :; }}; f; f() {{ {line}\n}}; f");
+        let text = p.bash(&hidden, &["--auto"]);
+        if !(text.contains("toolgate refused to start") && text.contains("git push *")) {
+            failures.push(format!("{line:?}: result: {text}"));
+        }
+        p.assert_nothing_left();
+    }
+    assert!(failures.is_empty(), "denied programs started:\n{}", failures.join("\n"));
+}

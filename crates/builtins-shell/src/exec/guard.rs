@@ -40,8 +40,9 @@ use std::time::{Duration, Instant};
 use toolgate_core::{Context, PermissionRequest, Permissions, Resource, RuleDecision, Verdict};
 use toolgate_sandbox::{ExecCall, ExecListener, FileId, Readiness, Stopped, proc_field, read_proc};
 
-/// How many `#!` interpreters deep the kernel goes (its `BINPRM_MAX_RECURSION`).
-const MAX_INTERPRETERS: usize = 4;
+/// How many `#!` interpreters deep the guard follows: more than the kernel does (five
+/// rewrites since Linux 5.8, four before); a chain still going after that is refused.
+const MAX_INTERPRETERS: usize = 8;
 use toolgate_shell_analysis::spellings;
 
 /// How often the listener's thread looks whether the call is over.
@@ -444,6 +445,25 @@ impl Worker {
     }
 
     fn decide(&mut self, call: ExecCall) {
+        // A file the guard cannot find as the caller would (it does not exist, or it is
+        // named in a way the guard cannot follow: a working directory too deep to read,
+        // one outside the caller's root) is not run: the caller gets what a missing file
+        // gives (so `execvp` goes on to the next `PATH` entry), and no rule is ever
+        // checked against a name that is not the file's.
+        if call.file.is_none() {
+            if call.resolved.is_some() {
+                // It is there, but what it would run cannot be read (a script with execute
+                // permission only).
+                let _ = self.listener.refuse(call.id, rustix::io::Errno::ACCESS.raw_os_error());
+                self.note(format!(
+                    "toolgate refused to start `{}`: it cannot read the file to check what it runs",
+                    call.program.display()
+                ));
+                return;
+            }
+            let _ = self.listener.refuse(call.id, libc_enoent());
+            return;
+        }
         let (lineage, key) = self.lineage(call.pid);
         let cwd = call.cwd.clone();
         let cwd = cwd.as_deref();
@@ -466,6 +486,12 @@ impl Worker {
             let Some(first) = line.first() else { break };
             let path = PathBuf::from(first);
             let found = self.listener.identify(call.pid, &path);
+            if found.is_none() {
+                // The kernel would fail too ("bad interpreter"), unless the guard cannot
+                // see the file it would run: either way nothing runs.
+                let _ = self.listener.refuse(call.id, libc_enoent());
+                return;
+            }
             let mut argv: Vec<OsString> = line.clone();
             argv.push(script);
             argv.extend(argv_rest);
@@ -481,11 +507,23 @@ impl Worker {
             script = path.into_os_string();
             argv_rest = argv.into_iter().skip(1).collect();
         }
+        if interpreter.is_some() {
+            let _ = self.listener.refuse(call.id, rustix::io::Errno::LOOP.raw_os_error());
+            self.note(format!(
+                "toolgate refused to start `{}`: its `#!` interpreters go deeper than {MAX_INTERPRETERS}",
+                call.program.display()
+            ));
+            return;
+        }
         // The dynamic loader asked to run a program: that program is what runs.
         if (is_loader(&call.program) || call.resolved.as_deref().is_some_and(is_loader))
             && let Some(program) = loader_program(&call.argv)
         {
             let found = self.listener.identify(call.pid, Path::new(&program));
+            if found.is_none() {
+                let _ = self.listener.refuse(call.id, libc_enoent());
+                return;
+            }
             let path = match (&call.cwd, Path::new(&program).is_absolute()) {
                 (Some(cwd), false) => cwd.join(&program),
                 _ => PathBuf::from(&program),
@@ -675,6 +713,7 @@ impl Worker {
             spellings(&words)
         };
         let mut forms = Vec::new();
+        let mut stricter_forms: Vec<String> = Vec::new();
         let mut save = None;
         let mut display = None;
         for first in name.iter().chain(paths.iter()) {
@@ -689,6 +728,7 @@ impl Worker {
                     forms.push(form);
                 }
             }
+            stricter_forms.extend(spelled.stricter);
         }
         // Other spellings of the same file: as the caller named it, relative to its
         // working directory, under the home.
@@ -728,10 +768,42 @@ impl Worker {
         };
         let mut untrusted = Vec::new();
         for first in untrusted_names.iter().filter(|first| Some(*first) != name.as_ref()) {
-            for form in spelled(first).forms {
+            let spelled = spelled(first);
+            for form in spelled.forms.into_iter().chain(spelled.stricter) {
                 if !forms.contains(&form) && !untrusted.contains(&form) {
                     untrusted.push(form);
                 }
+            }
+        }
+        // A program that picks its subcommand from the name it is run by (`git-push`, a
+        // link to git, or git run with `argv[0]` `git-push`): the command it will be.
+        let own_names: Vec<String> = name
+            .iter()
+            .cloned()
+            .chain(untrusted_names.iter().skip(1).cloned())
+            .chain(
+                resolved
+                    .and_then(Path::file_name)
+                    .map(|n| n.to_string_lossy().into_owned()),
+            )
+            .collect();
+        let called = argv
+            .first()
+            .and_then(|first| Path::new(first).file_name())
+            .map(|n| n.to_string_lossy().into_owned());
+        for dashed in std::iter::once(base.to_string_lossy().into_owned()).chain(called) {
+            if let Some((head, tail)) = dashed.split_once('-')
+                && !tail.is_empty()
+                && own_names.iter().any(|own| own == head)
+            {
+                let mut words = vec![head.to_string(), tail.to_string()];
+                words.extend(args.iter().cloned());
+                stricter_forms.extend(spellings(&words).forms);
+            }
+        }
+        for form in stricter_forms {
+            if !forms.contains(&form) && !untrusted.contains(&form) {
+                untrusted.push(form);
             }
         }
         // The line as written may have named the program by any of these spellings.
@@ -967,6 +1039,10 @@ fn rank(verdict: Verdict) -> u8 {
 
 fn libc_eperm() -> i32 {
     rustix::io::Errno::PERM.raw_os_error()
+}
+
+fn libc_enoent() -> i32 {
+    rustix::io::Errno::NOENT.raw_os_error()
 }
 
 /// A process as `/proc` tells it.
