@@ -265,13 +265,16 @@ fn a_program_changed_while_the_line_runs_is_still_refused_by_its_name() {
     // changes the program's ctime: its name is no longer trusted to allow it, and a deny
     // rule for the name must still hold, by its own name and by the link's.
     for line in [
-        "ln \"$(command -v rm)\" hl; ./hl victim",
+        "ln RM hl; ./hl victim",
         // (`rm victim` that the analysis cannot read: the kernel has to stop it.)
-        "ln \"$(command -v rm)\" hl; eval \"$(echo cm0gdmljdGlt | base64 -d)\"",
-        "ln \"$(command -v rm)\" hl; mkdir d; cd d; ../hl ../victim",
+        "ln RM hl; eval \"$(echo cm0gdmljdGlt | base64 -d)\"",
+        "ln RM hl; mkdir d; cd d; ../hl ../victim",
     ] {
         let p = Project::new(deny_rm_by_name());
-        p.trusted_rm();
+        // The test's own `rm`, first in `PATH`: the system's is never linked.
+        let rm = p.trusted_rm();
+        let line = line.replace("RM", &rm.display().to_string());
+        let line = line.as_str();
         let text = p.bash(line, &["--auto"]);
         assert!(p.victim(), "{line}: {text}");
         assert!(text.contains("toolgate refused to start"), "{line}: {text}");
@@ -525,11 +528,15 @@ fn a_racing_thread_does_not_stall_or_crash_the_supervisor() {
     std::fs::write(p.project().join("race.py"), script).unwrap();
     // The same through the file system: another program the rules let run swaps the file
     // at the path between the supervisor's look and the kernel's exec (the shell that
-    // runs `./x` needs no second thread for it).
+    // runs `./x` needs no second thread for it). Copies are linked, never the system's
+    // files: a link changes its file's ctime, which every test running beside this one
+    // would see.
+    std::fs::copy("/usr/bin/true", p.project().join("t0")).unwrap();
+    std::fs::copy("/usr/bin/rm", p.project().join("r0")).unwrap();
     let swap = "import os\n\
         while True:\n\
-        \x20   os.link('/usr/bin/true', 'n'); os.replace('n', 'x')\n\
-        \x20   os.link('/usr/bin/rm', 'n'); os.replace('n', 'x')\n";
+        \x20   os.link('t0', 'n'); os.replace('n', 'x')\n\
+        \x20   os.link('r0', 'n'); os.replace('n', 'x')\n";
     std::fs::write(p.project().join("swap.py"), swap).unwrap();
     let started = Instant::now();
     let text = p.bash(
