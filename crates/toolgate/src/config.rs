@@ -108,6 +108,7 @@ impl Config {
         // The directories `Dirs` found (its fallback for a missing config directory too).
         let inputs = toolgate_config::Inputs::from_process(dir)?
             .toolgate_dir(&dirs.config)
+            .data_dir(&dirs.data)
             .opencode_dir(dirs.opencode.clone())
             .home(dirs.home.clone())
             .explicit(explicit.map(Path::to_path_buf));
