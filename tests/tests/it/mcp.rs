@@ -521,7 +521,8 @@ fn the_elicitation_offers_once_session_always_with_checks_patterns_and_never_alw
     let sandbox = Sandbox::new();
     sandbox.write(
         "project/toolgate.json",
-        r#"{"permission": {"edit": "ask", "bash": {"*": "ask"}}}"#,
+        // Edits are allowed: the rule file is asked all the same.
+        r#"{"permission": {"edit": "allow", "bash": {"*": "ask"}}}"#,
     );
     let (code, out, err) = sandbox.run(&["check", "bash", "touch a.txt", "--json"]);
     assert_eq!(code, 0, "{err}");
