@@ -119,11 +119,20 @@ impl Files<'_> {
         std::path::absolute(&joined).unwrap_or(joined)
     }
 
-    /// Why a project file may not read `path`, if it may not (fail closed: a file whose
-    /// real place cannot be established is refused).
-    fn refusal(scope: &FileScope, path: &Path) -> Option<String> {
-        let Ok(real) = std::fs::canonicalize(path) else {
-            return Some("its real path cannot be established".into());
+    /// Why a project file may not read the file opened as `file` from `path`, if it may
+    /// not. Judged on what was opened (its real path, from the open descriptor where the
+    /// system says it), so a symlink swapped after a check cannot lead elsewhere; a file
+    /// whose real place cannot be established is refused (fail closed).
+    fn refusal(scope: &FileScope, path: &Path, file: &std::fs::File) -> Option<String> {
+        #[cfg(target_os = "linux")]
+        let real = {
+            use std::os::fd::AsRawFd;
+            std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd()))
+        };
+        #[cfg(not(target_os = "linux"))]
+        let real = std::fs::canonicalize(path);
+        let Ok(real) = real else {
+            return Some(format!("the real path of {} cannot be established", path.display()));
         };
         if scope.own.iter().any(|dir| real.starts_with(dir)) {
             return Some(format!("{} is toolgate's own file", real.display()));
@@ -139,12 +148,12 @@ impl Files<'_> {
         {
             use std::os::unix::fs::MetadataExt;
             // Another name of the same file may be toolgate's token or database.
-            match std::fs::metadata(&real) {
+            match file.metadata() {
                 Ok(meta) if meta.nlink() > 1 => {
                     return Some(format!("{} has {} hard links", real.display(), meta.nlink()));
                 }
                 Ok(_) => {}
-                Err(_) => return Some("its real path cannot be established".into()),
+                Err(_) => return Some(format!("{} cannot be examined", real.display())),
             }
         }
         None
@@ -152,6 +161,7 @@ impl Files<'_> {
 
     /// The content `{file:reference}` at `key` becomes, or why the load fails.
     fn content(&mut self, key: &str, reference: &str) -> Result<String, ConfigError> {
+        use std::io::Read;
         let path = self.resolve(reference);
         let token = format!("{{file:{reference}}}");
         let bad = |message: String| ConfigError {
@@ -160,21 +170,30 @@ impl Files<'_> {
             message: format!("bad file reference {token:?}: {message}"),
             kind: ErrorKind::Read,
         };
-        let text = match std::fs::read(&path) {
-            Ok(bytes) => String::from_utf8(bytes).map_err(|_| bad(format!("{} is not valid UTF-8", path.display())))?,
+        // A missing file is an error either way (as in OpenCode). Only a regular file is
+        // opened: a FIFO would hold the load forever.
+        match std::fs::metadata(&path) {
             Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
                 return Err(bad(format!("{} does not exist", path.display())));
             }
             Err(error) => return Err(bad(format!("{} cannot be read: {error}", path.display()))),
-        };
-        // Checked after the read too: a file is only refused once it is known to exist
-        // (a missing one is an error either way), and the check is on what was read.
+            Ok(meta) if !meta.is_file() => return Err(bad(format!("{} is not a file", path.display()))),
+            Ok(_) => {}
+        }
+        let mut file =
+            std::fs::File::open(&path).map_err(|error| bad(format!("{} cannot be read: {error}", path.display())))?;
+        // A project's file is refused before anything of the file is read, so nothing of
+        // toolgate's (not even whether it is text) reaches it.
         if let Some(scope) = self.scope
-            && let Some(why) = Self::refusal(scope, &path)
+            && let Some(why) = Self::refusal(scope, &path, &file)
         {
             self.refused.push((key.to_string(), token, why));
             return Ok(String::new());
         }
+        let mut bytes = Vec::new();
+        file.read_to_end(&mut bytes)
+            .map_err(|error| bad(format!("{} cannot be read: {error}", path.display())))?;
+        let text = String::from_utf8(bytes).map_err(|_| bad(format!("{} is not valid UTF-8", path.display())))?;
         let content = text.trim().to_string();
         self.read.push((path, content.clone()));
         Ok(content)

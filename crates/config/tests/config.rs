@@ -346,6 +346,20 @@ fn file_references_are_substituted_as_opencode_does_and_a_missing_one_is_an_erro
         )),
         "{error}"
     );
+
+    // Only a regular file is read: a FIFO would hold the load forever.
+    let made = std::process::Command::new("mkfifo")
+        .arg(r.join("toolgate/fifo"))
+        .status()
+        .unwrap();
+    assert!(made.success());
+    write(
+        r,
+        "toolgate/toolgate.json",
+        r#"{"provider": {"x": {"options": {"apiKey": "{file:fifo}"}}}}"#,
+    );
+    let error = load(&inputs).unwrap_err();
+    assert!(error.to_string().contains("fifo is not a file"), "{error}");
 }
 
 /// A project's file (the repository's say) gets no file toolgate keeps its secrets in —
