@@ -286,6 +286,9 @@ pub struct Layer {
     pub project: bool,
     /// The SHA-256 of the file's bytes as read and decoded (lowercase hex), when it is a file.
     pub sha256: Option<String>,
+    /// The files its `{file:…}` read, in order: they define its values as much as it does
+    /// (their edits always ask, like the file's own; README "Files that define the rules").
+    pub references: Vec<PathBuf>,
 }
 
 /// Everything a load read.
@@ -372,12 +375,13 @@ pub fn load(inputs: &Inputs) -> Result<Loaded, ConfigError> {
         loader.directory(dir)?;
     }
     if let Some(text) = &env.opencode_config_content {
-        let (layer, _) = loader.text(
+        let (mut layer, read) = loader.text(
             text,
             SourceKind::OpenCodeConfigContent,
             "$OPENCODE_CONFIG_CONTENT",
             None,
         )?;
+        layer.references = read.into_iter().map(|(path, _)| path).collect();
         loader.loaded.layers.push(layer);
     }
     if let Some(file) = &inputs.explicit {
@@ -423,6 +427,16 @@ pub struct RulePath {
     pub path: PathBuf,
     /// True for a directory: everything beneath it counts.
     pub tree: bool,
+}
+
+impl RulePath {
+    /// One file.
+    pub fn file(path: impl Into<PathBuf>) -> RulePath {
+        RulePath {
+            path: path.into(),
+            tree: false,
+        }
+    }
 }
 
 /// Every place [`load`] reads for `inputs`, or would read once it exists: the files that
@@ -625,6 +639,7 @@ impl Loader {
         // version of the file — nor of a file its `{file:…}` names, so those are hashed
         // with it (each as a NUL, its path, a NUL and the content substituted).
         let mut bytes = text.into_bytes();
+        layer.references = read.iter().map(|(path, _)| path.clone()).collect();
         for (path, content) in read {
             bytes.push(0);
             bytes.extend_from_slice(path.as_os_str().as_encoded_bytes());
@@ -762,6 +777,7 @@ impl Loader {
             agents,
             project: self.project,
             sha256: None,
+            references: Vec::new(),
         })
     }
 
@@ -808,6 +824,7 @@ impl Loader {
             agents: Vec::new(),
             project: false,
             sha256: None,
+            references: Vec::new(),
         })
     }
 

@@ -113,7 +113,13 @@ impl Config {
             .home(dirs.home.clone())
             .explicit(explicit.map(Path::to_path_buf));
         let mut loaded = toolgate_config::load(&inputs)?;
-        let rule_paths = toolgate_config::rule_paths(&inputs);
+        let mut rule_paths = toolgate_config::rule_paths(&inputs);
+        // The files a config's `{file:…}` read define its values: their edits ask too.
+        rule_paths.extend(
+            loaded
+                .all()
+                .flat_map(|layer| layer.references.iter().cloned().map(toolgate_config::RulePath::file)),
+        );
         for layer in loaded.all() {
             if let Some(shell_env) = &layer.document.shell_env {
                 crate::sandbox::policy_of(shell_env).validate().map_err(|error| {

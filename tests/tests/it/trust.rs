@@ -297,6 +297,14 @@ fn file_substitution_gives_a_project_file_its_own_files_never_toolgates() {
         "{err}"
     );
 
+    // The file a config's `{file:…}` reads defines its values: an edit of it always asks
+    // and "always" saves nothing for it, as for the config file itself.
+    let mut command = sandbox.command(&["check", "edit", "key.txt", "--json"]);
+    command.env("TOOLGATE_DATA_DIR", sandbox.project().join(".data"));
+    let report: Value = serde_json::from_slice(&command.output().unwrap().stdout).unwrap();
+    assert_eq!(report["resources"][0]["rule"]["origin"], "protected", "{report}");
+    assert_eq!(report["save"], json!([]), "{report}");
+
     sandbox.write(
         "project/opencode.json",
         r#"{"permission": {"bash": {"{file:missing.txt}": "deny"}}}"#,
