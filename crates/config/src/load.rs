@@ -148,6 +148,9 @@ pub struct Inputs {
     pub directory: PathBuf,
     /// toolgate's global config directory (`toolgate.json`, `managed.json`).
     pub toolgate_dir: Option<PathBuf>,
+    /// toolgate's data directory (its token, approval database, `trusted.json`): a
+    /// project file's `{file:…}` never reads from it, nor from `toolgate_dir`.
+    pub data_dir: Option<PathBuf>,
     /// OpenCode's global config directory ([`opencode_global_dir`]).
     pub opencode_dir: Option<PathBuf>,
     /// OpenCode's managed directory ([`opencode_managed_dir`]).
@@ -183,6 +186,7 @@ impl Inputs {
         Ok(Inputs {
             directory: directory.into(),
             toolgate_dir,
+            data_dir: None,
             opencode_dir: opencode_global_dir(home.as_deref()),
             managed_dir: opencode_managed_dir(),
             home,
@@ -194,6 +198,12 @@ impl Inputs {
     /// Sets toolgate's global config directory.
     pub fn toolgate_dir(mut self, dir: impl Into<PathBuf>) -> Inputs {
         self.toolgate_dir = Some(dir.into());
+        self
+    }
+
+    /// Sets toolgate's data directory.
+    pub fn data_dir(mut self, dir: impl Into<PathBuf>) -> Inputs {
+        self.data_dir = Some(dir.into());
         self
     }
 
@@ -276,6 +286,9 @@ pub struct Layer {
     pub project: bool,
     /// The SHA-256 of the file's bytes as read and decoded (lowercase hex), when it is a file.
     pub sha256: Option<String>,
+    /// The files its `{file:…}` read, in order: they define its values as much as it does
+    /// (their edits always ask, like the file's own; README "Files that define the rules").
+    pub references: Vec<PathBuf>,
 }
 
 /// Everything a load read.
@@ -304,6 +317,13 @@ pub fn load(inputs: &Inputs) -> Result<Loaded, ConfigError> {
         owner: None,
         project: false,
         vars: inputs.env.vars.clone(),
+        scope: None,
+        own: [&inputs.toolgate_dir, &inputs.data_dir]
+            .into_iter()
+            .flatten()
+            .map(|dir| std::fs::canonicalize(dir).unwrap_or_else(|_| std::path::absolute(dir).unwrap_or(dir.clone())))
+            .collect(),
+        directory: std::path::absolute(&inputs.directory).unwrap_or_else(|_| inputs.directory.clone()),
     };
     let env = &inputs.env;
     if let Some(dir) = &inputs.opencode_dir {
@@ -325,6 +345,12 @@ pub fn load(inputs: &Inputs) -> Result<Loaded, ConfigError> {
     let walk = walk(&directory);
     loader.owner = owner(&directory);
     loader.project = true;
+    // The project `{file:…}` of a project file may read: the worktree root, when the walk
+    // found one (without `.git` each file's own directory, as the walk may reach `/`).
+    loader.scope = walk
+        .first()
+        .filter(|root| root.join(".git").exists())
+        .map(|root| std::fs::canonicalize(root).unwrap_or_else(|_| root.clone()));
     for dir in &walk {
         if !env.disable_project_config {
             loader.files(dir, &["opencode.json", "opencode.jsonc"], SourceKind::Project)?;
@@ -349,12 +375,13 @@ pub fn load(inputs: &Inputs) -> Result<Loaded, ConfigError> {
         loader.directory(dir)?;
     }
     if let Some(text) = &env.opencode_config_content {
-        let layer = loader.text(
+        let (mut layer, read) = loader.text(
             text,
             SourceKind::OpenCodeConfigContent,
             "$OPENCODE_CONFIG_CONTENT",
             None,
         )?;
+        layer.references = read.into_iter().map(|(path, _)| path).collect();
         loader.loaded.layers.push(layer);
     }
     if let Some(file) = &inputs.explicit {
@@ -400,6 +427,16 @@ pub struct RulePath {
     pub path: PathBuf,
     /// True for a directory: everything beneath it counts.
     pub tree: bool,
+}
+
+impl RulePath {
+    /// One file.
+    pub fn file(path: impl Into<PathBuf>) -> RulePath {
+        RulePath {
+            path: path.into(),
+            tree: false,
+        }
+    }
 }
 
 /// Every place [`load`] reads for `inputs`, or would read once it exists: the files that
@@ -475,6 +512,13 @@ struct Loader {
     project: bool,
     /// [`Env::vars`].
     vars: Option<std::collections::HashMap<String, String>>,
+    /// While walking the project's directories: the worktree root (canonical) when there
+    /// is one; `None` reads the directory of each file as its project.
+    scope: Option<PathBuf>,
+    /// toolgate's own directories, canonical ([`crate::vars::FileScope::own`]).
+    own: Vec<PathBuf>,
+    /// The directory of the load: `{file:…}` of `$OPENCODE_CONFIG_CONTENT` resolves here.
+    directory: PathBuf,
 }
 
 /// The owner of `path` (Unix), for [`Loader::owner`].
@@ -590,14 +634,30 @@ impl Loader {
     fn file(&mut self, file: &Path, kind: SourceKind) -> Result<Layer, ConfigError> {
         let text = Self::read_text(file)?;
         let source = file.display().to_string();
-        let mut layer = self.text(&text, kind, &source, Some(file))?;
+        let (mut layer, read) = self.text(&text, kind, &source, Some(file))?;
         // Of the very text decoded: trust is given to what was read, never to a later
-        // version of the file.
-        layer.sha256 = Some(crate::trust::sha256_hex(text.as_bytes()));
+        // version of the file — nor of a file its `{file:…}` names, so those are hashed
+        // with it (each as a NUL, its path, a NUL and the content substituted).
+        let mut bytes = text.into_bytes();
+        layer.references = read.iter().map(|(path, _)| path.clone()).collect();
+        for (path, content) in read {
+            bytes.push(0);
+            bytes.extend_from_slice(path.as_os_str().as_encoded_bytes());
+            bytes.push(0);
+            bytes.extend_from_slice(content.as_bytes());
+        }
+        layer.sha256 = Some(crate::trust::sha256_hex(&bytes));
         Ok(layer)
     }
 
-    fn text(&mut self, text: &str, kind: SourceKind, source: &str, path: Option<&Path>) -> Result<Layer, ConfigError> {
+    /// Parses and substitutes `text`, then decodes it; also the files its `{file:…}` read.
+    fn text(
+        &mut self,
+        text: &str,
+        kind: SourceKind,
+        source: &str,
+        path: Option<&Path>,
+    ) -> Result<(Layer, Vec<(PathBuf, String)>), ConfigError> {
         let options = jsonc_parser::ParseOptions::default();
         let mut raw: Value = jsonc_parser::parse_to_serde_value(text, &options)
             .map_err(|error| ConfigError::whole(ErrorKind::Syntax, source, format!("is not valid JSONC: {error}")))?;
@@ -614,8 +674,42 @@ impl Loader {
             Some(vars) => vars.get(name).cloned(),
             None => std::env::var(name).ok(),
         };
-        crate::vars::substitute_value(&mut raw, "", self.project, &lookup, &mut refused);
+        let base = path
+            .and_then(Path::parent)
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| self.directory.clone());
+        // A project file reads only inside its project: the worktree root, else the
+        // directory it was found in (for a `.opencode` file, the one holding `.opencode`).
+        let scope = self.project.then(|| {
+            let own_dir = if base.file_name().is_some_and(|name| name == ".opencode") {
+                base.parent().unwrap_or(&base).to_path_buf()
+            } else {
+                base.clone()
+            };
+            let root = self
+                .scope
+                .clone()
+                .unwrap_or_else(|| std::fs::canonicalize(&own_dir).unwrap_or(own_dir));
+            crate::vars::FileScope {
+                root,
+                own: self.own.clone(),
+            }
+        });
+        let mut files = crate::vars::Files {
+            base: &base,
+            home: self.home.as_deref(),
+            scope: scope.as_ref(),
+            read: Vec::new(),
+            refused: Vec::new(),
+        };
+        let substituted = crate::vars::substitute_value(&mut raw, "", self.project, &lookup, &mut refused, &mut files);
+        let crate::vars::Files {
+            read,
+            refused: refused_files,
+            ..
+        } = files;
         self.vars = vars;
+        substituted.map_err(|e| e.in_source(source))?;
         for (path, name) in refused {
             self.warn(
                 source,
@@ -623,7 +717,16 @@ impl Loader {
                 format!("{{env:{name}}} is toolgate's own secret, never given to a project's config: left empty"),
             );
         }
-        self.document(raw, kind, source, path)
+        for (path, token, why) in refused_files {
+            self.warn(
+                source,
+                &path,
+                format!(
+                    "{token} is not read for a project's config ({why}): left empty; name it in your own config (global or --config) instead"
+                ),
+            );
+        }
+        Ok((self.document(raw, kind, source, path)?, read))
     }
 
     fn document(
@@ -674,6 +777,7 @@ impl Loader {
             agents,
             project: self.project,
             sha256: None,
+            references: Vec::new(),
         })
     }
 
@@ -720,6 +824,7 @@ impl Loader {
             agents: Vec::new(),
             project: false,
             sha256: None,
+            references: Vec::new(),
         })
     }
 

@@ -550,6 +550,58 @@ async fn remove_approval(State(server): State<Shared>, Path(id): Path<String>) -
     }
 }
 
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TrustBody {
+    path: String,
+    sha256: String,
+}
+
+/// `GET /trust`: the project's config files whose parts need trust and are not trusted
+/// (README "Trusted project files"), each with what trusting it would change — the parts
+/// ignored until then.
+async fn untrusted(State(server): State<Shared>) -> Response {
+    let Some(trust) = server.parts.trust.clone() else {
+        return axum::Json(Vec::<Value>::new()).into_response();
+    };
+    // It reads the config files: off the runtime's threads.
+    match tokio::task::spawn_blocking(move || trust.files()).await {
+        Ok(Ok(files)) => {
+            let files: Vec<crate::TrustFile> = files.into_iter().filter(|file| !file.trusted).collect();
+            axum::Json(files).into_response()
+        }
+        Ok(Err(e)) => error(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
+        Err(e) => error(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
+    }
+}
+
+/// `POST /trust {path, sha256}`: trusts that file if its content now has that hash (409
+/// when it changed since it was shown), and says so on the event stream (`trust.changed`).
+async fn trust_file(State(server): State<Shared>, body: Bytes) -> Response {
+    let body: TrustBody = match parse(&body) {
+        Ok(body) => body,
+        Err(refused) => return refused.into_response(),
+    };
+    let Some(trust) = server.parts.trust.clone() else {
+        return error(
+            StatusCode::NOT_FOUND,
+            crate::TrustError::NotFound(body.path).to_string(),
+        );
+    };
+    let result = tokio::task::spawn_blocking(move || trust.trust(&body.path, &body.sha256)).await;
+    match result {
+        Ok(Ok(file)) => {
+            let data = json!({"path": file.path, "sha256": file.sha256, "trusted": true});
+            server.events.publish("trust.changed", data.to_string());
+            axum::Json(file).into_response()
+        }
+        Ok(Err(e @ crate::TrustError::NotFound(_))) => error(StatusCode::NOT_FOUND, e.to_string()),
+        Ok(Err(e @ crate::TrustError::Stale { .. })) => error(StatusCode::CONFLICT, e.to_string()),
+        Ok(Err(e)) => error(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
+        Err(e) => error(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
+    }
+}
+
 async fn event_stream(
     State(server): State<Shared>,
 ) -> Sse<impl futures_util::Stream<Item = Result<SseEvent, std::convert::Infallible>>> {
@@ -604,7 +656,11 @@ fn openapi() -> Value {
             "/question/{id}/reject": {"post": {"summary": "Dismiss questions", "parameters": id("id"), "responses": {"200": ok("true"), "401": error, "404": error}}},
             "/approvals": {"get": {"summary": "Saved approvals of the project", "responses": {"200": ok("[Approval]"), "401": error}}},
             "/approvals/{id}": {"delete": {"summary": "Remove a saved approval", "parameters": id("id"), "responses": {"200": ok("true"), "401": error, "404": error}}},
-            "/event": {"get": {"summary": "Server-sent events: permission.asked, permission.replied, question.asked, question.replied, question.rejected, tool.started, tool.settled, tool.failed, tool.cancelled", "responses": {"200": {"description": "text/event-stream"}, "401": error}}},
+            "/trust": {"get": {"summary": "The project's config files whose parts need trust and are not trusted: path, sha256, and the parts (ignored until trusted) with what each would change", "responses": {"200": ok("[{path, sha256, trusted, parts: [{key, change, value}]}]"), "401": error}},
+                "post": {"summary": "Trust one file's exact content (applies from the next load of the config: a restart of serve, the next call)",
+                    "requestBody": body(json!({"type": "object", "required": ["path", "sha256"], "properties": {"path": {"type": "string"}, "sha256": {"type": "string"}}})),
+                    "responses": {"200": ok("{path, sha256, trusted, parts}"), "400": error, "401": error, "404": error, "409": error}}},
+            "/event": {"get": {"summary": "Server-sent events: permission.asked, permission.replied, question.asked, question.replied, question.rejected, tool.started, tool.settled, tool.failed, tool.cancelled, trust.changed", "responses": {"200": {"description": "text/event-stream"}, "401": error}}},
             "/doc": {"get": {"summary": "This document", "responses": {"200": ok("OpenAPI 3.1"), "401": error}}}
         }
     })
@@ -717,6 +773,7 @@ pub(crate) fn router(parts: Parts, options: &Options) -> (Router, Arc<Server>) {
         .route("/question/{id}/reject", post(dismiss))
         .route("/approvals", get(approvals))
         .route("/approvals/{id}", delete(remove_approval))
+        .route("/trust", get(untrusted).post(trust_file))
         .route("/event", get(event_stream))
         .route("/doc", get(doc))
         .route_service("/mcp", mcp)

@@ -32,6 +32,7 @@ mod http;
 mod hub;
 mod listen;
 mod mcp;
+mod trust;
 mod wire;
 
 pub use http::{
@@ -39,6 +40,7 @@ pub use http::{
 };
 pub use listen::{Connection, Limits, connection_cap, raise_file_limit, serve as serve_router};
 pub use mcp::{ClientHandle, Elicited, serve_stdio};
+pub use trust::{ProjectTrust, TrustError, TrustFile, TrustPart};
 
 /// What both servers serve.
 #[derive(Clone)]
@@ -49,6 +51,9 @@ pub struct Parts {
     pub questions: toolgate_builtins_session::QuestionService,
     /// The default agent.
     pub agent: String,
+    /// The project's config files that need trust (`GET /trust`, `POST /trust`); `None`:
+    /// there is nothing to trust here (the routes list nothing and trust nothing).
+    pub trust: Option<std::sync::Arc<dyn ProjectTrust>>,
 }
 
 // The items of other toolgate crates that this crate's signatures name, and those crates

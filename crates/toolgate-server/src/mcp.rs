@@ -3,8 +3,9 @@
 //!
 //! `tools/list` is the catalog of one agent; `tools/call` settles through the gate, like
 //! `toolgate call`. Permission asks are put to the person through MCP elicitation when
-//! the client supports it (allow once, allow always — naming the patterns it saves — or
-//! reject with feedback), and so are the `question` tool's questions (one form per
+//! the client supports it (allow once, for this session or always for the project — both
+//! naming the patterns they save, the ones `toolgate check` shows — or reject with
+//! feedback; an edit of a file that defines the rules is offered once or reject only), and so are the `question` tool's questions (one form per
 //! question: its options as an enum, an array of them when several may be chosen, and a
 //! free-text field). A client that cannot elicit is not offered `question`; its asks are
 //! declined over stdio (unless `--auto` approves them once) and wait for the HTTP API
@@ -20,8 +21,6 @@ use rmcp::model::{
 };
 use rmcp::service::{NotificationContext, Peer, RequestContext, RoleServer};
 use rmcp::{ServerHandler, ServiceExt};
-use schemars::JsonSchema;
-use serde::Deserialize;
 use serde_json::{Value, json};
 use toolgate_builtins_session::{QuestionEvent, QuestionRequest, QuestionService};
 use toolgate_core::{Content, ModelResult};
@@ -31,31 +30,6 @@ use toolgate_permission::{Event, PermissionService, Reply};
 use crate::Parts;
 
 pub(crate) mod stdio;
-
-/// What the person answers to a permission elicitation. Elicitation forms take flat,
-/// primitive fields only: a plain string enum and a plain string.
-#[derive(Debug, Deserialize, JsonSchema)]
-struct Decision {
-    /// once: allow this call; always: allow and save its patterns; reject: refuse.
-    decision: Choice,
-    /// Optional words for the model when rejecting.
-    #[serde(default)]
-    feedback: String,
-}
-
-// No doc comments on the variants: they would turn the enum into a `oneOf`, which an
-// elicitation form cannot carry.
-#[allow(missing_docs)]
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-#[schemars(inline)]
-enum Choice {
-    Once,
-    Always,
-    Reject,
-}
-
-rmcp::elicit_safe!(Decision);
 
 /// The client of `toolgate mcp`, once it has listed or called: permission asks and the
 /// elicitations of upstream MCP servers are put to the person through it. Cheap to clone.
@@ -341,12 +315,91 @@ fn message(request: &toolgate_permission::Request) -> String {
     if let Some(diff) = request.metadata.get("diff").and_then(Value::as_str) {
         text.push_str(&format!("\n\n{diff}"));
     }
-    if request.save.is_empty() {
-        text.push_str("\n\n`always` saves nothing here (same as once).");
+    // The terminal prompt's scopes (spec §10.1), naming exactly what `toolgate check`
+    // shows as "always would save".
+    if let Some(protected) = request.metadata.get("protected").and_then(Value::as_array) {
+        let names: Vec<&str> = protected.iter().filter_map(Value::as_str).collect();
+        text.push_str(&format!(
+            "\n\n{} defines the rules or runs code through git: asked every time, never saved (once or reject).",
+            names.join(", ")
+        ));
+    } else if request.save.is_empty() {
+        text.push_str("\n\nNothing to save here: once or reject.");
     } else {
-        text.push_str(&format!("\n\n`always` saves: {}", request.save.join(", ")));
+        let patterns = request.save.join(", ");
+        text.push_str(&format!(
+            "\n\n`session` allows for this session: {patterns}\n`always` saves for the project: {patterns}"
+        ));
     }
     text
+}
+
+/// The choices offered for `request`: once, this session, always for the project, reject
+/// — the last two scopes only when the request has patterns to save (a protected file's
+/// edit never has: it is asked every time, README "Files that define the rules").
+fn choices(request: &toolgate_permission::Request) -> &'static [&'static str] {
+    if request.save.is_empty() {
+        &["once", "reject"]
+    } else {
+        &["once", "session", "always", "reject"]
+    }
+}
+
+/// The permission form: a plain string enum of [`choices`] and a free-text feedback
+/// (elicitation forms take flat, primitive fields only).
+fn decision_form(request: &toolgate_permission::Request) -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "decision": {
+                "type": "string",
+                "title": "Decision",
+                "description": "once: allow this call; session: allow its patterns for this session; always: save them for the project; reject: refuse",
+                "enum": choices(request),
+            },
+            "feedback": {"type": "string", "title": "Optional words for the model when rejecting"},
+        },
+        "required": ["decision"],
+    })
+}
+
+/// Puts `request` to the person; the reply and feedback, or `None` when no answer came.
+async fn elicit_decision(
+    peer: &Peer<RoleServer>,
+    request: &toolgate_permission::Request,
+) -> Option<(Reply, Option<String>)> {
+    let Value::Object(form) = decision_form(request) else {
+        return None;
+    };
+    let schema = ElicitationSchema::from_json_schema(form)
+        .map_err(|error| tracing::warn!("permission form rejected: {error}"))
+        .ok()?;
+    let result = peer
+        .create_elicitation(ElicitRequestParams::FormElicitationParams {
+            meta: None,
+            message: message(request),
+            requested_schema: schema,
+        })
+        .await
+        .map_err(|error| tracing::warn!("elicitation failed: {error}"))
+        .ok()?;
+    if !matches!(result.action, ElicitationAction::Accept) {
+        return None;
+    }
+    let content = result.content.unwrap_or(Value::Null);
+    let decision = content["decision"].as_str()?;
+    // Only what was offered counts: a client may send anything.
+    if !choices(request).contains(&decision) {
+        return None;
+    }
+    let feedback = content["feedback"].as_str().map(str::trim).filter(|f| !f.is_empty());
+    Some(match decision {
+        "once" => (Reply::Once, None),
+        "session" => (Reply::Session, None),
+        "always" => (Reply::Always, None),
+        // Non-empty as sent is a correction (spec §4.5), as over HTTP.
+        _ => (Reply::Reject, feedback.map(str::to_string)),
+    })
 }
 
 /// Answers every permission request of an MCP session through its client's
@@ -369,30 +422,9 @@ async fn answer_asks(service: PermissionService, clients: Clients, unanswerable:
         };
         let service = service.clone();
         tokio::spawn(async move {
-            let answer = peer.elicit::<Decision>(message(&request)).await;
-            if let Err(error) = &answer {
-                tracing::warn!("elicitation failed: {error}");
-            }
-            let _ = match answer {
-                Ok(Some(Decision {
-                    decision: Choice::Once, ..
-                })) => service.reply(&request.id, Reply::Once, None),
-                Ok(Some(Decision {
-                    decision: Choice::Always,
-                    ..
-                })) => service.reply(&request.id, Reply::Always, None),
-                Ok(Some(Decision {
-                    decision: Choice::Reject,
-                    feedback,
-                })) => service.reply(
-                    &request.id,
-                    Reply::Reject,
-                    // Non-empty as sent is a correction (spec §4.5), as over HTTP.
-                    Some(feedback.as_str()).filter(|f| !f.is_empty()),
-                ),
-                // Dismissed, cancelled, timed out or unreadable: a refusal.
-                _ => service.reply(&request.id, Reply::Reject, None),
-            };
+            // Dismissed, cancelled, timed out or unreadable: a refusal.
+            let (reply, feedback) = elicit_decision(&peer, &request).await.unwrap_or((Reply::Reject, None));
+            let _ = service.reply(&request.id, reply, feedback.as_deref());
         });
     }
 }

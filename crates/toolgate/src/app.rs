@@ -154,10 +154,13 @@ pub(crate) fn server_parts(
             fallback_session: toolgate_core::ascending_id("ses"),
         }));
     }
+    let (_, dir) = crate::setup::project_dir(project)?;
+    let trust = crate::trust::ServedTrust::new(crate::config::Dirs::discover(), dir, project.config.clone());
     let parts = toolgate_server::Parts {
         gate: app.gate,
         questions,
         agent: setup.agent.clone(),
+        trust: Some(Arc::new(trust)),
     };
     Ok((parts, app.gateway))
 }

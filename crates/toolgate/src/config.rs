@@ -108,11 +108,18 @@ impl Config {
         // The directories `Dirs` found (its fallback for a missing config directory too).
         let inputs = toolgate_config::Inputs::from_process(dir)?
             .toolgate_dir(&dirs.config)
+            .data_dir(&dirs.data)
             .opencode_dir(dirs.opencode.clone())
             .home(dirs.home.clone())
             .explicit(explicit.map(Path::to_path_buf));
         let mut loaded = toolgate_config::load(&inputs)?;
-        let rule_paths = toolgate_config::rule_paths(&inputs);
+        let mut rule_paths = toolgate_config::rule_paths(&inputs);
+        // The files a config's `{file:…}` read define its values: their edits ask too.
+        rule_paths.extend(
+            loaded
+                .all()
+                .flat_map(|layer| layer.references.iter().cloned().map(toolgate_config::RulePath::file)),
+        );
         for layer in loaded.all() {
             if let Some(shell_env) = &layer.document.shell_env {
                 crate::sandbox::policy_of(shell_env).validate().map_err(|error| {

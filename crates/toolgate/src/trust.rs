@@ -232,3 +232,74 @@ fn ask(untrusted: &Untrusted) -> bool {
         Ok(_) => matches!(line.trim(), "y" | "Y" | "yes" | "Yes"),
     }
 }
+
+/// The trust routes of `toolgate serve` (`GET /trust`, `POST /trust`): each call loads the
+/// project's config anew, so a listing shows the files as they are now and a trust names
+/// the content on disk when it is given.
+pub(crate) struct ServedTrust {
+    dirs: crate::config::Dirs,
+    dir: PathBuf,
+    explicit: Option<PathBuf>,
+}
+
+impl ServedTrust {
+    pub(crate) fn new(dirs: crate::config::Dirs, dir: PathBuf, explicit: Option<PathBuf>) -> ServedTrust {
+        ServedTrust { dirs, dir, explicit }
+    }
+
+    fn load(&self) -> Result<Vec<FileTrust>, toolgate_server::TrustError> {
+        crate::config::Config::load(&self.dirs, &self.dir, self.explicit.as_deref(), Policy::Stored)
+            .map(|config| config.trust)
+            .map_err(|error| toolgate_server::TrustError::Failed(error.to_string()))
+    }
+}
+
+/// A file's trust state as the HTTP API shows it.
+fn served(file: &FileTrust, trusted: bool) -> toolgate_server::TrustFile {
+    let parts = file
+        .untrusted
+        .parts
+        .iter()
+        .zip(describe(&file.untrusted))
+        .map(|(part, change)| toolgate_server::TrustPart::new(&part.path, change, part.value.clone()))
+        .collect();
+    toolgate_server::TrustFile::new(
+        canonical(&file.untrusted.path).display().to_string(),
+        &file.untrusted.sha256,
+        trusted,
+        parts,
+    )
+}
+
+impl toolgate_server::ProjectTrust for ServedTrust {
+    fn files(&self) -> Result<Vec<toolgate_server::TrustFile>, toolgate_server::TrustError> {
+        Ok(self
+            .load()?
+            .iter()
+            .map(|file| served(file, file.state != State::Ignored))
+            .collect())
+    }
+
+    fn trust(&self, path: &str, sha256: &str) -> Result<toolgate_server::TrustFile, toolgate_server::TrustError> {
+        use toolgate_server::TrustError;
+        // A relative path is the project's; either spelling of a file is the file.
+        let wanted = canonical(&self.dir.join(path));
+        let files = self.load()?;
+        let file = files
+            .iter()
+            .find(|file| canonical(&file.untrusted.path) == wanted)
+            .ok_or_else(|| TrustError::NotFound(path.to_string()))?;
+        // Exactly the content that was shown: a file changed since then is another one.
+        if file.untrusted.sha256 != sha256 {
+            return Err(TrustError::Stale {
+                path: wanted.display().to_string(),
+                given: sha256.to_string(),
+                current: file.untrusted.sha256.clone(),
+            });
+        }
+        Store::new(&self.dirs.data)
+            .trust(&file.untrusted)
+            .map_err(|error| TrustError::Failed(format!("the trust cannot be recorded: {error}")))?;
+        Ok(served(file, true))
+    }
+}

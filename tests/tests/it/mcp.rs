@@ -456,7 +456,7 @@ fn the_elicitation_shows_the_file_diff_and_the_allowed_parts() {
     assert!(!question.contains("✓ touch made"), "{question}");
     assert!(question.contains("• touch made"), "{question}");
     assert!(
-        question.contains("`always` saves: touch *"),
+        question.contains("`always` saves for the project: touch *"),
         "only the asked part is saved: {question}"
     );
     assert!(!sandbox.project().join("made").exists());
@@ -508,4 +508,84 @@ fn lines_built_to_crash_the_bash_analysis_are_answered_and_the_server_goes_on() 
     drop(pipes.input);
     let status = pipes.child.wait().unwrap();
     assert!(status.success(), "the server exits cleanly when stdin closes");
+}
+
+/// The elicitation offers what the terminal prompt offers (spec §10.1: "always" for this
+/// session or for the project), each naming the very patterns `toolgate check` shows as
+/// "always would save"; "session" covers the next matching call of the session and saves
+/// nothing, "always" saves for the project. An edit of a file that defines the rules is
+/// offered once or reject only, and asked every time (README "Files that define the
+/// rules"). Driven by the official Python SDK's client.
+#[test]
+fn the_elicitation_offers_once_session_always_with_checks_patterns_and_never_always_for_a_rule_file() {
+    let sandbox = Sandbox::new();
+    sandbox.write(
+        "project/toolgate.json",
+        // Edits are allowed: the rule file is asked all the same.
+        r#"{"permission": {"edit": "allow", "bash": {"*": "ask"}}}"#,
+    );
+    let (code, out, err) = sandbox.run(&["check", "bash", "touch a.txt", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let predicted: Value = serde_json::from_str(&out).unwrap();
+    let save: Vec<&str> = predicted["save"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p.as_str().unwrap())
+        .collect();
+    assert_eq!(save, ["touch *"], "{out}");
+
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("python/mcp_scopes.py");
+    let output = Command::new(e2e::python_with_mcp())
+        .arg(script)
+        .arg(e2e::toolgate_binary())
+        .arg(sandbox.project())
+        .env("TOOLGATE_DATA_DIR", sandbox.data_dir())
+        .env("TOOLGATE_CONFIG_DIR", sandbox.config_dir())
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let seen: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let forms = seen["forms"].as_array().unwrap();
+
+    assert_eq!(
+        forms[0]["choices"],
+        json!(["once", "session", "always", "reject"]),
+        "{seen}"
+    );
+    let message = forms[0]["message"].as_str().unwrap();
+    let patterns = save.join(", ");
+    assert!(
+        message.contains(&format!("`session` allows for this session: {patterns}"))
+            && message.contains(&format!("`always` saves for the project: {patterns}")),
+        "{message}"
+    );
+    assert!(sandbox.project().join("a.txt").exists(), "{seen}");
+    // The session's approval covers the next `touch`: no form.
+    assert_eq!(
+        (seen["forms_after_first"].as_u64(), seen["forms_after_second"].as_u64()),
+        (Some(1), Some(1)),
+        "{seen}"
+    );
+    assert!(sandbox.project().join("b.txt").exists(), "{seen}");
+
+    // The rule file: once or reject, asked each time, nothing saved.
+    for form in &forms[1..3] {
+        assert_eq!(form["choices"], json!(["once", "reject"]), "{seen}");
+        let message = form["message"].as_str().unwrap();
+        assert!(
+            message.contains("defines the rules") && message.contains("never saved"),
+            "{message}"
+        );
+        assert!(
+            !message.contains("`always`") && !message.contains("`session`"),
+            "{message}"
+        );
+    }
+    assert_eq!(forms.len(), 4, "{seen}");
+
+    // "always" was saved for the project; "session" was not.
+    let (_, listed, _) = sandbox.run(&["approvals", "list", "--json"]);
+    assert!(listed.contains("echo *"), "{listed}");
+    assert!(!listed.contains("touch *"), "{listed}");
 }

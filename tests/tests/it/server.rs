@@ -471,3 +471,146 @@ async fn lines_built_to_crash_the_bash_analysis_are_answered_over_http() {
     }
     assert!(!sandbox.project().join("ran").exists());
 }
+
+/// The trust of a project's config files over the HTTP API (README "Trusted project
+/// files"), the routes the page will use: `GET /trust` lists each untrusted file with its
+/// SHA-256 (the one `toolgate config` shows) and the parts ignored until it is trusted,
+/// each with what it would change; `POST /trust` trusts exactly that (path, sha256) pair,
+/// refuses a hash the file no longer has (409), says so on the event stream
+/// (`trust.changed`), and records the trust where `toolgate` reads it (the MCP server
+/// starts at the next load). The same bearer and Host/Origin guard as every route.
+#[tokio::test]
+async fn project_files_are_trusted_over_http_by_exact_hash_with_an_event() {
+    let sandbox = Sandbox::new();
+    std::fs::create_dir(sandbox.project().join(".git")).unwrap();
+    let marker = sandbox.root.path().join("started");
+    let config = |extra: &str| {
+        json!({
+            "mcp": {"x": {"type": "local", "command": ["sh", "-c", format!("touch {}", marker.display())]}},
+            "sandbox": {"mode": "off"},
+            "permission": {"bash": {"*": "allow", "rm *": extra}},
+        })
+        .to_string()
+    };
+    sandbox.write("config/toolgate.json", r#"{"sandbox": {"mode": "workspace-write"}}"#);
+    sandbox.write("project/opencode.json", &config("deny"));
+    let served = serve(&sandbox);
+    let file = std::fs::canonicalize(sandbox.project().join("opencode.json")).unwrap();
+    let file = file.display().to_string();
+
+    // The guard: no token, a wrong token or a foreign Origin is refused.
+    let anonymous = client().get(format!("{}/trust", served.base)).send().await.unwrap();
+    assert_eq!(anonymous.status().as_u16(), 401);
+    let foreign = client()
+        .post(format!("{}/trust", served.base))
+        .bearer_auth(TOKEN)
+        .header("Origin", "http://evil.example")
+        .body(json!({"path": file, "sha256": "0"}).to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(foreign.status().as_u16(), 403);
+
+    let stream = client()
+        .get(format!("{}/event", served.base))
+        .bearer_auth(TOKEN)
+        .send()
+        .await
+        .unwrap();
+    let (sender, mut events) = tokio::sync::mpsc::unbounded_channel::<(String, Value)>();
+    tokio::spawn(async move {
+        let mut body = stream.bytes_stream();
+        let mut buffer = String::new();
+        while let Some(Ok(chunk)) = body.next().await {
+            buffer.push_str(&String::from_utf8_lossy(&chunk));
+            while let Some(end) = buffer.find("\n\n") {
+                let block: String = buffer.drain(..end + 2).collect();
+                let kind = block.lines().find_map(|l| l.strip_prefix("event: ")).unwrap_or("");
+                let data = block.lines().find_map(|l| l.strip_prefix("data: ")).unwrap_or("null");
+                let _ = sender.send((kind.to_string(), serde_json::from_str(data).unwrap_or(Value::Null)));
+            }
+        }
+    });
+
+    let (status, listed) = get(&served, "/trust").await;
+    assert_eq!(status, 200, "{listed}");
+    let files = listed.as_array().unwrap();
+    assert_eq!(files.len(), 1, "{listed}");
+    assert_eq!(files[0]["path"], file.as_str());
+    assert_eq!(files[0]["trusted"], false);
+    let keys: Vec<&str> = files[0]["parts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["key"].as_str().unwrap())
+        .collect();
+    assert_eq!(keys, ["mcp.x", "sandbox.mode"], "{listed}");
+    assert!(
+        files[0]["parts"][0]["change"]
+            .as_str()
+            .unwrap()
+            .starts_with("start mcp server \"x\""),
+        "{listed}"
+    );
+    assert_eq!(files[0]["parts"][1]["value"], "off", "{listed}");
+    let first = files[0]["sha256"].as_str().unwrap().to_string();
+    // The hash `toolgate config` shows for the same file.
+    let (_, out, _) = sandbox.run(&["config", "--json"]);
+    assert!(out.contains(&first), "{out}");
+
+    // The file changes after it was shown: the shown hash is stale.
+    sandbox.write("project/opencode.json", &config("ask"));
+    let (status, body) = post(&served, "/trust", &json!({"path": file, "sha256": first}).to_string()).await;
+    assert_eq!(status, 409, "{body}");
+    assert!(
+        body["error"]
+            .as_str()
+            .unwrap()
+            .contains("has changed since it was shown"),
+        "{body}"
+    );
+    assert!(!marker.exists());
+    let (status, body) = post(
+        &served,
+        "/trust",
+        &json!({"path": "nothing.json", "sha256": first}).to_string(),
+    )
+    .await;
+    assert_eq!(status, 404, "{body}");
+    assert_eq!(post(&served, "/trust", r#"{"path": 1}"#).await.0, 400);
+
+    // The content as it is now, by a relative spelling: trusted, and said on the stream.
+    let (_, listed) = get(&served, "/trust").await;
+    let current = listed[0]["sha256"].as_str().unwrap().to_string();
+    assert_ne!(current, first);
+    let (status, body) = post(
+        &served,
+        "/trust",
+        &json!({"path": "./opencode.json", "sha256": current}).to_string(),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        (body["path"].as_str(), body["trusted"].as_bool()),
+        (Some(file.as_str()), Some(true))
+    );
+    let changed = loop {
+        let (kind, data) = tokio::time::timeout(Duration::from_secs(20), events.recv())
+            .await
+            .unwrap()
+            .unwrap();
+        if kind == "trust.changed" {
+            break data;
+        }
+    };
+    assert_eq!(changed, json!({"path": file, "sha256": current, "trusted": true}));
+    let (_, listed) = get(&served, "/trust").await;
+    assert_eq!(listed, json!([]));
+
+    // Recorded where toolgate reads trust: the next load starts the server.
+    let (code, _, err) = sandbox.run(&["mcp", "list"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(marker.exists(), "the trusted server was not started: {err}");
+    let (_, doc) = get(&served, "/doc").await;
+    assert!(doc["paths"].get("/trust").is_some());
+}

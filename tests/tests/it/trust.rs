@@ -255,3 +255,68 @@ fn env_substitution_never_gives_a_project_file_toolgates_secrets() {
         std::fs::read_to_string(&dump).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&output.stderr)));
     assert!(env.lines().any(|l| l == "B=exa-key"), "{env}");
 }
+
+/// `{file:…}` through the binary: a project file's MCP server gets the project's own file
+/// but never toolgate's (its data directory: the approval database, `trusted.json`), even
+/// when the data directory lies inside the project; a missing file stops toolgate with a
+/// configuration error naming the file and key path, exit 2 (spec §4.9: a config is read
+/// whole or not at all).
+#[test]
+fn file_substitution_gives_a_project_file_its_own_files_never_toolgates() {
+    let sandbox = project();
+    let dump = sandbox.root.path().join("env.txt");
+    sandbox.write("project/key.txt", "project-key\n");
+    // The data directory inside the project, with a file toolgate keeps there.
+    let mut command = sandbox.command(&["approvals", "list"]);
+    command.env("TOOLGATE_DATA_DIR", sandbox.project().join(".data"));
+    assert!(command.output().unwrap().status.success());
+    let database = std::fs::read_dir(sandbox.project().join(".data"))
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|entry| entry.path())
+        .find(|path| path.is_file())
+        .expect("toolgate keeps a file in its data directory");
+    let name = database.file_name().unwrap().to_string_lossy().into_owned();
+    sandbox.write(
+        "project/opencode.json",
+        &json!({
+            "mcp": {"x": {"type": "local", "command": ["sh", "-c", format!("env > {}", dump.display())],
+                "environment": {"OWN": "{file:key.txt}", "DATA": format!("{{file:.data/{name}}}")}}},
+        })
+        .to_string(),
+    );
+    let mut command = sandbox.command(&["mcp", "list", "--trust-project"]);
+    command.env("TOOLGATE_DATA_DIR", sandbox.project().join(".data"));
+    let output = command.output().unwrap();
+    let err = String::from_utf8_lossy(&output.stderr);
+    let env = std::fs::read_to_string(&dump).unwrap_or_else(|e| panic!("server not started ({e}): {err}"));
+    assert!(env.lines().any(|l| l == "OWN=project-key"), "{env}");
+    assert!(env.lines().any(|l| l == "DATA="), "{env}");
+    assert!(
+        err.contains("mcp.x.environment.DATA: {file:.data/") && err.contains("is toolgate's own file"),
+        "{err}"
+    );
+
+    // The file a config's `{file:…}` reads defines its values: an edit of it always asks
+    // and "always" saves nothing for it, as for the config file itself.
+    let mut command = sandbox.command(&["check", "edit", "key.txt", "--json"]);
+    command.env("TOOLGATE_DATA_DIR", sandbox.project().join(".data"));
+    let report: Value = serde_json::from_slice(&command.output().unwrap().stdout).unwrap();
+    assert_eq!(report["resources"][0]["rule"]["origin"], "protected", "{report}");
+    assert_eq!(report["save"], json!([]), "{report}");
+
+    sandbox.write(
+        "project/opencode.json",
+        r#"{"permission": {"bash": {"{file:missing.txt}": "deny"}}}"#,
+    );
+    let (code, _, err) = sandbox.run(&["check", "bash", "ls"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains(&format!(
+            "config {}: permission.bash[\"{{file:missing.txt}}\"]: bad file reference \"{{file:missing.txt}}\": {} does not exist",
+            sandbox.project().join("opencode.json").display(),
+            sandbox.project().join("missing.txt").display()
+        )),
+        "{err}"
+    );
+}
