@@ -3,7 +3,7 @@
 use super::getopt::{getopt, head};
 use super::table::{
     PATCH_INPUT, PATCH_OUTPUT, TAR, TAR_ABSOLUTE, TAR_ARCHIVE, TAR_CREATE, TAR_DELETE, TAR_DIRECTORY, TAR_EXTRACT,
-    TAR_NAME_FILES, TAR_REMOVE, TAR_RUNS, TAR_WRITE_FILES, UNZIP_DIRECTORY,
+    TAR_FILE_LISTS, TAR_NAME_FILES, TAR_REMOVE, TAR_RUNS, TAR_WRITE_FILES, UNZIP_DIRECTORY,
 };
 use super::{Ctx, Role, Verdict, push_role};
 use crate::arg::{Access, Arg};
@@ -55,6 +55,10 @@ pub(super) fn tar(ctx: &Ctx<'_>, verdict: &mut Verdict) {
     }
     for value in parsed.values(TAR_NAME_FILES) {
         push_role(verdict, value, Role::Read, false);
+    }
+    // Members named in a list file: read, and which ones only the list knows.
+    if create && parsed.has(TAR_FILE_LISTS) {
+        verdict.effect_under(&Arg::unknown("(the files a list names)"), Access::Read, true, dir.as_ref());
     }
     for value in parsed.values(TAR_WRITE_FILES) {
         push_role(verdict, value, Role::Write, false);

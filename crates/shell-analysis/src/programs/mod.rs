@@ -337,6 +337,11 @@ pub(crate) fn model_for(name: &str, args: &[Arg]) -> Verdict {
         {
             push_role(&mut verdict, value, *role, false);
         }
+        // A list of files to read (`wc --files0-from=LIST`): the files it names are read
+        // too, and which ones only the list knows.
+        if table::FILE_LISTS.contains(&&*opt.name) {
+            verdict.effect(&Arg::unknown("(the files a list names)"), Access::Read, true);
+        }
     }
     if !parsed.unknown.is_empty() {
         let what = parsed.unknown.join(" ");

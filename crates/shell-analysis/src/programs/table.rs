@@ -319,6 +319,10 @@ pub(super) const TAR_EXTRACT: &[&str] = &["-x", "--extract", "--get"];
 pub(super) const TAR_DELETE: &[&str] = &["--delete"];
 /// `tar` options whose value is a file of names, read.
 pub(super) const TAR_NAME_FILES: &[&str] = &["-T", "--files-from", "-X", "--exclude-from"];
+/// `tar` options whose value lists the members to archive: the files it names are read.
+pub(super) const TAR_FILE_LISTS: &[&str] = &["-T", "--files-from"];
+/// Options (of any program) whose value is a file listing the files to read.
+pub(super) const FILE_LISTS: &[&str] = &["--files0-from", "-files0-from"];
 /// `tar` options whose value is a file written.
 pub(super) const TAR_WRITE_FILES: &[&str] = &["--index-file", "-g", "--listed-incremental"];
 /// `tar` options that keep absolute member names (extracting anywhere).
@@ -657,7 +661,7 @@ pub(crate) const EXAMPLES: &[(&str, &str)] = &[
     ("head -n 5 notes.txt", "read notes.txt"),
     ("head -5 notes.txt", "read notes.txt"),
     ("tail -f log.txt", "read log.txt"),
-    ("wc -l --files0-from=list", "read list"),
+    ("wc -l --files0-from=list", "read list; read (unknown directory)/(the files a list names) (tree)"),
     ("cut -d , -f 1 data.csv", "read data.csv"),
     ("nl notes.txt", "read notes.txt"),
     ("tac notes.txt", "read notes.txt"),
@@ -726,7 +730,7 @@ pub(crate) const EXAMPLES: &[(&str, &str)] = &[
     ("tar --to-command='rm x' -xf x.tar", "opaque; read x.tar; write (archive members) (tree)"),
     ("tar -xPf x.tar", "read x.tar; write (unknown directory)/(archive members) (tree)"),
     ("tar tf x.tar", "read x.tar"),
-    ("tar -T list -cf out.tar", "read out.tar; read list; write out.tar"),
+    ("tar -T list -cf out.tar", "read out.tar; read list; read (unknown directory)/(the files a list names) (tree); write out.tar"),
     ("tar --weird -xf x.tar", "opaque; read x.tar; write (archive members) (tree)"),
     ("find . -name x -exec rm {} ;", "run find . -name x -exec rm {}; run rm ./{}; write ./{}; path ."),
     ("find src -name '*.tmp' -delete", "run find src -name *.tmp -delete; write src/{} (tree); path src"),
