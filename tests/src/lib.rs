@@ -576,3 +576,42 @@ pub mod pty {
         }
     }
 }
+
+/// A kernel feature the tests need: the sandbox (namespaces, Landlock, seccomp) or
+/// exec-time enforcement (seccomp user notification).
+#[derive(Clone, Copy, Debug)]
+pub enum KernelFeature {
+    /// `toolgate __sandbox-exec --probe`.
+    Sandbox,
+    /// `toolgate __sandbox-exec --probe-exec-guard`.
+    ExecGuard,
+}
+
+/// Whether the kernel here runs `feature`, asked of toolgate's own probe. When it does
+/// not, prints why (the test then skips), unless `TOOLGATE_REQUIRE_SANDBOX_TESTS=1` (set
+/// by `cargo xtask ci` when its probe found support), where a missing feature fails.
+#[allow(clippy::print_stderr, clippy::panic)]
+pub fn kernel_has(feature: KernelFeature) -> bool {
+    let (probe, what) = match feature {
+        KernelFeature::Sandbox => ("--probe", "the kernel sandbox"),
+        KernelFeature::ExecGuard => ("--probe-exec-guard", "exec-time enforcement"),
+    };
+    let output = match std::process::Command::new(toolgate_binary())
+        .args(["__sandbox-exec", probe])
+        .env_remove("TOOLGATE_TEST_SANDBOX_MISSING")
+        .env_remove("TOOLGATE_TEST_EXEC_GUARD_MISSING")
+        .output()
+    {
+        Ok(output) => output,
+        Err(error) => panic!("cannot run toolgate's probe: {error}"),
+    };
+    if output.status.success() {
+        return true;
+    }
+    let why = String::from_utf8_lossy(&output.stderr).trim().to_string();
+    if std::env::var_os("TOOLGATE_REQUIRE_SANDBOX_TESTS").is_some_and(|v| v == "1") {
+        panic!("{what} is required for this run but unavailable: {why}");
+    }
+    eprintln!("SKIPPED: {what} is unavailable here: {why}");
+    false
+}

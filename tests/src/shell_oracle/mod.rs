@@ -26,6 +26,7 @@
 //! `.ci/run` installs strace when it is missing. Git, python3, node and perl are used
 //! when installed.
 
+pub mod builtins;
 pub mod exec;
 pub mod generate;
 pub mod observe;

@@ -19,22 +19,6 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-fn exec_guard() -> bool {
-    let output = Command::new(e2e::toolgate_binary())
-        .args(["__sandbox-exec", "--probe-exec-guard"])
-        .output()
-        .unwrap();
-    if output.status.success() {
-        return true;
-    }
-    let why = String::from_utf8_lossy(&output.stderr).trim().to_string();
-    if std::env::var_os("TOOLGATE_REQUIRE_SANDBOX_TESTS").is_some_and(|v| v == "1") {
-        panic!("exec-time enforcement is required for this run but unavailable: {why}");
-    }
-    eprintln!("SKIPPED: exec-time enforcement is unavailable here: {why}");
-    false
-}
-
 /// The rules that deny `rm` by its path only.
 fn deny_rm_by_path() -> Value {
     json!({"permission": {"bash": {"*": "allow", "/usr/bin/rm *": "deny", "/usr/bin/rm": "deny"}}})
@@ -182,7 +166,7 @@ fn loader() -> Option<&'static str> {
 
 #[test]
 fn every_spelling_of_a_denied_program_is_refused() {
-    if !exec_guard() {
+    if !e2e::kernel_has(e2e::KernelFeature::ExecGuard) {
         return;
     }
     let mut lines = vec![
@@ -256,7 +240,7 @@ fn every_spelling_of_a_denied_program_is_refused() {
 
 #[test]
 fn a_hard_link_is_the_same_program() {
-    if !exec_guard() {
+    if !e2e::kernel_has(e2e::KernelFeature::ExecGuard) {
         return;
     }
     // Made before the line: `./hl` is `rm` (it is the file `rm` resolves to), refused by
@@ -274,7 +258,7 @@ fn a_hard_link_is_the_same_program() {
 
 #[test]
 fn a_program_changed_while_the_line_runs_is_still_refused_by_its_name() {
-    if !exec_guard() {
+    if !e2e::kernel_has(e2e::KernelFeature::ExecGuard) {
         return;
     }
     // A hard link made by the line (or by anything else on the machine while it runs)
@@ -298,7 +282,7 @@ fn a_program_changed_while_the_line_runs_is_still_refused_by_its_name() {
 
 #[test]
 fn a_copy_under_another_name_is_decided_by_its_own_path() {
-    if !exec_guard() {
+    if !e2e::kernel_has(e2e::KernelFeature::ExecGuard) {
         return;
     }
     // Denied by name: the copy is another file, not `rm` (README "The bash tool").
@@ -322,7 +306,7 @@ fn a_copy_under_another_name_is_decided_by_its_own_path() {
 
 #[test]
 fn setuid_programs_run_without_their_privileges_and_the_result_says_so() {
-    if !exec_guard() {
+    if !e2e::kernel_has(e2e::KernelFeature::ExecGuard) {
         return;
     }
     let p = Project::new(json!({"permission": {"bash": {"*": "allow"}}}));
@@ -387,7 +371,7 @@ fn setuid_programs_run_without_their_privileges_and_the_result_says_so() {
 
 #[test]
 fn other_architectures_system_calls_kill_the_process() {
-    if !exec_guard() || !cfg!(target_arch = "x86_64") {
+    if !e2e::kernel_has(e2e::KernelFeature::ExecGuard) || !cfg!(target_arch = "x86_64") {
         return;
     }
     let p = Project::new(deny_rm_by_path());
@@ -415,7 +399,7 @@ fn other_architectures_system_calls_kill_the_process() {
 
 #[test]
 fn a_command_cannot_install_a_listener_of_its_own() {
-    if !exec_guard() {
+    if !e2e::kernel_has(e2e::KernelFeature::ExecGuard) {
         return;
     }
     let p = Project::new(deny_rm_by_path());
@@ -453,7 +437,7 @@ fn a_command_cannot_install_a_listener_of_its_own() {
 
 #[test]
 fn two_hundred_children_that_each_start_a_program_are_all_decided() {
-    if !exec_guard() {
+    if !e2e::kernel_has(e2e::KernelFeature::ExecGuard) {
         return;
     }
     let p = Project::new(deny_rm_by_path());
@@ -480,7 +464,7 @@ fn two_hundred_children_that_each_start_a_program_are_all_decided() {
 
 #[test]
 fn an_explicit_ask_at_exec_is_put_to_the_person() {
-    if !exec_guard() {
+    if !e2e::kernel_has(e2e::KernelFeature::ExecGuard) {
         return;
     }
     // `touch` by path, in a function redefined after its first use: the analysis sees
@@ -522,7 +506,7 @@ fn a_racing_thread_does_not_stall_or_crash_the_supervisor() {
     // A thread rewrites the path after the supervisor read it: the documented limit of
     // user notification (README "The bash tool"). Whether the race wins is not asserted;
     // the supervisor must answer every call, end with the command, and keep refusing.
-    if !exec_guard() {
+    if !e2e::kernel_has(e2e::KernelFeature::ExecGuard) {
         return;
     }
     let p = Project::new(deny_rm_by_path());
@@ -567,7 +551,7 @@ fn a_racing_thread_does_not_stall_or_crash_the_supervisor() {
 
 #[test]
 fn programs_left_behind_cannot_start_anything_once_the_supervisor_is_gone() {
-    if !exec_guard() {
+    if !e2e::kernel_has(e2e::KernelFeature::ExecGuard) {
         return;
     }
     let p = Project::new(json!({"permission": {"bash": {"*": "allow"}}}));
@@ -617,7 +601,7 @@ fn programs_left_behind_cannot_start_anything_once_the_supervisor_is_gone() {
 
 #[test]
 fn an_allow_list_runs_what_it_allows_and_nothing_else() {
-    if !exec_guard() {
+    if !e2e::kernel_has(e2e::KernelFeature::ExecGuard) {
         return;
     }
     // Deny by default, allow by name: the path spelling of an allowed program meets only

@@ -12,29 +12,11 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use e2e::shell_oracle::exec::{ExecOptions, ExecOracle, ExecOutcome, exec_summary};
-use e2e::shell_oracle::{Case, generate};
+use e2e::shell_oracle::{Case, builtins, generate};
 
 /// The generated part: fixed, so a failure is reproducible with these numbers.
 const SEED: u64 = 22;
 const GENERATED: usize = 400;
-
-/// Whether the kernel runs the exec guard; prints why not (the test then skips), unless
-/// `TOOLGATE_REQUIRE_SANDBOX_TESTS=1`, where a missing guard fails.
-fn exec_guard() -> bool {
-    let output = Command::new(e2e::toolgate_binary())
-        .args(["__sandbox-exec", "--probe-exec-guard"])
-        .output()
-        .unwrap();
-    if output.status.success() {
-        return true;
-    }
-    let why = String::from_utf8_lossy(&output.stderr).trim().to_string();
-    if std::env::var_os("TOOLGATE_REQUIRE_SANDBOX_TESTS").is_some_and(|v| v == "1") {
-        panic!("exec-time enforcement is required for this run but unavailable: {why}");
-    }
-    eprintln!("SKIPPED: exec-time enforcement is unavailable here: {why}");
-    false
-}
 
 fn kernel_sandbox() -> bool {
     Command::new(e2e::toolgate_binary())
@@ -120,6 +102,9 @@ fn cases() -> Vec<Case> {
         .iter()
         .map(|(tag, line)| Case::new(*line, &[&format!("misread:{tag}"), "deny-name:rm"]))
         .collect();
+    // Every builtin and option of bash (the strace oracle's closed set), each line with
+    // its programs denied.
+    cases.extend(builtins::lines().into_iter().map(|(line, tags)| Case { line, tags }));
     cases.extend(generate::lines(seed, count).into_iter().enumerate().map(|(index, g)| {
         let mut tags = g.tags;
         tags.push(format!("seed:{seed}:{index}"));
@@ -145,7 +130,7 @@ fn describe(outcome: &ExecOutcome) -> String {
 
 #[test]
 fn no_denied_program_ever_starts() {
-    if !exec_guard() {
+    if !e2e::kernel_has(e2e::KernelFeature::ExecGuard) {
         return;
     }
     let options = ExecOptions {

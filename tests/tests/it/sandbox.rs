@@ -20,24 +20,6 @@ use std::time::{Duration, Instant};
 use e2e::Sandbox;
 use serde_json::{Value, json};
 
-/// Whether the kernel can run the sandbox; prints why not (and then the test skips).
-fn kernel_sandbox() -> bool {
-    let output = Command::new(e2e::toolgate_binary())
-        .args(["__sandbox-exec", "--probe"])
-        .env_remove("TOOLGATE_TEST_SANDBOX_MISSING")
-        .output()
-        .unwrap();
-    if output.status.success() {
-        return true;
-    }
-    let why = String::from_utf8_lossy(&output.stderr).trim().to_string();
-    if std::env::var_os("TOOLGATE_REQUIRE_SANDBOX_TESTS").is_some_and(|v| v == "1") {
-        panic!("the sandbox is required for this run but unavailable: {why}");
-    }
-    eprintln!("SKIPPED: the kernel sandbox is unavailable here: {why}");
-    false
-}
-
 /// A project with a temp dir and a home of its own (`$TMPDIR` is writable in the sandbox,
 /// so it must not be the directory that holds everything else).
 struct Project {
@@ -117,6 +99,25 @@ impl Project {
         args.extend_from_slice(extra);
         let output = self.command(&args).output().unwrap();
         Settled::from(output)
+    }
+
+    /// `bash` of a command that must have run in the sandbox, and its text.
+    fn sandboxed(&self, command: &str) -> (Settled, String) {
+        let settled = self.bash(command, &[]);
+        let text = settled.text();
+        assert_eq!(
+            settled.sandbox().as_deref(),
+            Some("workspace-write"),
+            "{command}: {text}"
+        );
+        (settled, text)
+    }
+
+    /// A command that must have been stopped by the sandbox: it ran there and failed.
+    fn refused_by_sandbox(&self, command: &str) -> String {
+        let (settled, text) = self.sandboxed(command);
+        assert_ne!(settled.exit(), Some(0), "{command} succeeded: {text}");
+        text
     }
 }
 
@@ -201,7 +202,7 @@ fn wait_for(timeout: Duration, mut done: impl FnMut() -> bool) -> bool {
 
 #[test]
 fn writes_land_inside_the_project_and_temp_dir_and_nowhere_else() {
-    if !kernel_sandbox() {
+    if !e2e::kernel_has(e2e::KernelFeature::Sandbox) {
         return;
     }
     let p = Project::new(workspace_write(json!({})));
@@ -233,14 +234,7 @@ fn writes_land_inside_the_project_and_temp_dir_and_nowhere_else() {
         ("echo x >> ~/.bashrc; echo y > ~/.profile".into(), "home/.profile"),
     ];
     for (command, target) in &attempts {
-        let settled = p.bash(command, &[]);
-        let text = settled.text();
-        assert_eq!(
-            settled.sandbox().as_deref(),
-            Some("workspace-write"),
-            "{command}: {text}"
-        );
-        assert_ne!(settled.exit(), Some(0), "{command} succeeded: {text}");
+        let text = p.refused_by_sandbox(command);
         assert!(!p.exists(target), "{command} wrote {target}");
         assert!(
             text.contains("sandbox: write outside the workspace refused"),
@@ -263,7 +257,7 @@ fn writes_land_inside_the_project_and_temp_dir_and_nowhere_else() {
 
 #[test]
 fn a_process_that_leaves_the_group_is_still_inside() {
-    if !kernel_sandbox() {
+    if !e2e::kernel_has(e2e::KernelFeature::Sandbox) {
         return;
     }
     let p = Project::new(workspace_write(json!({})));
@@ -287,7 +281,7 @@ fn a_process_that_leaves_the_group_is_still_inside() {
 
 #[test]
 fn files_the_read_rules_deny_are_hidden_from_every_program() {
-    if !kernel_sandbox() {
+    if !e2e::kernel_has(e2e::KernelFeature::Sandbox) {
         return;
     }
     let p = Project::new(workspace_write(
@@ -316,13 +310,7 @@ fn files_the_read_rules_deny_are_hidden_from_every_program() {
     ]
     .map(unseen);
     for command in &attempts {
-        let settled = p.bash(command, &[]);
-        let text = settled.text();
-        assert_eq!(
-            settled.sandbox().as_deref(),
-            Some("workspace-write"),
-            "{command}: {text}"
-        );
+        let (_, text) = p.sandboxed(command);
         assert!(!text.contains("top-secret"), "{command} read a secret: {text}");
     }
     // The files are untouched and where they were.
@@ -344,7 +332,7 @@ fn files_the_read_rules_deny_are_hidden_from_every_program() {
 /// for a symlinked directory hides where it leads.
 #[test]
 fn files_the_read_rules_ask_for_are_hidden_unless_approved_and_symlinks_are_followed() {
-    if !kernel_sandbox() {
+    if !e2e::kernel_has(e2e::KernelFeature::Sandbox) {
         return;
     }
     let outside = tempfile::tempdir().unwrap();
@@ -374,7 +362,7 @@ fn files_the_read_rules_ask_for_are_hidden_unless_approved_and_symlinks_are_foll
 
 #[test]
 fn files_the_edit_rules_deny_and_toolgates_own_config_are_read_only() {
-    if !kernel_sandbox() {
+    if !e2e::kernel_has(e2e::KernelFeature::Sandbox) {
         return;
     }
     let p = Project::new(workspace_write(
@@ -398,14 +386,7 @@ fn files_the_edit_rules_deny_and_toolgates_own_config_are_read_only() {
     ]
     .map(unseen);
     for command in &attempts {
-        let settled = p.bash(command, &[]);
-        let text = settled.text();
-        assert_eq!(
-            settled.sandbox().as_deref(),
-            Some("workspace-write"),
-            "{command}: {text}"
-        );
-        assert_ne!(settled.exit(), Some(0), "{command} succeeded: {text}");
+        p.refused_by_sandbox(command);
     }
     assert_eq!(p.read("project/locked.txt"), "locked\n");
     assert_eq!(p.read("project/protected/a.txt"), "a\n");
@@ -423,7 +404,7 @@ fn files_the_edit_rules_deny_and_toolgates_own_config_are_read_only() {
 
 #[test]
 fn the_writable_directories_are_writable_and_nothing_beside_them() {
-    if !kernel_sandbox() {
+    if !e2e::kernel_has(e2e::KernelFeature::Sandbox) {
         return;
     }
     let p = Project::new(json!({"sandbox": {"mode": "workspace-write", "writable": ["~/cache"]}}));
@@ -459,7 +440,7 @@ fn the_writable_directories_are_writable_and_nothing_beside_them() {
 /// next plain `git status`, outside the sandbox, then runs nothing the command planted.
 #[test]
 fn git_cannot_be_redirected_to_code_the_command_planted() {
-    if !kernel_sandbox() {
+    if !e2e::kernel_has(e2e::KernelFeature::Sandbox) {
         return;
     }
     let p = Project::new(workspace_write(json!({"bash": "allow"})));
@@ -515,7 +496,7 @@ fn git_cannot_be_redirected_to_code_the_command_planted() {
 
 #[test]
 fn git_hooks_and_config_stay_read_only_while_commits_work() {
-    if !kernel_sandbox() {
+    if !e2e::kernel_has(e2e::KernelFeature::Sandbox) {
         return;
     }
     // What git runs code from: a command that wrote it would run code outside the sandbox
@@ -562,14 +543,7 @@ fn git_hooks_and_config_stay_read_only_while_commits_work() {
         "h=.git/modules/lib/hooks; echo x > $h/post-checkout",
     ];
     for command in attempts {
-        let settled = p.bash(command, &[]);
-        let text = settled.text();
-        assert_eq!(
-            settled.sandbox().as_deref(),
-            Some("workspace-write"),
-            "{command}: {text}"
-        );
-        assert_ne!(settled.exit(), Some(0), "{command} succeeded: {text}");
+        p.refused_by_sandbox(command);
     }
     assert_eq!(p.read("project/.git/config"), config);
     assert_eq!(p.read("project/.husky/_/pre-commit"), husky);
@@ -619,7 +593,7 @@ impl Listener {
 
 #[test]
 fn the_network_is_off_even_to_loopback_but_unix_sockets_work() {
-    if !kernel_sandbox() {
+    if !e2e::kernel_has(e2e::KernelFeature::Sandbox) {
         return;
     }
     let listener = Listener::start();
@@ -664,7 +638,7 @@ fn the_network_is_off_even_to_loopback_but_unix_sockets_work() {
 
 #[test]
 fn read_only_mode_writes_nothing_but_dev_null() {
-    if !kernel_sandbox() {
+    if !e2e::kernel_has(e2e::KernelFeature::Sandbox) {
         return;
     }
     let p = Project::new(json!({}));
@@ -688,7 +662,7 @@ fn read_only_mode_writes_nothing_but_dev_null() {
 
 #[test]
 fn escapes_landlock_does_not_cover_are_refused() {
-    if !kernel_sandbox() {
+    if !e2e::kernel_has(e2e::KernelFeature::Sandbox) {
         return;
     }
     let p = Project::new(workspace_write(json!({})));
@@ -729,14 +703,7 @@ fn escapes_landlock_does_not_cover_are_refused() {
         );
     }
     for command in attempts {
-        let settled = p.bash(command, &[]);
-        let text = settled.text();
-        assert_eq!(
-            settled.sandbox().as_deref(),
-            Some("workspace-write"),
-            "{command}: {text}"
-        );
-        assert_ne!(settled.exit(), Some(0), "{command} succeeded: {text}");
+        p.refused_by_sandbox(command);
     }
     // toolgate itself was not stopped: this call came back, and so does the next one.
     p.bash("true", &[]).ran("workspace-write", 0);
@@ -842,7 +809,7 @@ fn the_analysis_plans_with_the_home_shell_env_gives_the_command() {
 /// inside the sandbox, root included: reading gives nothing, writing lands nowhere.
 #[test]
 fn raw_block_devices_are_not_reachable() {
-    if !kernel_sandbox() {
+    if !e2e::kernel_has(e2e::KernelFeature::Sandbox) {
         return;
     }
     use std::os::unix::fs::FileTypeExt;
@@ -978,7 +945,7 @@ fn config_check_and_the_description_show_the_sandbox() {
     let output = unguarded.command(&["check", "bash", "ls"]).output().unwrap();
     let text = String::from_utf8_lossy(&output.stdout);
     assert!(text.contains("exec checks: off (sandbox.enforce_exec)"), "{text}");
-    if kernel_sandbox() {
+    if e2e::kernel_has(e2e::KernelFeature::Sandbox) {
         let text = description(&p, &[]);
         assert!(text.contains("Bash runs in a sandbox: the command and everything it starts can write only under the project directory, the temp directory"), "{text}");
         assert!(!text.contains("not sandboxed"), "{text}");
@@ -995,7 +962,7 @@ fn config_check_and_the_description_show_the_sandbox() {
 
 #[test]
 fn the_managed_layer_sets_a_floor_that_neither_config_nor_flag_lowers() {
-    if !kernel_sandbox() {
+    if !e2e::kernel_has(e2e::KernelFeature::Sandbox) {
         return;
     }
     let p = Project::new(json!({"sandbox": {"mode": "off"}}));
@@ -1009,7 +976,7 @@ fn the_managed_layer_sets_a_floor_that_neither_config_nor_flag_lowers() {
 
 #[test]
 fn an_unprivileged_user_gets_the_same_sandbox() {
-    if !kernel_sandbox() {
+    if !e2e::kernel_has(e2e::KernelFeature::Sandbox) {
         return;
     }
     let p = Project::new(workspace_write(json!({"read": {"*": "allow", "*.env": "deny"}})));
@@ -1228,7 +1195,7 @@ fn through_serve_a_command_cannot_find_the_token_to_approve_its_own_asks() {
 
 #[test]
 fn through_serve_the_sandbox_holds() {
-    if !kernel_sandbox() {
+    if !e2e::kernel_has(e2e::KernelFeature::Sandbox) {
         return;
     }
     self_approval_is_impossible(&["--sandbox", "workspace-write"], true);
@@ -1269,7 +1236,7 @@ fn through_serve_the_sandbox_holds() {
 
 #[test]
 fn through_mcp_the_sandbox_holds() {
-    if !kernel_sandbox() {
+    if !e2e::kernel_has(e2e::KernelFeature::Sandbox) {
         return;
     }
     let p = Project::new(workspace_write(json!({"read": {"*": "allow", "secrets/*": "deny"}})));
@@ -1335,7 +1302,7 @@ fn the_trampoline_refuses_a_policy_it_cannot_read_and_runs_nothing() {
 
 #[test]
 fn the_analysis_oracle_runs_its_lines_in_this_sandbox() {
-    if !kernel_sandbox() {
+    if !e2e::kernel_has(e2e::KernelFeature::Sandbox) {
         return;
     }
     // `shell_oracle::nothing_escapes_the_sandbox` and the generated lines then run in it.

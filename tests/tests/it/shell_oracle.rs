@@ -17,7 +17,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use e2e::shell_oracle::soundness;
-use e2e::shell_oracle::{Case, Options, Oracle, Outcome, Verdict, generate, record, summary};
+use e2e::shell_oracle::{Case, Options, Oracle, Outcome, Verdict, builtins, generate, record, summary};
 use toolgate_core::{Location, PermissionRequest};
 
 /// The seed and size of the generated part: fixed, so a failure here is reproducible
@@ -42,6 +42,7 @@ fn cases() -> Vec<Case> {
             }
         })
         .collect();
+    cases.extend(builtins::lines().into_iter().map(|(line, tags)| Case { line, tags }));
     let rows = table_rows();
     assert!(
         rows.len() >= 80,
@@ -369,4 +370,47 @@ fn the_generated_lines_catch_a_deliberately_unsound_analysis() {
         buggy_found.iter().any(|line| line.contains([';', '&', '|', '\n'])),
         "{buggy_found:?}"
     );
+}
+
+/// The closed set against the real bash: every builtin it has, every option letter its
+/// synopsis shows, every `set -o` and `shopt` option has a line in the oracle's table
+/// (spec §7.3: bash is the shell whose commands are decided, so all of it is tried).
+#[test]
+fn every_builtin_and_option_of_the_real_bash_has_an_oracle_line() {
+    let bash = |script: &str| -> String {
+        let output = std::process::Command::new("bash")
+            .args(["--norc", "--noprofile", "-c", script])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    };
+    let mut missing = Vec::new();
+    for name in bash("compgen -b").lines() {
+        let lines: Vec<_> = builtins::BUILTIN_LINES.iter().filter(|(b, _, _)| *b == name).collect();
+        if lines.is_empty() {
+            missing.push(format!("{name} (no line)"));
+            continue;
+        }
+        let synopsis = bash(&format!("help -s -- {}", generate::sq(name)));
+        for option in builtins::synopsis_options(&synopsis) {
+            if !lines.iter().any(|(_, o, _)| *o == option) {
+                missing.push(format!("{name} {option}"));
+            }
+        }
+    }
+    for name in bash("set -o").lines().filter_map(|l| l.split_whitespace().next()) {
+        if !builtins::SET_OPTIONS.contains(&name) {
+            missing.push(format!("set -o {name}"));
+        }
+    }
+    for name in bash("shopt").lines().filter_map(|l| l.split_whitespace().next()) {
+        if !builtins::SHOPT_OPTIONS.contains(&name) {
+            missing.push(format!("shopt {name}"));
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "bash has what the oracle's table leaves out: {missing:?}"
+    );
+    assert!(builtins::lines().len() > 300, "{} lines", builtins::lines().len());
 }

@@ -561,6 +561,23 @@ impl Walker<'_> {
             "compgen" => {
                 let opts = options(name, args, "abcdefgjksuvDEI", "oAGWFCXPS");
                 let runs = opts.has('F') || opts.has('C');
+                // Users, groups and host names come from the system's databases (NSS:
+                // `/etc/passwd`, `/etc/group`, `/etc/hosts` or a service): reads outside
+                // the project the analysis cannot name.
+                let databases = opts.has('u')
+                    || opts.has('g')
+                    || opts.values('A').any(|action| {
+                        action
+                            .literal()
+                            .is_none_or(|text| matches!(&*text, "user" | "group" | "hostname" | "service"))
+                    });
+                if databases {
+                    self.opaque_part(
+                        cmd,
+                        "`compgen -u/-g/-A user|group|hostname` reads the system's databases",
+                    );
+                    return same();
+                }
                 let expands = opts
                     .values('W')
                     .any(|words| words.literal().is_none_or(|text| text.contains(['$', '`'])));
@@ -584,6 +601,11 @@ impl Walker<'_> {
                     .unwrap_or_else(|| Arg::unknown("$HISTFILE"));
                 if opts.has('a') || opts.has('w') {
                     self.file(&file, Access::Write, state, false, None);
+                }
+                // Writing or reading a history file also reads the shell's own one
+                // (`$HISTFILE`, seen by strace: bash reads it back to keep its size).
+                if opts.has('a') || opts.has('w') || opts.has('r') || opts.has('n') {
+                    self.file(&Arg::unknown("$HISTFILE"), Access::Read, state, false, None);
                 }
                 if opts.has('r') || opts.has('n') {
                     self.file(&file, Access::Read, state, false, None);

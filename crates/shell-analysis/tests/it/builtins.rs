@@ -140,6 +140,11 @@ const CASES: &[(&str, Expect)] = &[
         Runs(&["compgen -c", "compgen -W a b x"]),
     ),
     ("compgen -C 'rm x' y", OpaquePart),
+    // Found by the oracle's closed set: the system's user and group databases.
+    ("compgen -u", OpaquePart),
+    ("compgen -g x", OpaquePart),
+    ("compgen -A user x", OpaquePart),
+    ("compgen -A hostname", OpaquePart),
     ("compgen -F f x", OpaquePart),
     ("compgen -W '$(rm x)' y", OpaquePart),
     ("bind -l; bind -m vi -P; ls", Runs(&["ls"])),
@@ -290,4 +295,21 @@ fn the_builtins_are_bashs() {
         }
     }
     assert!(missing.is_empty(), "builtins read as programs: {missing:?}");
+}
+
+/// Writing or reading a history file also reads the shell's own (`$HISTFILE`; found by
+/// the strace oracle's closed set of builtins).
+#[test]
+fn history_files_read_the_shells_own_history_too() {
+    let dir = project();
+    for line in [
+        "history -w out.txt",
+        "history -a out.txt",
+        "history -r x",
+        "history -n x",
+    ] {
+        let analysis = analysis(dir.path(), line);
+        let reads: Vec<String> = analysis.reads.iter().map(|read| read.joined()).collect();
+        assert!(reads.iter().any(|read| read.contains("HISTFILE")), "{line}: {reads:?}");
+    }
 }
