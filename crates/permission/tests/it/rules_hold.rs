@@ -173,13 +173,23 @@ async fn a_reusable_allow_names_its_rule_and_the_version_moves_with_session_rule
     assert_eq!(decided.verdict, Verdict::Allow);
     assert!(decided.rule.is_some(), "an allow by a configured rule names it");
     let before = Permissions::rules_version(&service).unwrap();
-    service.set_session_rules("s", vec![Rule::new("bash", "ls *", toolgate_permission::Effect::Deny, Origin::Session)]);
+    service.set_session_rules(
+        "s",
+        vec![Rule::new(
+            "bash",
+            "ls *",
+            toolgate_permission::Effect::Deny,
+            Origin::Session,
+        )],
+    );
     let after = Permissions::rules_version(&service).unwrap();
     assert_ne!(before, after, "a session rule change moves the version");
     assert_eq!(service.decide_now(&ctx("s"), &ls).verdict, Verdict::Deny);
     // "Always for this session" for `git status`: the mixed request is allowed, by a
     // saved approval among others, and names no rule.
-    let ask = PermissionRequest::new("bash").resources(["git status"]).save(["git status *"]);
+    let ask = PermissionRequest::new("bash")
+        .resources(["git status"])
+        .save(["git status *"]);
     let asking = {
         let service = service.clone();
         tokio::spawn(async move { service.assert(&ctx("s2"), ask).await })
