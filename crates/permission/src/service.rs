@@ -248,6 +248,9 @@ struct Inner {
     store: Option<Arc<dyn ApprovalStore>>,
     /// Numbers reloads of saved approvals in the order they start.
     reloads: AtomicU64,
+    /// Counts changes of the session rules: a decision remembered under one count holds
+    /// while the count stays ([`Permissions::rules_version`]).
+    session_changes: AtomicU64,
     mode: AskMode,
     state: Mutex<State>,
     events: broadcast::Sender<Event>,
@@ -400,6 +403,7 @@ impl PermissionServiceBuilder {
                 project_id: self.project_id,
                 store: self.store,
                 reloads: AtomicU64::new(0),
+                session_changes: AtomicU64::new(0),
                 mode: self.mode,
                 state: Mutex::new(State::default()),
                 events,
@@ -566,6 +570,7 @@ impl PermissionService {
     /// Sets the rules of one session, evaluated after its agent's rules.
     pub fn set_session_rules(&self, session_id: &str, rules: Vec<Rule>) {
         self.lock().sessions.insert(session_id.to_string(), Ruleset::new(rules));
+        self.inner.session_changes.fetch_add(1, Ordering::SeqCst);
     }
 
     /// The agent named `name`; an empty name means the default agent.
@@ -976,10 +981,17 @@ impl PermissionService {
                 Origin::UserConfig | Origin::AgentConfig | Origin::Managed | Origin::Session
             ) && rule.resource != "*"
         });
+        // An allow that a saved approval took part in names no rule: saved approvals can
+        // be withdrawn by another process, so such an allow is never reused without
+        // deciding again ([`Permissions::rules_version`]).
+        let saved = verdict == Verdict::Allow
+            && explained
+                .iter()
+                .any(|e| e.rule.as_ref().is_some_and(|rule| rule.origin == Origin::SavedApproval));
         let rule = strictest
             .rule
             .as_ref()
-            .filter(|rule| rule.origin != Origin::SavedApproval)
+            .filter(|rule| rule.origin != Origin::SavedApproval && !saved)
             .map(Rule::to_ref);
         RuleDecision::new(verdict, rule, explicit)
     }
@@ -1413,6 +1425,11 @@ impl Permissions for PermissionService {
 
     fn decide(&self, ctx: &Context, request: &PermissionRequest) -> Option<RuleDecision> {
         Some(PermissionService::decide_now(self, ctx, request))
+    }
+
+    fn rules_version(&self) -> Option<u64> {
+        // The agents' rules are fixed for the service's life; only session rules change.
+        Some(self.inner.session_changes.load(Ordering::SeqCst))
     }
 }
 

@@ -215,6 +215,19 @@ pub struct Program {
     pub interpreter: Option<Vec<OsString>>,
 }
 
+/// The process a stopped call came from, as `/proc` told it while the call waited.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Caller {
+    /// Its thread group (the process), in this process's pid namespace.
+    pub tgid: u32,
+    /// Its parent process.
+    pub ppid: u32,
+    /// When the process started (clock ticks since boot): with `tgid`, a process that a
+    /// reused pid cannot be mistaken for.
+    pub start: u64,
+}
+
 /// One stopped `execve`/`execveat`: what the kernel is about to run.
 #[derive(Clone, Debug)]
 #[non_exhaustive]
@@ -242,6 +255,9 @@ pub struct ExecCall {
     pub env: Vec<OsString>,
     /// The caller's working directory, when it could be read.
     pub cwd: Option<PathBuf>,
+    /// The calling process, when `/proc` could tell it (read before the call was proven
+    /// still waiting, so it is the caller's).
+    pub caller: Option<Caller>,
 }
 
 /// What [`ExecListener::next`] found.
@@ -403,8 +419,18 @@ impl ExecListener {
         } else {
             (AT_FDCWD, args[0], args[1], args[2], 0)
         };
+        // Every `/proc` look at the caller goes through one descriptor of its directory:
+        // one lookup of the pid instead of one per file (the first look at a new pid's
+        // directory is what costs), and nothing of another process with the same pid
+        // can be read through it once the caller is gone.
+        let dir = rustix::fs::open(
+            format!("/proc/{pid}"),
+            OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            FileMode::empty(),
+        );
         let read = (|| -> io::Result<(Vec<u8>, Vec<OsString>, Vec<OsString>)> {
-            let mut memory = Memory::open(pid)?;
+            let dir = dir.as_ref().map_err(|error| io::Error::from(*error))?;
+            let mut memory = Memory::open(dir)?;
             let path = memory.string(path_at)?;
             let argv = memory.strings(argv_at)?;
             let env = memory.strings(envp_at)?;
@@ -423,19 +449,20 @@ impl ExecListener {
                 };
             }
         };
-        let cwd = std::fs::read_link(format!("/proc/{pid}/cwd")).ok();
+        let Ok(dir) = dir else {
+            return Stopped::Gone;
+        };
+        let cwd = link_at(&dir, "cwd");
         let empty = path.is_empty() && flags & AT_EMPTY_PATH != 0;
         let path = OsStr::from_bytes(&path);
         let program = if empty {
-            std::fs::read_link(format!("/proc/{pid}/fd/{dirfd}")).unwrap_or_default()
+            link_at(&dir, &format!("fd/{dirfd}")).unwrap_or_default()
         } else if path.as_bytes().first() == Some(&b'/') {
             PathBuf::from(path)
         } else if dirfd == AT_FDCWD {
             cwd.clone().unwrap_or_default().join(path)
         } else {
-            std::fs::read_link(format!("/proc/{pid}/fd/{dirfd}"))
-                .unwrap_or_default()
-                .join(path)
+            link_at(&dir, &format!("fd/{dirfd}")).unwrap_or_default().join(path)
         };
         let opened = if empty {
             let direct = PathBuf::from(format!("/proc/{pid}/fd/{dirfd}"));
@@ -446,8 +473,9 @@ impl ExecListener {
             // from the root instead.
             None
         } else {
-            open_as(pid, &program)
+            open_as_in(&dir, pid, &program)
         };
+        let caller = caller_of(&dir, pid);
         let (file, interpreter, resolved) = match opened {
             Some((opened, resolved)) => {
                 let file = file_id(&opened);
@@ -475,6 +503,7 @@ impl ExecListener {
             argv,
             env,
             cwd,
+            caller,
         })
     }
 
@@ -482,12 +511,18 @@ impl ExecListener {
     /// `/proc/self`; relative to its working directory), e.g. the program a dynamic
     /// loader was asked to run or a script's interpreter.
     pub fn identify(&self, pid: u32, path: &Path) -> Option<Program> {
+        let dir = rustix::fs::open(
+            format!("/proc/{pid}"),
+            OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            FileMode::empty(),
+        )
+        .ok()?;
         let absolute = if path.is_absolute() {
             path.to_path_buf()
         } else {
-            std::fs::read_link(format!("/proc/{pid}/cwd")).ok()?.join(path)
+            link_at(&dir, "cwd")?.join(path)
         };
-        let (fd, resolved) = open_as(pid, &absolute)?;
+        let (fd, resolved) = open_as_in(&dir, pid, &absolute)?;
         let file = file_id(&fd)?;
         Some(Program {
             file,
@@ -557,11 +592,24 @@ const MAX_LINKS: usize = 40;
 /// links are followed here one by one, since the kernel would resolve `self` as this
 /// process and refuses those object links under `RESOLVE_IN_ROOT`. Also returns where
 /// the file was found, every link resolved.
+#[cfg(test)]
 fn open_as(pid: u32, absolute: &Path) -> Option<(OwnedFd, PathBuf)> {
+    let dir = rustix::fs::open(
+        format!("/proc/{pid}"),
+        OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        FileMode::empty(),
+    )
+    .ok()?;
+    open_as_in(&dir, pid, absolute)
+}
+
+/// [`open_as`] with the caller's `/proc/<pid>` directory already open as `dir`.
+fn open_as_in(dir: &OwnedFd, pid: u32, absolute: &Path) -> Option<(OwnedFd, PathBuf)> {
     // Needed only for `/proc/self`: read when met.
     let mut tgid: Option<u32> = None;
-    let root = rustix::fs::open(
-        format!("/proc/{pid}/root"),
+    let root = rustix::fs::openat(
+        dir,
+        "root",
         OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
         FileMode::empty(),
     )
@@ -630,22 +678,37 @@ fn open_as(pid: u32, absolute: &Path) -> Option<(OwnedFd, PathBuf)> {
             fresh = true;
             continue;
         }
-        let relative: PathBuf = done.iter().collect();
-        let fd = rustix::fs::openat2(
-            &root,
-            &relative,
-            OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-            FileMode::empty(),
-            ResolveFlags::IN_ROOT,
-        )
-        .ok()?;
-        let stat = rustix::fs::fstat(&fd).ok()?;
-        if stat.st_mode & 0o170000 == 0o120000 {
+        let target = if let [only] = done.as_slice() {
+            // A name right under the root (`bin` of `/bin/rm` on a merged `/usr`): one
+            // component has no link on its way to follow, so the link itself is read in
+            // one call (`EINVAL`: it is there and is no link).
+            match rustix::fs::readlinkat(&root, only.as_os_str(), Vec::new()) {
+                Ok(target) => Some(target),
+                Err(rustix::io::Errno::INVAL) => None,
+                Err(_) => return None,
+            }
+        } else {
+            let relative: PathBuf = done.iter().collect();
+            let fd = rustix::fs::openat2(
+                &root,
+                &relative,
+                OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+                FileMode::empty(),
+                ResolveFlags::IN_ROOT,
+            )
+            .ok()?;
+            let stat = rustix::fs::fstat(&fd).ok()?;
+            if stat.st_mode & 0o170000 == 0o120000 {
+                Some(rustix::fs::readlinkat(&fd, "", Vec::new()).ok()?)
+            } else {
+                None
+            }
+        };
+        if let Some(target) = target {
             links += 1;
             if links > MAX_LINKS {
                 return None;
             }
-            let target = rustix::fs::readlinkat(&fd, "", Vec::new()).ok()?;
             let target = target.as_bytes();
             done.pop();
             if target.first() == Some(&b'/') {
@@ -723,6 +786,48 @@ fn is_object_link(parts: &[OsString]) -> bool {
         [dir, _] => dir == "fd" || dir == "map_files",
         _ => false,
     }
+}
+
+/// Where the link `name` of a `/proc/<pid>` directory points (`cwd`, `fd/3`).
+fn link_at(dir: &OwnedFd, name: &str) -> Option<PathBuf> {
+    let target = rustix::fs::readlinkat(dir, name, Vec::new()).ok()?;
+    Some(PathBuf::from(OsString::from_vec(target.into_bytes())))
+}
+
+/// The process of thread `pid` whose `/proc` directory is `dir`: one read of its `stat`
+/// for a single-threaded process (its own group, the common case on the hot path); its
+/// `status` and its leader's `stat` only for a thread of a larger one.
+fn caller_of(dir: &OwnedFd, pid: u32) -> Option<Caller> {
+    let mut buffer = [0u8; 4096];
+    let stat = read_proc_at(dir, "stat", &mut buffer)?;
+    // The fields after the parenthesised name: state is field 3, ppid 4, threads 20,
+    // start time 22.
+    let ppid = proc_field(stat, 1)?;
+    let threads: u32 = proc_field(stat, 17)?;
+    let start = proc_field(stat, 19)?;
+    if threads <= 1 {
+        return Some(Caller { tgid: pid, ppid, start });
+    }
+    let mut buffer = [0u8; 4096];
+    let status = std::str::from_utf8(read_proc_at(dir, "status", &mut buffer)?).ok()?;
+    let tgid: u32 = status
+        .lines()
+        .find_map(|line| line.strip_prefix("Tgid:"))
+        .and_then(|value| value.trim().parse().ok())?;
+    if tgid == pid {
+        return Some(Caller { tgid, ppid, start });
+    }
+    let mut buffer = [0u8; 4096];
+    let leader = read_proc(&format!("/proc/{tgid}/stat"), &mut buffer)?;
+    let start = proc_field(leader, 19)?;
+    Some(Caller { tgid, ppid, start })
+}
+
+/// [`read_proc`] of the file `name` of a `/proc/<pid>` directory.
+fn read_proc_at<'a>(dir: &OwnedFd, name: &str, buffer: &'a mut [u8]) -> Option<&'a [u8]> {
+    let fd = rustix::fs::openat(dir, name, OFlags::RDONLY | OFlags::CLOEXEC, FileMode::empty()).ok()?;
+    let read = rustix::io::read(&fd, &mut *buffer).ok()?;
+    (read < buffer.len()).then_some(&buffer[..read])
 }
 
 /// The thread group (process) of thread `pid`: its `stat` alone for a single-threaded
@@ -832,15 +937,16 @@ fn interpreter_line(head: &[u8]) -> Option<Vec<OsString>> {
 /// A caller's memory, read through `/proc/PID/mem` with a small page cache (argv and the
 /// environment are usually on a few pages: a few reads instead of one per string).
 struct Memory {
-    file: std::fs::File,
+    file: OwnedFd,
     pages: Vec<(u64, Vec<u8>)>,
     total: usize,
 }
 
 impl Memory {
-    fn open(pid: u32) -> io::Result<Memory> {
+    /// The memory of the process whose `/proc/<pid>` directory is `dir`.
+    fn open(dir: &OwnedFd) -> io::Result<Memory> {
         Ok(Memory {
-            file: std::fs::File::open(format!("/proc/{pid}/mem"))?,
+            file: rustix::fs::openat(dir, "mem", OFlags::RDONLY | OFlags::CLOEXEC, FileMode::empty())?,
             pages: Vec::new(),
             total: 0,
         })
@@ -891,8 +997,9 @@ impl Memory {
         loop {
             let chunk = self.chunk(at)?;
             let len = chunk.len();
-            if let Some(nul) = chunk.iter().position(|b| *b == 0) {
-                out.extend_from_slice(&chunk[..nul]);
+            // `CStr` finds the NUL with `memchr`: a whole environment is scanned per exec.
+            if let Ok(string) = std::ffi::CStr::from_bytes_until_nul(chunk) {
+                out.extend_from_slice(string.to_bytes());
                 self.total += out.len() + 1;
                 if self.total > MAX_TOTAL {
                     return Err(Self::too_big());

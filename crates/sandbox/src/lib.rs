@@ -48,7 +48,7 @@ use std::ffi::OsString;
 use std::path::Path;
 
 #[cfg(all(target_os = "linux", target_pointer_width = "64"))]
-pub use guard::{ExecCall, ExecListener, FileId, Notice, Program, Readiness, Stopped, proc_field, read_proc};
+pub use guard::{Caller, ExecCall, ExecListener, FileId, Notice, Program, Readiness, Stopped, proc_field, read_proc};
 pub use policy::{DEVICES, Mode, ParseError, Policy};
 #[cfg(target_os = "linux")]
 pub use project::mask_file;

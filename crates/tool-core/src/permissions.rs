@@ -311,6 +311,15 @@ pub trait Permissions: Send + Sync {
         let _ = (ctx, request);
         None
     }
+
+    /// A number that changes whenever a configured rule that [`decide`](Self::decide)
+    /// reads may have changed (saved approvals aside, which only turn an ask into allow
+    /// and are never part of an allow a caller may remember): while it stays the same, an
+    /// allow by a configured rule stays an allow, so exec-time enforcement may reuse it
+    /// for the same program and words. `None` (the default): nothing may be reused.
+    fn rules_version(&self) -> Option<u64> {
+        None
+    }
 }
 
 /// [`Permissions`] that allow every request: for embedders whose tools need no asking

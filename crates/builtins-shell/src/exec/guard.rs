@@ -38,7 +38,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use toolgate_core::{Context, PermissionRequest, Permissions, Resource, RuleDecision, Verdict};
-use toolgate_sandbox::{ExecCall, ExecListener, FileId, Readiness, Stopped, proc_field, read_proc};
+use toolgate_sandbox::{Caller, ExecCall, ExecListener, FileId, Readiness, Stopped, proc_field, read_proc};
 
 /// How many `#!` interpreters deep the guard follows: more than the kernel does (five
 /// rewrites since Linux 5.8, four before); a chain still going after that is refused.
@@ -51,6 +51,8 @@ const TICK: Duration = Duration::from_millis(50);
 const MAX_NOTES: usize = 20;
 /// How far up the process tree a new process's lineage is looked for.
 const MAX_DEPTH: usize = 64;
+/// How many allowed programs a line remembers (then it starts over).
+const MAX_REMEMBERED: usize = 4096;
 
 /// Variables that make a program run code it was not given on its command line, without
 /// an `exec` the guard would see: the dynamic loader's, the shells' start-up files, the
@@ -318,6 +320,7 @@ impl Supervisor {
                 asked_for: worker_asked_for,
                 runtime,
                 tasks: Vec::new(),
+                allowed: HashMap::new(),
             })
         };
         let thread = std::thread::Builder::new()
@@ -386,6 +389,40 @@ struct Worker {
     asked_for: Arc<Mutex<Duration>>,
     runtime: Option<tokio::runtime::Handle>,
     tasks: Vec<tokio::task::JoinHandle<()>>,
+    /// Programs a configured rule allowed in this line, with the rules' version then and
+    /// how they were shown.
+    allowed: HashMap<AllowKey, (u64, String)>,
+}
+
+/// Everything an allow by the rules was decided on ([`Worker::exec_of`] reads nothing
+/// else): the program as named and as found, its words, the code-running variables the
+/// command changed, and the working directory (for the relative spellings).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct AllowKey {
+    program: PathBuf,
+    file: FileId,
+    resolved: Option<PathBuf>,
+    argv: Vec<OsString>,
+    prefix: String,
+    cwd: Option<PathBuf>,
+}
+
+impl AllowKey {
+    /// The key of `call`; `None` for a script or a loader, which more than one program
+    /// decides.
+    fn of(call: &ExecCall, prefix: String) -> Option<AllowKey> {
+        if call.interpreter.is_some() || is_loader(&call.program) || call.resolved.as_deref().is_some_and(is_loader) {
+            return None;
+        }
+        Some(AllowKey {
+            program: call.program.clone(),
+            file: call.file?,
+            resolved: call.resolved.clone(),
+            argv: call.argv.clone(),
+            prefix,
+            cwd: call.cwd.clone(),
+        })
+    }
 }
 
 impl Worker {
@@ -464,7 +501,23 @@ impl Worker {
             let _ = self.listener.refuse(call.id, libc_enoent());
             return;
         }
-        let (lineage, key) = self.lineage(call.pid);
+        let (lineage, key) = self.lineage(call.pid, call.caller);
+        // The same program with the same words, variables and directory, allowed by a
+        // configured rule before in this line (a loop, `xargs`): allowed again under
+        // the same rules without deciding every spelling again.
+        let version = self.setup.permissions.rules_version();
+        let remembered = version.and_then(|version| {
+            let cache_key = AllowKey::of(&call, self.changed_code_variables(&call.env))?;
+            Some((version, cache_key))
+        });
+        if let Some((version, cache_key)) = &remembered
+            && let Some((allowed_at, display)) = self.allowed.get(cache_key)
+            && allowed_at == version
+        {
+            let display = display.clone();
+            self.allow(&call, key, &lineage, &display);
+            return;
+        }
         let cwd = call.cwd.clone();
         let cwd = cwd.as_deref();
         let mut execs = vec![self.exec_of(
@@ -591,17 +644,35 @@ impl Worker {
             Verdict::Ask => false,
         };
         if allow {
-            self.started(key, &lineage, &display);
-            if call.file.is_some_and(|file| file.is_setid()) && !rustix::process::geteuid().is_root() {
-                lock(&self.shared).report.notes.push(format!(
-                    "`{display}` is setuid: toolgate starts commands with no_new_privs (exec-time enforcement), so it runs \
-                     without its privileges; ask the user to run it themselves"
-                ));
+            // Only an allow by a configured rule is remembered: an allow by a prediction,
+            // an approval or the lineage depends on more than the program and its words,
+            // and saved approvals can be withdrawn by another process.
+            if decision.verdict == Verdict::Allow
+                && decision.rule.is_some()
+                && execs.len() == 1
+                && let Some((version, cache_key)) = remembered
+            {
+                if self.allowed.len() >= MAX_REMEMBERED {
+                    self.allowed.clear();
+                }
+                self.allowed.insert(cache_key, (version, display.clone()));
             }
-            let _ = self.listener.allow(call.id);
+            self.allow(&call, key, &lineage, &display);
             return;
         }
         self.ask(call, lineage, execs, display, deciding);
+    }
+
+    /// Lets `call` go on as `display`, recording where its process now stands.
+    fn allow(&self, call: &ExecCall, key: Option<ProcessKey>, lineage: &Lineage, display: &str) {
+        self.started(key, lineage, display);
+        if call.file.is_some_and(|file| file.is_setid()) && !rustix::process::geteuid().is_root() {
+            lock(&self.shared).report.notes.push(format!(
+                "`{display}` is setuid: toolgate starts commands with no_new_privs (exec-time enforcement), so it runs \
+                 without its privileges; ask the user to run it themselves"
+            ));
+        }
+        let _ = self.listener.allow(call.id);
     }
 
     /// One program decided by all its spellings (its rule name, its paths). A rule a
@@ -882,8 +953,13 @@ impl Worker {
 
     /// Where process `pid` stands: its own record, else its nearest known ancestor's; a
     /// process whose ancestry cannot be followed is taken as the line's own (asked).
-    fn lineage(&self, pid: u32) -> (Lineage, Option<ProcessKey>) {
-        let Some(me) = identity(pid) else {
+    fn lineage(&self, pid: u32, caller: Option<Caller>) -> (Lineage, Option<ProcessKey>) {
+        let known = caller.map(|caller| Process {
+            tgid: caller.tgid,
+            ppid: caller.ppid,
+            start: caller.start,
+        });
+        let Some(me) = known.or_else(|| identity(pid)) else {
             return (Lineage::Line, None);
         };
         (self.lineage_of(&me), Some(me.key()))

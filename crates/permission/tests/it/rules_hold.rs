@@ -157,6 +157,51 @@ async fn always_for_this_session_stays_in_the_session() {
     assert_eq!(service.decide_now(&ctx("s1"), &rm).verdict, Verdict::Deny);
 }
 
+/// What exec-time enforcement may reuse (§4.3 decisions at exec): an allow by a
+/// configured rule names that rule and holds while the rules' version stays; a change of
+/// the session rules moves the version; an allow a saved approval took part in (here
+/// "always for this session") names no rule, so it is decided again every time.
+#[tokio::test]
+async fn a_reusable_allow_names_its_rule_and_the_version_moves_with_session_rules() {
+    use toolgate_core::Permissions;
+    let service = PermissionService::builder(agents(json!({"bash": {"*": "ask", "ls *": "allow"}})), "p")
+        .mode(AskMode::Interactive)
+        .build();
+    let mixed = PermissionRequest::new("bash").resources(["git status", "ls -l"]);
+    let ls = PermissionRequest::new("bash").resources(["ls -l"]);
+    let decided = service.decide_now(&ctx("s"), &ls);
+    assert_eq!(decided.verdict, Verdict::Allow);
+    assert!(decided.rule.is_some(), "an allow by a configured rule names it");
+    let before = Permissions::rules_version(&service).unwrap();
+    service.set_session_rules(
+        "s",
+        vec![Rule::new(
+            "bash",
+            "ls *",
+            toolgate_permission::Effect::Deny,
+            Origin::Session,
+        )],
+    );
+    let after = Permissions::rules_version(&service).unwrap();
+    assert_ne!(before, after, "a session rule change moves the version");
+    assert_eq!(service.decide_now(&ctx("s"), &ls).verdict, Verdict::Deny);
+    // "Always for this session" for `git status`: the mixed request is allowed, by a
+    // saved approval among others, and names no rule.
+    let ask = PermissionRequest::new("bash")
+        .resources(["git status"])
+        .save(["git status *"]);
+    let asking = {
+        let service = service.clone();
+        tokio::spawn(async move { service.assert(&ctx("s2"), ask).await })
+    };
+    let pending = wait_pending(&service).await;
+    service.reply(&pending[0].id, Reply::Session, None).unwrap();
+    asking.await.unwrap().unwrap();
+    let decided = service.decide_now(&ctx("s2"), &mixed);
+    assert_eq!(decided.verdict, Verdict::Allow);
+    assert!(decided.rule.is_none(), "{:?}", decided.rule);
+}
+
 /// §2.4, §4.8: what hides a tool is the last rule of its action, denying `*`.
 #[test]
 fn the_rule_that_hides_a_tool_is_named() {
