@@ -58,7 +58,12 @@ pub(super) fn tar(ctx: &Ctx<'_>, verdict: &mut Verdict) {
     }
     // Members named in a list file: read, and which ones only the list knows.
     if create && parsed.has(TAR_FILE_LISTS) {
-        verdict.effect_under(&Arg::unknown("(the files a list names)"), Access::Read, true, dir.as_ref());
+        verdict.effect_under(
+            &Arg::unknown("(the files a list names)"),
+            Access::Read,
+            true,
+            dir.as_ref(),
+        );
     }
     for value in parsed.values(TAR_WRITE_FILES) {
         push_role(verdict, value, Role::Write, false);
