@@ -249,6 +249,10 @@ pub struct ExecCall {
     /// A script's `#!` line (interpreter and its optional argument), when the program is
     /// one: the kernel runs the interpreter with no `exec` of its own.
     pub interpreter: Option<Vec<OsString>>,
+    /// Whether the file is a position-independent ELF program that names no interpreter
+    /// (a static-pie program, or the dynamic loader itself under any name): it may map
+    /// and run another program given in its arguments (`ld.so PROG`) with no `exec`.
+    pub static_elf: bool,
     /// The arguments, `argv[0]` included (which the caller chooses freely).
     pub argv: Vec<OsString>,
     /// The environment, as `NAME=value` strings.
@@ -476,17 +480,17 @@ impl ExecListener {
             open_as_in(&dir, pid, &program)
         };
         let caller = caller_of(&dir, pid);
-        let (file, interpreter, resolved) = match opened {
+        let (file, interpreter, static_elf, resolved) = match opened {
             Some((opened, resolved)) => {
                 let file = file_id(&opened);
                 match file.map(|file| shebang(&opened, &file)) {
-                    Some(Ok(interpreter)) => (file, interpreter, Some(resolved)),
+                    Some(Ok((interpreter, static_elf))) => (file, interpreter, static_elf, Some(resolved)),
                     // Executable but unreadable here: whether the kernel would run an
                     // interpreter is not known, so the file is not either.
-                    Some(Err(HeadUnreadable)) | None => (None, None, Some(resolved)),
+                    Some(Err(HeadUnreadable)) | None => (None, None, false, Some(resolved)),
                 }
             }
-            None => (None, None, None),
+            None => (None, None, false, None),
         };
         // The pid may belong to another process by now if the caller died: only a call
         // still waiting proves that everything above was read from it.
@@ -500,6 +504,7 @@ impl ExecListener {
             file,
             resolved,
             interpreter,
+            static_elf,
             argv,
             env,
             cwd,
@@ -527,7 +532,7 @@ impl ExecListener {
         Some(Program {
             file,
             resolved,
-            interpreter: shebang(&fd, &file).ok()?,
+            interpreter: shebang(&fd, &file).ok()?.0,
         })
     }
 
@@ -880,14 +885,16 @@ fn file_id(fd: &OwnedFd) -> Option<FileId> {
 
 /// A regular file's `#!` line: the interpreter and its one optional argument, as the
 /// kernel splits it (`file` is what `fd` is).
-fn shebang(fd: &OwnedFd, file: &FileId) -> Result<Option<Vec<OsString>>, HeadUnreadable> {
+fn shebang(fd: &OwnedFd, file: &FileId) -> Result<(Option<Vec<OsString>>, bool), HeadUnreadable> {
     if file.mode & 0o170000 != 0o100000 {
-        return Ok(None);
+        return Ok((None, false));
     }
     // The kernel reads a script's first line with execute permission alone (`chmod
     // 111`); a file this process cannot read is not known to be no script.
     let mut file = std::fs::File::open(format!("/proc/self/fd/{}", fd.as_raw_fd())).map_err(|_| HeadUnreadable)?;
-    let mut head = [0u8; 256];
+    // Enough for an ELF header and its program headers; the kernel reads a `#!` line
+    // from the first 256 bytes only (`BINPRM_BUF_SIZE`).
+    let mut head = [0u8; 1024];
     let mut read = 0;
     while read < head.len() {
         match file.read(&mut head[read..]) {
@@ -896,7 +903,40 @@ fn shebang(fd: &OwnedFd, file: &FileId) -> Result<Option<Vec<OsString>>, HeadUnr
             Err(_) => return Err(HeadUnreadable),
         }
     }
-    Ok(interpreter_line(&head[..read]))
+    let head = &head[..read];
+    Ok((interpreter_line(&head[..head.len().min(256)]), static_elf(head)))
+}
+
+/// Whether `head` starts a 64-bit `ET_DYN` ELF file whose program headers (all within
+/// `head`) name no `PT_INTERP`: the dynamic loader (under any name) or a static-pie
+/// program.
+fn static_elf(head: &[u8]) -> bool {
+    let u16_at = |at: usize| head.get(at..at + 2).map(|b| u16::from_le_bytes([b[0], b[1]]));
+    let u32_at = |at: usize| {
+        head.get(at..at + 4)
+            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    };
+    let u64_at = |at: usize| {
+        head.get(at..at + 8)
+            .and_then(|b| <[u8; 8]>::try_from(b).ok())
+            .map(u64::from_le_bytes)
+    };
+    // `\x7fELF`, 64-bit, little-endian, ET_DYN.
+    if head.get(..6) != Some(b"\x7fELF\x02\x01") || u16_at(16) != Some(3) {
+        return false;
+    }
+    let (Some(offset), Some(size), Some(count)) = (u64_at(32), u16_at(54), u16_at(56)) else {
+        return false;
+    };
+    let (offset, size) = (usize::try_from(offset).unwrap_or(usize::MAX), usize::from(size));
+    if size < 4 || count == 0 {
+        return false;
+    }
+    (0..usize::from(count)).all(|index| {
+        let at = offset.saturating_add(index.saturating_mul(size));
+        // A header beyond what was read: not known to be static.
+        u32_at(at).is_some_and(|kind| kind != 3)
+    })
 }
 
 /// A file whose first bytes could not be read.
@@ -1108,7 +1148,7 @@ mod tests {
             );
             let file = file_id(&opened).unwrap_or_else(|| panic!("{}", spelled.display()));
             assert_eq!(
-                shebang(&opened, &file).ok().flatten(),
+                shebang(&opened, &file).ok().and_then(|(line, _)| line),
                 Some(vec![OsString::from("/bin/sh")])
             );
         }

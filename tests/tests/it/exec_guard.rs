@@ -657,6 +657,12 @@ fn what_the_kernel_really_runs_is_what_is_decided() {
         "printf '#!/usr/bin/rm\\n' > s; chmod 111 s; ./s victim".to_string(),
         format!("{descend}ln -s /usr/bin/rm zz && ./zz {up}victim"),
     ];
+    let mut lines = lines.to_vec();
+    if let Some(loader) = loader() {
+        // A copy of the dynamic loader under another name runs rm as `ld.so` would.
+        lines.push(format!("cp {loader} ./myld; ./myld /usr/bin/rm victim"));
+        lines.push(format!("cp {loader} ./myld; ./myld --argv0 ls /usr/bin/rm victim"));
+    }
     let mut failures = Vec::new();
     for line in &lines {
         let p = Project::new(deny_rm_by_path());

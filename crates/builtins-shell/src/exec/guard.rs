@@ -568,15 +568,27 @@ impl Worker {
             ));
             return;
         }
-        // The dynamic loader asked to run a program: that program is what runs.
-        if (is_loader(&call.program) || call.resolved.as_deref().is_some_and(is_loader))
-            && let Some(program) = loader_program(&call.argv)
+        // The dynamic loader asked to run a program: that program is what runs. A copy
+        // of the loader under another name is known by what it is (an ELF program that
+        // names no interpreter), and so is a static-pie program: its first operand, when
+        // that is a program, is decided too (it can only make the decision stricter).
+        let named_loader = is_loader(&call.program) || call.resolved.as_deref().is_some_and(is_loader);
+        let loaded = (named_loader || call.static_elf)
+            .then(|| loader_program(&call.argv))
+            .flatten()
+            .map(|program| {
+                let found = self.listener.identify(call.pid, Path::new(&program));
+                (program, found)
+            });
+        if named_loader && loaded.as_ref().is_some_and(|(_, found)| found.is_none()) {
+            let _ = self.listener.refuse(call.id, libc_enoent());
+            return;
+        }
+        if let Some((program, found)) = loaded
+            && let Some(found) = found
+            && (named_loader || (found.file.mode & 0o170000 == 0o100000 && found.file.mode & 0o111 != 0))
         {
-            let found = self.listener.identify(call.pid, Path::new(&program));
-            if found.is_none() {
-                let _ = self.listener.refuse(call.id, libc_enoent());
-                return;
-            }
+            let found = Some(found);
             let path = match (&call.cwd, Path::new(&program).is_absolute()) {
                 (Some(cwd), false) => cwd.join(&program),
                 _ => PathBuf::from(&program),
