@@ -215,6 +215,17 @@ pub struct Program {
     pub interpreter: Option<Vec<OsString>>,
 }
 
+/// What a regular file's first bytes say about how the kernel runs it.
+struct Head {
+    /// Its `#!` line, when it is a script.
+    interpreter: Option<Vec<OsString>>,
+    /// An ELF program that names no interpreter ([`ExecCall::static_elf`]).
+    static_elf: bool,
+    /// An ELF program or a `#!` script ([`ExecCall::native`]); true for what is no
+    /// regular file (the kernel refuses to run those itself).
+    native: bool,
+}
+
 /// The process a stopped call came from, as `/proc` told it while the call waited.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -253,6 +264,10 @@ pub struct ExecCall {
     /// (a static-pie program, or the dynamic loader itself under any name): it may map
     /// and run another program given in its arguments (`ld.so PROG`) with no `exec`.
     pub static_elf: bool,
+    /// Whether the file is one the kernel runs by itself: an ELF program or a `#!`
+    /// script. Anything else runs only through a `binfmt_misc` handler (a program the
+    /// guard does not see), or fails with `ENOEXEC`.
+    pub native: bool,
     /// The arguments, `argv[0]` included (which the caller chooses freely).
     pub argv: Vec<OsString>,
     /// The environment, as `NAME=value` strings.
@@ -480,17 +495,21 @@ impl ExecListener {
             open_as_in(&dir, pid, &program)
         };
         let caller = caller_of(&dir, pid);
-        let (file, interpreter, static_elf, resolved) = match opened {
+        let (file, interpreter, static_elf, native, resolved) = match opened {
             Some((opened, resolved)) => {
                 let file = file_id(&opened);
                 match file.map(|file| shebang(&opened, &file)) {
-                    Some(Ok((interpreter, static_elf))) => (file, interpreter, static_elf, Some(resolved)),
+                    Some(Ok(Head {
+                        interpreter,
+                        static_elf,
+                        native,
+                    })) => (file, interpreter, static_elf && native, native, Some(resolved)),
                     // Executable but unreadable here: whether the kernel would run an
                     // interpreter is not known, so the file is not either.
-                    Some(Err(HeadUnreadable)) | None => (None, None, false, Some(resolved)),
+                    Some(Err(HeadUnreadable)) | None => (None, None, false, false, Some(resolved)),
                 }
             }
-            None => (None, None, false, None),
+            None => (None, None, false, false, None),
         };
         // The pid may belong to another process by now if the caller died: only a call
         // still waiting proves that everything above was read from it.
@@ -505,6 +524,7 @@ impl ExecListener {
             resolved,
             interpreter,
             static_elf,
+            native,
             argv,
             env,
             cwd,
@@ -532,7 +552,7 @@ impl ExecListener {
         Some(Program {
             file,
             resolved,
-            interpreter: shebang(&fd, &file).ok()?.0,
+            interpreter: shebang(&fd, &file).ok()?.interpreter,
         })
     }
 
@@ -885,9 +905,13 @@ fn file_id(fd: &OwnedFd) -> Option<FileId> {
 
 /// A regular file's `#!` line: the interpreter and its one optional argument, as the
 /// kernel splits it (`file` is what `fd` is).
-fn shebang(fd: &OwnedFd, file: &FileId) -> Result<(Option<Vec<OsString>>, bool), HeadUnreadable> {
+fn shebang(fd: &OwnedFd, file: &FileId) -> Result<Head, HeadUnreadable> {
     if file.mode & 0o170000 != 0o100000 {
-        return Ok((None, false));
+        return Ok(Head {
+            interpreter: None,
+            static_elf: false,
+            native: true,
+        });
     }
     // The kernel reads a script's first line with execute permission alone (`chmod
     // 111`); a file this process cannot read is not known to be no script.
@@ -904,7 +928,13 @@ fn shebang(fd: &OwnedFd, file: &FileId) -> Result<(Option<Vec<OsString>>, bool),
         }
     }
     let head = &head[..read];
-    Ok((interpreter_line(&head[..head.len().min(256)]), static_elf(head)))
+    let interpreter = interpreter_line(&head[..head.len().min(256)]);
+    let native = interpreter.is_some() || head.starts_with(b"\x7fELF");
+    Ok(Head {
+        interpreter,
+        static_elf: static_elf(head),
+        native,
+    })
 }
 
 /// Whether `head` starts a 64-bit `ET_DYN` ELF file whose program headers (all within
@@ -1148,7 +1178,7 @@ mod tests {
             );
             let file = file_id(&opened).unwrap_or_else(|| panic!("{}", spelled.display()));
             assert_eq!(
-                shebang(&opened, &file).ok().and_then(|(line, _)| line),
+                shebang(&opened, &file).ok().and_then(|head| head.interpreter),
                 Some(vec![OsString::from("/bin/sh")])
             );
         }

@@ -662,6 +662,10 @@ fn what_the_kernel_really_runs_is_what_is_decided() {
         // A copy of the dynamic loader under another name runs rm as `ld.so` would.
         lines.push(format!("cp {loader} ./myld; ./myld /usr/bin/rm victim"));
         lines.push(format!("cp {loader} ./myld; ./myld --argv0 ls /usr/bin/rm victim"));
+        // The loader as a script's interpreter, given the program to run.
+        lines.push(format!(
+            "printf '#!{loader} /usr/bin/rm\\n' > s; chmod +x s; ./s victim"
+        ));
     }
     let mut failures = Vec::new();
     for line in &lines {
@@ -691,4 +695,23 @@ fn what_the_kernel_really_runs_is_what_is_decided() {
         p.assert_nothing_left();
     }
     assert!(failures.is_empty(), "denied programs started:\n{}", failures.join("\n"));
+}
+
+/// A file that is neither an ELF program nor a `#!` script is refused as the kernel
+/// without `binfmt_misc` refuses it (`ENOEXEC`), so bash still runs it as a script of
+/// its own, and every program in it is decided.
+#[test]
+fn a_script_without_a_hash_bang_runs_through_bash_and_its_programs_are_decided() {
+    if !e2e::kernel_has(e2e::KernelFeature::ExecGuard) {
+        return;
+    }
+    let p = Project::new(deny_rm_by_name());
+    let text = p.bash(
+        "printf 'echo from-the-script\\nrm victim\\n' > s; chmod +x s; ./s",
+        &["--auto"],
+    );
+    assert!(text.contains("from-the-script"), "{text}");
+    assert!(p.victim(), "{text}");
+    assert!(text.contains("toolgate refused to start `rm victim`"), "{text}");
+    p.assert_nothing_left();
 }

@@ -501,6 +501,14 @@ impl Worker {
             let _ = self.listener.refuse(call.id, libc_enoent());
             return;
         }
+        // Neither an ELF program nor a `#!` script: without `binfmt_misc` the kernel
+        // fails with `ENOEXEC` (and bash then reads the file as a script itself); with
+        // it, a handler the guard does not see would run. Refused as the plain kernel
+        // refuses it.
+        if !call.native {
+            let _ = self.listener.refuse(call.id, rustix::io::Errno::NOEXEC.raw_os_error());
+            return;
+        }
         let (lineage, key) = self.lineage(call.pid, call.caller);
         // The same program with the same words, variables and directory, allowed by a
         // configured rule before in this line (a loop, `xargs`): allowed again under
@@ -556,6 +564,24 @@ impl Worker {
                 &call.env,
                 cwd,
             ));
+            // The dynamic loader as the interpreter (`#!/lib64/ld-linux-x86-64.so.2
+            // /usr/bin/rm`): the program it is given is what runs.
+            let loader = is_loader(&path) || found.as_ref().is_some_and(|found| is_loader(&found.resolved));
+            if loader && let Some(program) = loader_program(&argv) {
+                let Some(loaded) = self.listener.identify(call.pid, Path::new(&program)) else {
+                    let _ = self.listener.refuse(call.id, libc_enoent());
+                    return;
+                };
+                let at = argv.iter().position(|arg| *arg == program).unwrap_or(0);
+                execs.push(self.exec_of(
+                    Path::new(&program),
+                    Some(&loaded.file),
+                    Some(loaded.resolved.as_path()),
+                    &argv[at..],
+                    &call.env,
+                    cwd,
+                ));
+            }
             interpreter = found.and_then(|found| found.interpreter);
             script = path.into_os_string();
             argv_rest = argv.into_iter().skip(1).collect();
