@@ -356,6 +356,24 @@ fn a_rule_for_one_name_of_a_program_holds_under_its_other_names() {
     std::fs::write(&script, "#!/bin/sh\nrm -f \"$@\"\n").unwrap();
     std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     check(&p, &format!("sh {} victim", script.display()), "\"tidy-up *\"");
+    // One file behind many names (as rustup's `cargo` and `rustc` are): an explicit ask
+    // for one name asks when the line itself runs another name, not when a program the
+    // rules allowed runs it (an approved `cargo build` runs `rustc` many times).
+    let p = Project::new(json!({"permission": {"bash": {"*": "allow", "cargo *": "ask"}}}));
+    let bin = p.root().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    std::fs::write(bin.join("cargo"), "#!/bin/sh\necho \"ran as $(basename $0)\"\n").unwrap();
+    std::fs::set_permissions(bin.join("cargo"), std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    std::fs::hard_link(bin.join("cargo"), bin.join("rustc")).unwrap();
+    let text = p.bash("rustc --version", &[]);
+    if text.contains("ran as rustc") || !text.contains("cargo --version") {
+        failures.push(format!("rustc from the line: result: {text}"));
+    }
+    let text = p.bash("sh -c 'rustc --version'", &[]);
+    if !text.contains("ran as rustc") {
+        failures.push(format!("rustc under an allowed sh: result: {text}"));
+    }
+    p.assert_nothing_left();
     // The name the caller gives it: `xz` run as `unxz` decompresses. `unxz` is a link
     // to `xz`, so the rule holds for `xz` under its own name too (one program that reads
     // the name it is run by; README: write `xz -d *` to refuse only that).

@@ -326,6 +326,11 @@ struct Exec {
     /// ask for such a name holds (a `./tools/rm` is refused by `rm *`: deny); an allow
     /// never does (a `./tools/ls` is not `ls`).
     untrusted: Vec<String>,
+    /// The spellings of the rules' programs this file is under another name
+    /// ([`StrictFiles`]), and of a rule's program given to this interpreter as its script:
+    /// a deny rule for one holds; an explicit ask holds only for what the line's own shell
+    /// starts.
+    same_program: Vec<String>,
 }
 
 /// What the result says about the guard's work.
@@ -728,13 +733,18 @@ impl Worker {
                 let spelled: Vec<String> = exec.forms.iter().chain(&exec.aliases).cloned().collect();
                 let (mut decision, forms) = self.decide_spellings(&spelled, &display);
                 deciding.extend(forms);
-                // Spellings that may only make the decision stricter.
-                for stricter in [&exec.plain, &exec.untrusted] {
+                // Spellings that may only make the decision stricter. Under a program that
+                // was allowed, another name of the same program only refuses: one file
+                // behind many names (rustup's `rustc` and `cargo`) must not ask for each
+                // `rustc` an approved `cargo build` runs.
+                let line = lineage == Lineage::Line;
+                for (stricter, asks) in [(&exec.plain, true), (&exec.untrusted, true), (&exec.same_program, line)] {
                     if stricter.is_empty() {
                         continue;
                     }
                     let (bare, forms) = self.decide_spellings(stricter, &display);
-                    let holds = bare.verdict == Verdict::Deny || (bare.verdict == Verdict::Ask && bare.explicit);
+                    let holds =
+                        bare.verdict == Verdict::Deny || (asks && bare.verdict == Verdict::Ask && bare.explicit);
                     if holds && rank(bare.verdict) > rank(decision.verdict) {
                         deciding.extend(forms);
                         decision = bare;
@@ -927,6 +937,7 @@ impl Worker {
         // The names of the rules' programs this file is (`sh` for `dash`; a hard link or
         // a copy of `rm` under any name), and the name the caller gave it (`argv[0]`:
         // `xz` run as `unxz` is `unxz`): a rule refusing one of those holds for it.
+        let mut same_names: Vec<String> = Vec::new();
         if let Some(file) = file {
             let listener = &self.listener;
             let opened = || {
@@ -935,7 +946,7 @@ impl Worker {
                     .filter(|(found, _)| found.same_file(file))
                     .map(|(_, opened)| opened)
             };
-            untrusted_names.extend(self.strict.names_of(file, opened));
+            same_names.extend(self.strict.names_of(file, opened));
         }
         if let Some(called) = argv.first().and_then(|first| Path::new(first).file_name()) {
             untrusted_names.push(called.to_string_lossy().into_owned());
@@ -1044,6 +1055,7 @@ impl Worker {
             .iter()
             .cloned()
             .chain(untrusted_names.iter().skip(1).cloned())
+            .chain(same_names.iter().cloned())
             .chain(
                 resolved
                     .and_then(Path::file_name)
@@ -1066,6 +1078,11 @@ impl Worker {
         }
         // An interpreter given a rule's program as its script (`node` with the file
         // `npm` resolves to): that program is what runs.
+        let mut same_forms: Vec<String> = Vec::new();
+        for first in same_names.iter().filter(|first| Some(*first) != name.as_ref()) {
+            let spelled = spelled(first);
+            same_forms.extend(spelled.forms.into_iter().chain(spelled.stricter));
+        }
         let interpreter = name
             .iter()
             .map(String::as_str)
@@ -1085,7 +1102,7 @@ impl Worker {
                 for word in self.strict.names_of(&found, || Some(opened)) {
                     let mut words = vec![word];
                     words.extend(argv[at + 1..].iter().map(|arg| arg.to_string_lossy().into_owned()));
-                    stricter_forms.extend(spellings(&words).forms);
+                    same_forms.extend(spellings(&words).forms);
                 }
                 break;
             }
@@ -1093,6 +1110,12 @@ impl Worker {
         for form in stricter_forms {
             if !forms.contains(&form) && !untrusted.contains(&form) {
                 untrusted.push(form);
+            }
+        }
+        let mut same_program: Vec<String> = Vec::new();
+        for form in same_forms {
+            if !forms.contains(&form) && !untrusted.contains(&form) && !same_program.contains(&form) {
+                same_program.push(form);
             }
         }
         // The line as written may have named the program by any of these spellings.
@@ -1109,6 +1132,7 @@ impl Worker {
             aliases,
             plain,
             untrusted,
+            same_program,
         }
     }
 
