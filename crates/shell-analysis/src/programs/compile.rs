@@ -1,12 +1,13 @@
-//! C compilers, the preprocessor and the assembler (`gcc`, `cc`, `clang`, `cpp`, `as`):
-//! what a compile reads, writes and runs.
+//! C compilers, the preprocessor, the assembler and the linker (`gcc`, `cc`, `clang`,
+//! `cpp`, `as`, `ld`): what a compile reads, writes and runs.
 //!
 //! A compile reads files the command line does not name: `#include "/any/path"` and
 //! `#include "../../x"` reach any file, so do `#embed`, `__has_include`, the assembler's
-//! `.incbin "file"` and `.include`, and `-I` only adds places to look. Which ones only
-//! the sources say, and the analysis does not preprocess them, so every compile reads an
-//! unknown set of files: the sound answer, asked wherever a `read` rule denies or asks
-//! something (README "The bash tool": a read of an unknown path).
+//! `.incbin "file"` and `.include`, and a linker script's `INPUT` and `INCLUDE`; `-I`
+//! only adds places to look. Which ones only the sources say, and the analysis does not
+//! preprocess them, so every compile reads an unknown set of files: the sound answer,
+//! asked wherever a `read` rule denies or asks something (README "The bash tool": a read
+//! of an unknown path).
 
 use super::getopt::split_value;
 use super::table::{

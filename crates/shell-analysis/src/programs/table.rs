@@ -240,7 +240,8 @@ pub(crate) static MODELS: &[Model] = &[
     entry(&["npm", "pnpm", "yarn", "cargo", "go", "docker", "podman", "kubectl", "terraform", "helm", "bun_", "npx", "pip", "pip3", "uv",
         "poetry", "gh"], NONE, Role::None).only(Special::GlobalOptions),
     // Compilers: a compile reads the files its sources include, unknown (compile.rs).
-    entry(&["gcc", "cc", "c++", "g++", "clang", "clang++", "cpp", "c89", "c99", "as"], NONE, Role::None).only(Special::Compiler),
+    entry(&["gcc", "cc", "c++", "g++", "clang", "clang++", "cpp", "c89", "c99", "as", "ld", "ld.bfd", "ld.gold", "ld.lld"], NONE,
+        Role::None).only(Special::Compiler),
     entry(&["gzip", "gunzip", "bzip2", "bunzip2", "xz", "unxz", "zstd", "unzstd", "zip", "unzip", "7z", "lz4", "patch"], NONE,
         Role::None).only(Special::Archive).unknown(Unknown::Writes),
 ];
@@ -389,13 +390,14 @@ pub(super) const PATCH_OUTPUT: &[&str] = &["-o", "--output"];
 /// Names a compiler is also installed under, by what they end with: a target
 /// (`x86_64-linux-gnu-gcc`) before, a version (`gcc-12`, `clang-17`) after; the names of
 /// the compilers' entry.
-pub(super) const COMPILER_NAMES: &[&str] = &["gcc", "cc", "c++", "g++", "clang", "clang++", "cpp", "as"];
+pub(super) const COMPILER_NAMES: &[&str] = &["gcc", "cc", "c++", "g++", "clang", "clang++", "cpp", "as", "ld"];
 /// Arguments that only print something about the compiler (with `-print-…`).
 pub(super) const COMPILER_INFO: &[&str] = &["--version", "-v", "--help", "-dumpversion", "-dumpfullversion", "-dumpmachine",
     "-dumpspecs", "-###", "--target-help"];
 /// Options that run or choose a program the analysis cannot see (`-B` the directory of
-/// `cc1`, `as` and `ld`; `-wrapper` a program run around each; a spec file may run any).
-pub(super) const COMPILER_RUNS: &[&str] = &["-B", "-wrapper", "-specs", "--specs", "--ld-path", "-Xclang"];
+/// `cc1`, `as` and `ld`; `-wrapper` a program run around each; a spec file may run any;
+/// `ld -plugin` loads one).
+pub(super) const COMPILER_RUNS: &[&str] = &["-B", "-wrapper", "-specs", "--specs", "--ld-path", "-Xclang", "-plugin", "--plugin"];
 /// Option prefixes that load code into the compiler (`-fplugin=x.so`).
 pub(super) const COMPILER_RUNS_PREFIXES: &[&str] = &["-fplugin", "-fpass-plugin", "-fload-pass-plugin"];
 /// The option that chooses the linker: a program run when it is a path.
@@ -1074,5 +1076,7 @@ pub(crate) const EXAMPLES: &[(&str, &str)] = &[
     ("x86_64-linux-gnu-g++ -c x.cc", "read x.cc; read (unknown directory)/(the files a compile includes) (tree); write (compiler outputs) (tree)"),
     ("gcc -o /tmp/out/app x.c", "read x.c; read (unknown directory)/(the files a compile includes) (tree); write /tmp/out/app; write (compiler outputs) (tree); write /tmp/out/(compiler outputs) (tree)"),
     ("gcc -MD -MF deps/x.d -c x.c", "read x.c; read (unknown directory)/(the files a compile includes) (tree); write deps/x.d; write (compiler outputs) (tree)"),
+    ("ld -o prog x.o -T link.ld", "read link.ld; read x.o; read (unknown directory)/(the files a compile includes) (tree); write prog; write (compiler outputs) (tree)"),
+    ("ld -plugin x.so x.o", "opaque; read x.o; read (unknown directory)/(the files a compile includes) (tree); write (compiler outputs) (tree)"),
     ("gcc -fprofile-generate=/tmp/prof -c x.c", "read /tmp/prof (tree); read x.c; read (unknown directory)/(the files a compile includes) (tree); write /tmp/prof (tree); write (compiler outputs) (tree)"),
 ];
