@@ -178,6 +178,8 @@ pub struct FileId {
     /// created or replaced after a moment cannot claim to have been there before it
     /// (`ctime` cannot be set back).
     pub changed: (i64, i64),
+    /// Its size in bytes.
+    pub size: u64,
 }
 
 impl FileId {
@@ -189,6 +191,7 @@ impl FileId {
             ino: stat.st_ino,
             mode: stat.st_mode,
             changed: (stat.st_ctime, stat.st_ctime_nsec as i64),
+            size: stat.st_size as u64,
         })
     }
 
@@ -213,6 +216,8 @@ pub struct Program {
     pub resolved: PathBuf,
     /// Its `#!` line, when it is a script.
     pub interpreter: Option<Vec<OsString>>,
+    /// Whether it is an ELF program that names no interpreter ([`ExecCall::static_elf`]).
+    pub static_elf: bool,
 }
 
 /// What a regular file's first bytes say about how the kernel runs it.
@@ -253,6 +258,10 @@ pub struct ExecCall {
     pub program: PathBuf,
     /// The file that path names, when it exists and could be looked at.
     pub file: Option<FileId>,
+    /// The caller's descriptor of the program when it was given as one (`fexecve`,
+    /// `execveat` with `AT_EMPTY_PATH`): `program` is then only what that descriptor's
+    /// link says, and the file is reached as `/proc/self/fd/<n>` of the caller.
+    pub descriptor: Option<i32>,
     /// Where that file is, every link resolved as the caller would resolve it (`/bin/rm`
     /// and a symlink to it are `/usr/bin/rm`; `/dev/fd/3` is the file on the caller's
     /// descriptor 3, whatever its path).
@@ -284,7 +293,7 @@ pub struct ExecCall {
 #[non_exhaustive]
 pub enum Stopped {
     /// A call, read whole.
-    Exec(ExecCall),
+    Exec(Box<ExecCall>),
     /// A call whose arguments could not be read (the caller's memory is not readable to
     /// this process, or its arguments are malformed or too large): refuse it.
     Unreadable {
@@ -471,7 +480,12 @@ impl ExecListener {
         let Ok(dir) = dir else {
             return Stopped::Gone;
         };
-        let cwd = link_at(&dir, "cwd");
+        // `/proc` prints the caller's directories as this process sees them; the caller
+        // names files from its own root (`chroot`), and a directory outside that root
+        // cannot be named from it at all: nothing is looked up there.
+        let root = link_at(&dir, "root");
+        let view = |path: Option<PathBuf>| caller_view(root.as_deref(), path?);
+        let cwd = view(link_at(&dir, "cwd"));
         let empty = path.is_empty() && flags & AT_EMPTY_PATH != 0;
         let path = OsStr::from_bytes(&path);
         let program = if empty {
@@ -481,7 +495,9 @@ impl ExecListener {
         } else if dirfd == AT_FDCWD {
             cwd.clone().unwrap_or_default().join(path)
         } else {
-            link_at(&dir, &format!("fd/{dirfd}")).unwrap_or_default().join(path)
+            view(link_at(&dir, &format!("fd/{dirfd}")))
+                .unwrap_or_default()
+                .join(path)
         };
         let opened = if empty {
             let direct = PathBuf::from(format!("/proc/{pid}/fd/{dirfd}"));
@@ -516,11 +532,12 @@ impl ExecListener {
         if notify_id_valid(fd, id).is_err() {
             return Stopped::Gone;
         }
-        Stopped::Exec(ExecCall {
+        Stopped::Exec(Box::new(ExecCall {
             id,
             pid,
             program,
             file,
+            descriptor: empty.then_some(dirfd),
             resolved,
             interpreter,
             static_elf,
@@ -529,7 +546,7 @@ impl ExecListener {
             env,
             cwd,
             caller,
-        })
+        }))
     }
 
     /// The program `path` names in the view of process `pid` (its root, its
@@ -542,18 +559,34 @@ impl ExecListener {
             FileMode::empty(),
         )
         .ok()?;
-        let absolute = if path.is_absolute() {
-            path.to_path_buf()
-        } else {
-            link_at(&dir, "cwd")?.join(path)
-        };
-        let (fd, resolved) = open_as_in(&dir, pid, &absolute)?;
+        let (fd, resolved) = open_relative(&dir, pid, path)?;
         let file = file_id(&fd)?;
+        let head = shebang(&fd, &file).ok()?;
         Some(Program {
             file,
             resolved,
-            interpreter: shebang(&fd, &file).ok()?.interpreter,
+            interpreter: head.interpreter,
+            static_elf: head.static_elf && head.native,
         })
+    }
+
+    /// The file `path` names in the view of process `pid`, found as
+    /// [`identify`](Self::identify) finds it, opened for reading, and what it is; `None`
+    /// when it cannot be found or read.
+    pub fn open(&self, pid: u32, path: &Path) -> Option<(FileId, std::fs::File)> {
+        let dir = rustix::fs::open(
+            format!("/proc/{pid}"),
+            OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            FileMode::empty(),
+        )
+        .ok()?;
+        let (fd, _) = open_relative(&dir, pid, path)?;
+        let file = file_id(&fd)?;
+        let opened = std::fs::File::open(format!("/proc/self/fd/{}", fd.as_raw_fd())).ok()?;
+        // The same file, not one swapped in between.
+        file_id(&OwnedFd::from(opened.try_clone().ok()?))
+            .filter(|again| again.same_file(&file))
+            .map(|_| (file, opened))
     }
 
     /// Lets the call go on: the kernel runs the program.
@@ -596,6 +629,32 @@ fn wait_for(fd: BorrowedFd<'_>, timeout: Option<Duration>) -> io::Result<bool> {
             Err(error) => return Err(error.into()),
         }
     }
+}
+
+/// `path` opened as process `pid` (whose `/proc` directory is `dir`) would open it: a
+/// relative path from its working directory ([`open_as_in`]).
+fn open_relative(dir: &OwnedFd, pid: u32, path: &Path) -> Option<(OwnedFd, PathBuf)> {
+    let absolute = if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        caller_view(link_at(dir, "root").as_deref(), link_at(dir, "cwd")?)?.join(path)
+    };
+    open_as_in(dir, pid, &absolute)
+}
+
+/// A path as this process sees it (what `/proc/<pid>/cwd` and `fd/<n>` print) in the
+/// view of a process whose root is `root` (this process's view of it): the same path
+/// when that root is this one's, else the part under that root; `None` when the root is
+/// not known or the path is outside it (the process cannot name it: after a `chroot`
+/// that left its working directory outside, a relative path walks from a directory no
+/// absolute path of its own reaches, and `..` climbs past its root).
+fn caller_view(root: Option<&Path>, path: PathBuf) -> Option<PathBuf> {
+    let root = root?;
+    if root == Path::new("/") {
+        return Some(path);
+    }
+    let rest = path.strip_prefix(root).ok()?;
+    Some(Path::new("/").join(rest))
 }
 
 /// `O_PATH` of `base` (joined with `rest`), following links as `exec` would.
@@ -692,7 +751,7 @@ fn open_as_in(dir: &OwnedFd, pid: u32, absolute: &Path) -> Option<(OwnedFd, Path
             }
             // A directory (`cwd/…`, `root/…`, a directory descriptor): go on from its path.
             links += 1;
-            let target = std::fs::read_link(&direct).ok()?;
+            let target = caller_view(link_at(dir, "root").as_deref(), std::fs::read_link(&direct).ok()?)?;
             if links > MAX_LINKS || !target.is_absolute() {
                 return None;
             }
@@ -900,6 +959,7 @@ fn file_id(fd: &OwnedFd) -> Option<FileId> {
         ino: stat.st_ino,
         mode: stat.st_mode,
         changed: (stat.st_ctime, stat.st_ctime_nsec as i64),
+        size: stat.st_size as u64,
     })
 }
 

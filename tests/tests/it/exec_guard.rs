@@ -284,16 +284,27 @@ fn a_program_changed_while_the_line_runs_is_still_refused_by_its_name() {
 }
 
 #[test]
-fn a_copy_under_another_name_is_decided_by_its_own_path() {
+fn a_copy_is_the_same_program_and_a_changed_one_is_decided_by_its_own_path() {
     if !e2e::kernel_has(e2e::KernelFeature::ExecGuard) {
         return;
     }
-    // Denied by name: the copy is another file, not `rm` (README "The bash tool").
+    // Byte for byte `rm`, under another name: refused by the rule for `rm` (README "The
+    // bash tool").
     let p = Project::new(deny_rm_by_name());
     let text = p.bash("cp /usr/bin/rm ./eraser; ./eraser victim", &["--auto"]);
-    assert!(!p.victim(), "{text}");
+    assert!(p.victim(), "{text}");
+    assert!(text.contains("toolgate refused to start"), "{text}");
+    assert!(text.contains("\"rm *\""), "{text}");
     p.assert_nothing_left();
-    // A rule on its absolute path holds it.
+    // The same bytes in memory, run through the descriptor (`fexecve`).
+    let p = Project::new(deny_rm_by_name());
+    let line = "python3 -c \"import os; fd = os.memfd_create('x'); os.write(fd, open('/usr/bin/rm', 'rb').read()); \
+                os.execve(fd, ['x', 'victim'], dict(os.environ))\"";
+    let text = p.bash(line, &["--auto"]);
+    assert!(p.victim(), "{text}");
+    assert!(text.contains("\"rm *\""), "{text}");
+    p.assert_nothing_left();
+    // A changed copy is another program: a rule on its absolute path holds it.
     let p = Project::new(json!({}));
     let copy = p.project().join("eraser");
     let config = json!({"permission": {"bash": {
@@ -301,9 +312,100 @@ fn a_copy_under_another_name_is_decided_by_its_own_path() {
         format!("{} *", copy.display()): "deny",
     }}});
     std::fs::write(p.project().join("toolgate.json"), config.to_string()).unwrap();
-    let text = p.bash("cp /usr/bin/rm ./eraser; ./eraser victim", &["--auto"]);
+    let text = p.bash(
+        "cp /usr/bin/rm ./eraser; printf x >> eraser; ./eraser victim",
+        &["--auto"],
+    );
     assert!(p.victim(), "{text}");
     assert!(text.contains("toolgate refused to start"), "{text}");
+    p.assert_nothing_left();
+}
+
+/// A rule written for one name of a program holds for the program under any other:
+/// another link of the same file in a trusted directory, the name a link resolves to,
+/// a byte-for-byte copy, the name the caller gives it (`argv[0]`), and a script given to
+/// an interpreter.
+#[test]
+fn a_rule_for_one_name_of_a_program_holds_under_its_other_names() {
+    if !e2e::kernel_has(e2e::KernelFeature::ExecGuard) {
+        return;
+    }
+    let mut failures = Vec::new();
+    let mut check = |p: &Project, line: &str, rule: &str| {
+        let text = p.bash(line, &["--auto"]);
+        if !p.victim() || !text.contains("toolgate refused to start") || !text.contains(rule) {
+            failures.push(format!("{line:?}: result: {text}"));
+        }
+        p.assert_nothing_left();
+    };
+    // Made before the line, in a trusted directory: `lsy` is the file `rm` is.
+    let p = Project::new(deny_rm_by_name());
+    let rm = p.trusted_rm();
+    std::fs::hard_link(&rm, rm.with_file_name("lsy")).unwrap();
+    check(&p, "lsy victim", "\"rm *\"");
+    // The rule names a link (`sh` for `dash`); the line runs what it resolves to.
+    let p = Project::new(json!({"permission": {"bash": {"*": "allow", "eraser *": "deny"}}}));
+    let rm = p.trusted_rm();
+    std::os::unix::fs::symlink("rm", rm.with_file_name("eraser")).unwrap();
+    check(&p, "rm victim", "\"eraser *\"");
+    // An interpreter given the rule's program as its script.
+    let p = Project::new(json!({"permission": {"bash": {"*": "allow", "tidy-up *": "deny"}}}));
+    let bin = p.root().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let script = bin.join("tidy-up");
+    std::fs::write(&script, "#!/bin/sh\nrm -f \"$@\"\n").unwrap();
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    check(&p, &format!("sh {} victim", script.display()), "\"tidy-up *\"");
+    // The name the caller gives it: `xz` run as `unxz` decompresses. `unxz` is a link
+    // to `xz`, so the rule holds for `xz` under its own name too (one program that reads
+    // the name it is run by; README: write `xz -d *` to refuse only that).
+    if Path::new("/usr/bin/xz").exists() {
+        let p = Project::new(json!({"permission": {"bash": {"*": "allow", "unxz *": "deny"}}}));
+        let packed = Command::new("xz").arg(p.project().join("victim")).status().unwrap();
+        assert!(packed.success() && !p.victim());
+        let text = p.bash("(exec -a unxz xz victim.xz)", &["--auto"]);
+        if p.victim() || !text.contains("\"unxz *\"") {
+            failures.push(format!("exec -a unxz: result: {text}"));
+        }
+        let text = p.bash("xz -d victim.xz", &["--auto"]);
+        if p.victim() || !text.contains("\"unxz *\"") {
+            failures.push(format!("xz -d under unxz: result: {text}"));
+        }
+        p.assert_nothing_left();
+    } else {
+        eprintln!("skipped the argv[0] case: no /usr/bin/xz");
+    }
+    assert!(failures.is_empty(), "denied programs started:\n{}", failures.join("\n"));
+}
+
+/// After a `chroot` that leaves the working directory outside the new root, a relative
+/// path is walked from that directory, which no path of the process names: the guard
+/// refuses it rather than look it up in the new root (where a decoy waits).
+#[test]
+fn a_chroot_that_leaves_the_working_directory_outside_cannot_run_a_decoy() {
+    if !e2e::kernel_has(e2e::KernelFeature::ExecGuard) || !e2e::kernel_has(e2e::KernelFeature::Sandbox) {
+        return;
+    }
+    let p = Project::new(deny_rm_by_name());
+    // The decoy: where the guard would look for `zz` inside the new root.
+    let decoy = p.project().join("chr").join(p.project().strip_prefix("/").unwrap());
+    std::fs::create_dir_all(&decoy).unwrap();
+    std::fs::copy("/usr/bin/true", decoy.join("zz")).unwrap();
+    // What the real `rm` needs to start inside the new root: its loader and libraries.
+    let ldd = Command::new("ldd").arg("/usr/bin/rm").output().unwrap();
+    for library in String::from_utf8_lossy(&ldd.stdout)
+        .split_whitespace()
+        .filter(|word| word.starts_with('/'))
+    {
+        let inside = p.project().join("chr").join(library.trim_start_matches('/'));
+        std::fs::create_dir_all(inside.parent().unwrap()).unwrap();
+        std::fs::copy(library, inside).unwrap();
+    }
+    let up = "../".repeat(p.project().components().count());
+    std::os::unix::fs::symlink(format!("{up}usr/bin/rm"), p.project().join("zz")).unwrap();
+    let line = "python3 -c \"import os, ctypes; ctypes.CDLL(None).unshare(0x10000000); os.chroot('chr');                 os.execv('zz', ['zz', 'victim'])\"";
+    let text = p.bash(line, &["--auto"]);
+    assert!(p.victim(), "{text}");
     p.assert_nothing_left();
 }
 
@@ -665,6 +767,10 @@ fn what_the_kernel_really_runs_is_what_is_decided() {
         // The loader as a script's interpreter, given the program to run.
         lines.push(format!(
             "printf '#!{loader} /usr/bin/rm\\n' > s; chmod +x s; ./s victim"
+        ));
+        // A copy of the loader as the interpreter.
+        lines.push(format!(
+            "cp {loader} ./myld; printf '#!%s/myld /usr/bin/rm\\n' \"$PWD\" > s; chmod +x s; ./s victim"
         ));
     }
     let mut failures = Vec::new();

@@ -11,7 +11,10 @@
 //! link to one; otherwise its absolute path, so a `./tools/ls` is not `ls`. Names that
 //! are not trusted for the file (its own file name; its trusted name when the file
 //! changed since the command started) are checked for deny and explicit ask rules only:
-//! they can refuse a program, never let one run. The words a
+//! they can refuse a program, never let one run. So are the names of the programs the
+//! refusing rules name when this file is one of them ([`Permissions::strict_programs`]:
+//! the same file or the same bytes, under any name) and the name the caller gives it
+//! (`argv[0]`). The words a
 //! rule sees are that name and `argv[1..]` (`argv[0]` is the caller's to choose), with
 //! the variables that make a program run code it was not given (`LD_PRELOAD`,
 //! `BASH_ENV`, `NODE_OPTIONS`, …) in front when the command changed them. A script's
@@ -179,9 +182,14 @@ impl TrustedPath {
                 for entry in entries.flatten() {
                     let name = entry.file_name();
                     if let (Some(name), Some(file)) = (name.to_str(), FileId::of(&entry.path())) {
-                        index
+                        // The shortest of a file's names stands for it (`git`, not
+                        // `git-upload-pack`), whatever order the directory lists them in.
+                        let known = index
                             .entry((file.dev, file.ino))
                             .or_insert_with(|| (name.to_string(), file.changed < since));
+                        if (name.len(), name) < (known.0.len(), known.0.as_str()) {
+                            known.0 = name.to_string();
+                        }
                     }
                 }
             }
@@ -189,6 +197,106 @@ impl TrustedPath {
         });
         index.get(&(file.dev, file.ino)).cloned()
     }
+}
+
+/// The files of the programs the rules refuse by name ([`Permissions::strict_programs`]):
+/// the same program run under another of its names (`dash` for `sh`, `mawk` for `awk`,
+/// a hard link or a byte-for-byte copy of `rm`, npm's script run by `node`) is checked
+/// against those rules too.
+struct StrictFiles {
+    /// Each program's file (device and inode), with the rule words it is.
+    by_file: HashMap<(u64, u64), Vec<String>>,
+    /// The same files by size, with where they are (a copy is compared byte for byte).
+    by_size: HashMap<u64, Vec<(PathBuf, String)>>,
+}
+
+impl StrictFiles {
+    /// `words` as found now: a path as it is, a name in the trusted directories `dirs`
+    /// (wherever it changed: this only ever makes a decision stricter).
+    fn new(words: Vec<String>, dirs: &[PathBuf]) -> StrictFiles {
+        let mut strict = StrictFiles {
+            by_file: HashMap::new(),
+            by_size: HashMap::new(),
+        };
+        for word in words {
+            let found = if word.starts_with('/') {
+                let path = PathBuf::from(&word);
+                FileId::of(&path).map(|file| (file, path))
+            } else if word.contains('/') {
+                None
+            } else {
+                dirs.iter().find_map(|dir| {
+                    let path = dir.join(&word);
+                    FileId::of(&path)
+                        .filter(|file| file.mode & 0o170000 == 0o100000 && file.mode & 0o111 != 0)
+                        .map(|file| (file, path))
+                })
+            };
+            let Some((file, path)) = found else { continue };
+            let names = strict.by_file.entry((file.dev, file.ino)).or_default();
+            if !names.contains(&word) {
+                names.push(word.clone());
+            }
+            let path = std::fs::canonicalize(&path).unwrap_or(path);
+            strict.by_size.entry(file.size).or_default().push((path, word));
+        }
+        strict
+    }
+
+    /// The rule words `file` is: the same file, or (`open` gives it to read) the same
+    /// bytes as one.
+    fn names_of(&self, file: &FileId, open: impl FnOnce() -> Option<std::fs::File>) -> Vec<String> {
+        if let Some(names) = self.by_file.get(&(file.dev, file.ino)) {
+            return names.clone();
+        }
+        let Some(same_size) = self.by_size.get(&file.size) else {
+            return Vec::new();
+        };
+        let Some(mut opened) = open() else {
+            return Vec::new();
+        };
+        let mut names = Vec::new();
+        for (path, word) in same_size {
+            use std::io::Seek as _;
+            if opened.rewind().is_err() {
+                break;
+            }
+            if let Ok(mut other) = std::fs::File::open(path)
+                && same_bytes(&mut opened, &mut other)
+                && !names.contains(word)
+            {
+                names.push(word.clone());
+            }
+        }
+        names
+    }
+}
+
+/// Whether two readers give the same bytes to their ends (a read error: not the same).
+fn same_bytes(a: &mut impl std::io::Read, b: &mut impl std::io::Read) -> bool {
+    let (mut left, mut right) = ([0u8; 16384], [0u8; 16384]);
+    loop {
+        let Ok(n) = read_full(a, &mut left) else { return false };
+        let Ok(m) = read_full(b, &mut right) else { return false };
+        if n != m || left[..n] != right[..m] {
+            return false;
+        }
+        if n == 0 {
+            return true;
+        }
+    }
+}
+
+/// Fills `buffer` as far as the reader goes.
+fn read_full(reader: &mut impl std::io::Read, buffer: &mut [u8]) -> std::io::Result<usize> {
+    let mut filled = 0;
+    while filled < buffer.len() {
+        match reader.read(&mut buffer[filled..])? {
+            0 => break,
+            n => filled += n,
+        }
+    }
+    Ok(filled)
 }
 
 /// How one program is to be decided: the spellings a rule may match, how it is shown,
@@ -289,6 +397,7 @@ impl Supervisor {
                     .map(|(_, value)| value.as_os_str()),
                 &setup.writable,
             );
+            let strict = StrictFiles::new(setup.permissions.strict_programs(&setup.ctx, "bash"), &trusted.dirs);
             let base = setup
                 .env
                 .iter()
@@ -311,6 +420,7 @@ impl Supervisor {
                 shell_pid,
                 shell_seen: false,
                 trusted,
+                strict,
                 base,
                 home,
                 setup,
@@ -378,6 +488,7 @@ struct Worker {
     shell_pid: u32,
     shell_seen: bool,
     trusted: TrustedPath,
+    strict: StrictFiles,
     /// The code-running variables the command started with (changing one is what counts).
     base: Vec<(OsString, OsString)>,
     /// The command's starting `HOME` (for `~/…` spellings).
@@ -449,7 +560,7 @@ impl Worker {
                 continue;
             }
             match self.listener.read(notice) {
-                Stopped::Exec(call) => self.decide(call),
+                Stopped::Exec(call) => self.decide(*call),
                 Stopped::Unreadable { id, pid, reason } => {
                     let _ = self.listener.refuse(id, libc_eperm());
                     self.note(format!(
@@ -528,7 +639,10 @@ impl Worker {
         }
         let cwd = call.cwd.clone();
         let cwd = cwd.as_deref();
+        // A program given as a descriptor is read through it.
+        let given = call.descriptor.map(|fd| PathBuf::from(format!("/proc/self/fd/{fd}")));
         let mut execs = vec![self.exec_of(
+            (call.pid, given.as_deref().unwrap_or(&call.program)),
             &call.program,
             call.file.as_ref(),
             call.resolved.as_deref(),
@@ -557,6 +671,7 @@ impl Worker {
             argv.push(script);
             argv.extend(argv_rest);
             execs.push(self.exec_of(
+                (call.pid, &path),
                 &path,
                 found.as_ref().map(|found| &found.file),
                 found.as_ref().map(|found| found.resolved.as_path()),
@@ -566,21 +681,21 @@ impl Worker {
             ));
             // The dynamic loader as the interpreter (`#!/lib64/ld-linux-x86-64.so.2
             // /usr/bin/rm`): the program it is given is what runs.
-            let loader = is_loader(&path) || found.as_ref().is_some_and(|found| is_loader(&found.resolved));
-            if loader && let Some(program) = loader_program(&argv) {
-                let Some(loaded) = self.listener.identify(call.pid, Path::new(&program)) else {
+            let static_elf = found.as_ref().is_some_and(|found| found.static_elf);
+            let resolved = found.as_ref().map(|found| found.resolved.clone());
+            match self.loaded(
+                call.pid,
+                (&path, resolved.as_deref()),
+                static_elf,
+                &argv,
+                &call.env,
+                cwd,
+            ) {
+                Ok(loaded) => execs.extend(loaded),
+                Err(()) => {
                     let _ = self.listener.refuse(call.id, libc_enoent());
                     return;
-                };
-                let at = argv.iter().position(|arg| *arg == program).unwrap_or(0);
-                execs.push(self.exec_of(
-                    Path::new(&program),
-                    Some(&loaded.file),
-                    Some(loaded.resolved.as_path()),
-                    &argv[at..],
-                    &call.env,
-                    cwd,
-                ));
+                }
             }
             interpreter = found.and_then(|found| found.interpreter);
             script = path.into_os_string();
@@ -594,40 +709,14 @@ impl Worker {
             ));
             return;
         }
-        // The dynamic loader asked to run a program: that program is what runs. A copy
-        // of the loader under another name is known by what it is (an ELF program that
-        // names no interpreter), and so is a static-pie program: its first operand, when
-        // that is a program, is decided too (it can only make the decision stricter).
-        let named_loader = is_loader(&call.program) || call.resolved.as_deref().is_some_and(is_loader);
-        let loaded = (named_loader || call.static_elf)
-            .then(|| loader_program(&call.argv))
-            .flatten()
-            .map(|program| {
-                let found = self.listener.identify(call.pid, Path::new(&program));
-                (program, found)
-            });
-        if named_loader && loaded.as_ref().is_some_and(|(_, found)| found.is_none()) {
-            let _ = self.listener.refuse(call.id, libc_enoent());
-            return;
-        }
-        if let Some((program, found)) = loaded
-            && let Some(found) = found
-            && (named_loader || (found.file.mode & 0o170000 == 0o100000 && found.file.mode & 0o111 != 0))
-        {
-            let found = Some(found);
-            let path = match (&call.cwd, Path::new(&program).is_absolute()) {
-                (Some(cwd), false) => cwd.join(&program),
-                _ => PathBuf::from(&program),
-            };
-            let at = call.argv.iter().position(|arg| *arg == program).unwrap_or(0);
-            execs.push(self.exec_of(
-                &path,
-                found.as_ref().map(|found| &found.file),
-                found.as_ref().map(|found| found.resolved.as_path()),
-                &call.argv[at..],
-                &call.env,
-                cwd,
-            ));
+        // The dynamic loader asked to run a program: that program is what runs.
+        let named = (call.program.as_path(), call.resolved.as_deref());
+        match self.loaded(call.pid, named, call.static_elf, &call.argv, &call.env, cwd) {
+            Ok(loaded) => execs.extend(loaded),
+            Err(()) => {
+                let _ = self.listener.refuse(call.id, libc_enoent());
+                return;
+            }
         }
         let display = execs.first().map(|exec| exec.display.clone()).unwrap_or_default();
         // Each program (the file, its interpreters, a loader's program) must be allowed:
@@ -701,6 +790,52 @@ impl Worker {
         self.ask(call, lineage, execs, display, deciding);
     }
 
+    /// The program a loader runs: `ld.so PROG` (the loader named `program`, at its path
+    /// or where its links lead, or a copy of it under any name, known by what it is: an
+    /// ELF program that names no interpreter, `static_elf`) runs `PROG` with no `exec`.
+    /// A static-pie program looks the same, so its first operand is decided too when
+    /// that is a program (it can only make the decision stricter). `Err` when a named
+    /// loader's program cannot be found: nothing is to run then.
+    fn loaded(
+        &mut self,
+        pid: u32,
+        (program, resolved): (&Path, Option<&Path>),
+        static_elf: bool,
+        argv: &[OsString],
+        env: &[OsString],
+        cwd: Option<&Path>,
+    ) -> Result<Option<Exec>, ()> {
+        let named = is_loader(program) || resolved.is_some_and(is_loader);
+        if !named && !static_elf {
+            return Ok(None);
+        }
+        let Some(given) = loader_program(argv) else {
+            return Ok(None);
+        };
+        let found = self.listener.identify(pid, Path::new(&given));
+        let Some(found) = found else {
+            return if named { Err(()) } else { Ok(None) };
+        };
+        let executable = found.file.mode & 0o170000 == 0o100000 && found.file.mode & 0o111 != 0;
+        if !named && !executable {
+            return Ok(None);
+        }
+        let path = match (cwd, Path::new(&given).is_absolute()) {
+            (Some(cwd), false) => cwd.join(&given),
+            _ => PathBuf::from(&given),
+        };
+        let at = argv.iter().position(|arg| *arg == given).unwrap_or(0);
+        Ok(Some(self.exec_of(
+            (pid, &path),
+            &path,
+            Some(&found.file),
+            Some(found.resolved.as_path()),
+            &argv[at..],
+            env,
+            cwd,
+        )))
+    }
+
     /// Lets `call` go on as `display`, recording where its process now stands.
     fn allow(&self, call: &ExecCall, key: Option<ProcessKey>, lineage: &Lineage, display: &str) {
         self.started(key, lineage, display);
@@ -754,9 +889,12 @@ impl Worker {
 
     /// The spellings of one program about to run: its rule name when it has one, then
     /// its absolute paths (as given, with every link resolved, and the trusted `PATH`'s
-    /// path of its name), so a rule written against any of them holds.
+    /// path of its name), so a rule written against any of them holds. `reach` is where
+    /// process `pid` reaches the file, to compare its bytes with a rule's program.
+    #[allow(clippy::too_many_arguments)]
     fn exec_of(
         &mut self,
+        (pid, reach): (u32, &Path),
         program: &Path,
         file: Option<&FileId>,
         resolved: Option<&Path>,
@@ -786,6 +924,22 @@ impl Worker {
             },
             None => None,
         };
+        // The names of the rules' programs this file is (`sh` for `dash`; a hard link or
+        // a copy of `rm` under any name), and the name the caller gave it (`argv[0]`:
+        // `xz` run as `unxz` is `unxz`): a rule refusing one of those holds for it.
+        if let Some(file) = file {
+            let listener = &self.listener;
+            let opened = || {
+                listener
+                    .open(pid, reach)
+                    .filter(|(found, _)| found.same_file(file))
+                    .map(|(_, opened)| opened)
+            };
+            untrusted_names.extend(self.strict.names_of(file, opened));
+        }
+        if let Some(called) = argv.first().and_then(|first| Path::new(first).file_name()) {
+            untrusted_names.push(called.to_string_lossy().into_owned());
+        }
         // The name of the file its links resolve to, when that name is trusted for it too
         // (`sh` → `dash`, `python3` → `python3.11`): a rule for either name holds.
         let resolved_name = resolved
@@ -908,6 +1062,32 @@ impl Worker {
                 let mut words = vec![head.to_string(), tail.to_string()];
                 words.extend(args.iter().cloned());
                 stricter_forms.extend(spellings(&words).forms);
+            }
+        }
+        // An interpreter given a rule's program as its script (`node` with the file
+        // `npm` resolves to): that program is what runs.
+        let interpreter = name
+            .iter()
+            .map(String::as_str)
+            .chain(resolved.and_then(Path::file_name).and_then(OsStr::to_str))
+            .any(is_interpreter);
+        if interpreter && !self.strict.by_file.is_empty() {
+            let operands = argv
+                .iter()
+                .enumerate()
+                .skip(1)
+                .filter(|(_, arg)| !arg.as_bytes().starts_with(b"-"))
+                .take(MAX_OPERANDS);
+            for (at, operand) in operands {
+                let Some((found, opened)) = self.listener.open(pid, Path::new(operand)) else {
+                    continue;
+                };
+                for word in self.strict.names_of(&found, || Some(opened)) {
+                    let mut words = vec![word];
+                    words.extend(argv[at + 1..].iter().map(|arg| arg.to_string_lossy().into_owned()));
+                    stricter_forms.extend(spellings(&words).forms);
+                }
+                break;
             }
         }
         for form in stricter_forms {
@@ -1203,6 +1383,23 @@ fn identity(pid: u32) -> Option<Process> {
 
 /// True for the dynamic loader's name (`ld-linux-x86-64.so.2`, `ld-musl-*.so.1`,
 /// `ld.so`); the caller checks the path as given and as resolved.
+/// Programs that run a file given as an operand as their script (`python3 x.py`, `node
+/// x.js`), by name with any version suffix (`python3.11`).
+const INTERPRETERS: &[&str] = &[
+    "sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "fish", "python", "pypy", "node", "nodejs", "deno", "bun",
+    "perl", "ruby", "php", "lua", "luajit", "tclsh", "wish", "Rscript", "julia", "guile", "racket", "ts-node", "tsx",
+];
+
+/// How many of an interpreter's operands are looked at to find its script (an option's
+/// value may come first: `python3 -X dev x.py`).
+const MAX_OPERANDS: usize = 4;
+
+/// Whether `name` is one of [`INTERPRETERS`] (version digits and dots after it aside).
+fn is_interpreter(name: &str) -> bool {
+    let bare = name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
+    INTERPRETERS.contains(&bare)
+}
+
 fn is_loader(program: &Path) -> bool {
     let name = program.file_name().and_then(OsStr::to_str).unwrap_or_default();
     name == "ld.so" || (name.starts_with("ld-") && name.contains(".so"))
@@ -1252,6 +1449,27 @@ mod tests {
         for name in ["PATH", "HOME", "RUST_BACKTRACE", "CI", "NODE_ENV"] {
             assert!(!runs_code(name.as_bytes()), "{name}");
         }
+    }
+
+    #[test]
+    fn interpreters_are_known_by_name_with_any_version() {
+        for name in ["python3", "python3.11", "node", "bash", "sh", "perl5.36"] {
+            assert!(is_interpreter(name), "{name}");
+        }
+        for name in ["rm", "git", "python-config", "nodemon", "3"] {
+            assert!(!is_interpreter(name), "{name}");
+        }
+    }
+
+    #[test]
+    fn the_same_bytes_are_told_from_different_ones() {
+        let long: Vec<u8> = (0..100_000u32).map(|i| (i % 251) as u8).collect();
+        let mut changed = long.clone();
+        changed[70_000] ^= 1;
+        assert!(same_bytes(&mut long.as_slice(), &mut long.as_slice()));
+        assert!(!same_bytes(&mut long.as_slice(), &mut changed.as_slice()));
+        assert!(!same_bytes(&mut long.as_slice(), &mut &long[..99_999]));
+        assert!(same_bytes(&mut &b""[..], &mut &b""[..]));
     }
 
     #[test]
