@@ -321,10 +321,10 @@ fn a_copy_is_the_same_program_and_a_changed_one_is_decided_by_its_own_path() {
     p.assert_nothing_left();
 }
 
-/// A rule written for one name of a program holds for the program under any other:
-/// another link of the same file in a trusted directory, the name a link resolves to,
-/// a byte-for-byte copy, the name the caller gives it (`argv[0]`), and a script given to
-/// an interpreter.
+/// A rule written for one name of a program holds for the program under a name that is
+/// not a trusted one of its own (a link made in the project), for the name the caller
+/// gives it (`argv[0]`), and for a script given to an interpreter; a file run by a
+/// trusted name of its own is that program (`rustc` is not `cargo`, `xz` is not `unxz`).
 #[test]
 fn a_rule_for_one_name_of_a_program_holds_under_its_other_names() {
     if !e2e::kernel_has(e2e::KernelFeature::ExecGuard) {
@@ -338,16 +338,11 @@ fn a_rule_for_one_name_of_a_program_holds_under_its_other_names() {
         }
         p.assert_nothing_left();
     };
-    // Made before the line, in a trusted directory: `lsy` is the file `rm` is.
+    // A link made in the project to a rule's program, under a name of its own.
     let p = Project::new(deny_rm_by_name());
     let rm = p.trusted_rm();
-    std::fs::hard_link(&rm, rm.with_file_name("lsy")).unwrap();
-    check(&p, "lsy victim", "\"rm *\"");
-    // The rule names a link (`sh` for `dash`); the line runs what it resolves to.
-    let p = Project::new(json!({"permission": {"bash": {"*": "allow", "eraser *": "deny"}}}));
-    let rm = p.trusted_rm();
-    std::os::unix::fs::symlink("rm", rm.with_file_name("eraser")).unwrap();
-    check(&p, "rm victim", "\"eraser *\"");
+    std::fs::hard_link(&rm, p.project().join("lsy")).unwrap();
+    check(&p, "./lsy victim", "\"rm *\"");
     // An interpreter given the rule's program as its script.
     let p = Project::new(json!({"permission": {"bash": {"*": "allow", "tidy-up *": "deny"}}}));
     let bin = p.root().join("bin");
@@ -356,9 +351,17 @@ fn a_rule_for_one_name_of_a_program_holds_under_its_other_names() {
     std::fs::write(&script, "#!/bin/sh\nrm -f \"$@\"\n").unwrap();
     std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     check(&p, &format!("sh {} victim", script.display()), "\"tidy-up *\"");
-    // One file behind many names (as rustup's `cargo` and `rustc` are): an explicit ask
-    // for one name asks when the line itself runs another name, not when a program the
-    // rules allowed runs it (an approved `cargo build` runs `rustc` many times).
+    // … by a copy of the interpreter (known by its bytes), and on its standard input.
+    let copy = format!(
+        "cp \"$(readlink -f /bin/sh)\" ./mysh; ./mysh {} victim",
+        script.display()
+    );
+    check(&p, &copy, "\"tidy-up *\"");
+    check(&p, &format!("sh -s victim < {}", script.display()), "\"tidy-up *\"");
+    // One file behind many names (as rustup's `cargo` and `rustc`, or pyenv's shims,
+    // are) is the program it is run as, by a trusted name of its own: an ask for `cargo`
+    // is not an ask for `rustc`. Run by another name (`argv[0]`), a rule for that name
+    // holds.
     let p = Project::new(json!({"permission": {"bash": {"*": "allow", "cargo *": "ask"}}}));
     let bin = p.root().join("bin");
     std::fs::create_dir_all(&bin).unwrap();
@@ -366,17 +369,16 @@ fn a_rule_for_one_name_of_a_program_holds_under_its_other_names() {
     std::fs::set_permissions(bin.join("cargo"), std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     std::fs::hard_link(bin.join("cargo"), bin.join("rustc")).unwrap();
     let text = p.bash("rustc --version", &[]);
-    if text.contains("ran as rustc") || !text.contains("cargo --version") {
-        failures.push(format!("rustc from the line: result: {text}"));
-    }
-    let text = p.bash("sh -c 'rustc --version'", &[]);
     if !text.contains("ran as rustc") {
-        failures.push(format!("rustc under an allowed sh: result: {text}"));
+        failures.push(format!("rustc under a cargo ask: result: {text}"));
+    }
+    let text = p.bash("(exec -a cargo rustc --version)", &[]);
+    if text.contains("ran as") || !text.contains("cargo --version") {
+        failures.push(format!("rustc run as cargo: result: {text}"));
     }
     p.assert_nothing_left();
-    // The name the caller gives it: `xz` run as `unxz` decompresses. `unxz` is a link
-    // to `xz`, so the rule holds for `xz` under its own name too (one program that reads
-    // the name it is run by; README: write `xz -d *` to refuse only that).
+    // The name the caller gives it: `xz` run as `unxz` decompresses. Run as `xz`, it is
+    // `xz` (README: write `xz -d *` to refuse decompressing by any name).
     if Path::new("/usr/bin/xz").exists() {
         let p = Project::new(json!({"permission": {"bash": {"*": "allow", "unxz *": "deny"}}}));
         let packed = Command::new("xz").arg(p.project().join("victim")).status().unwrap();
@@ -386,8 +388,8 @@ fn a_rule_for_one_name_of_a_program_holds_under_its_other_names() {
             failures.push(format!("exec -a unxz: result: {text}"));
         }
         let text = p.bash("xz -d victim.xz", &["--auto"]);
-        if p.victim() || !text.contains("\"unxz *\"") {
-            failures.push(format!("xz -d under unxz: result: {text}"));
+        if !p.victim() {
+            failures.push(format!("xz -d under an unxz deny: result: {text}"));
         }
         p.assert_nothing_left();
     } else {
@@ -400,7 +402,7 @@ fn a_rule_for_one_name_of_a_program_holds_under_its_other_names() {
 /// path is walked from that directory, which no path of the process names: the guard
 /// refuses it rather than look it up in the new root (where a decoy waits).
 #[test]
-fn a_chroot_that_leaves_the_working_directory_outside_cannot_run_a_decoy() {
+fn the_working_directory_is_walked_from_itself_after_a_chroot_or_a_mount_over_it() {
     if !e2e::kernel_has(e2e::KernelFeature::ExecGuard) || !e2e::kernel_has(e2e::KernelFeature::Sandbox) {
         return;
     }
@@ -424,6 +426,15 @@ fn a_chroot_that_leaves_the_working_directory_outside_cannot_run_a_decoy() {
     let line = "python3 -c \"import os, ctypes; ctypes.CDLL(None).unshare(0x10000000); os.chroot('chr');                 os.execv('zz', ['zz', 'victim'])\"";
     let text = p.bash(line, &["--auto"]);
     assert!(p.victim(), "{text}");
+    p.assert_nothing_left();
+    // A mount over the working directory: the path `/proc` prints for it now names the
+    // mount's decoy, the kernel walks from the directory itself.
+    let p = Project::new(deny_rm_by_name());
+    let line = "mkdir d; cd d; ln -s /usr/bin/rm zz; unshare -Urm sh -c \"mount -t tmpfs t \\$PWD && \
+                ln -s /usr/bin/true \\$PWD/zz && ./zz ../victim; /proc/self/cwd/zz ../victim\"";
+    let text = p.bash(line, &["--auto"]);
+    assert!(p.victim(), "{text}");
+    assert!(text.contains("toolgate refused to start `rm ../victim`"), "{text}");
     p.assert_nothing_left();
 }
 

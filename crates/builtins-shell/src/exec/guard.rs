@@ -32,7 +32,7 @@
 //!   predicted, it is a misreading of the analysis, and the person is asked;
 //! - allowed by the rules → allowed.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
@@ -199,6 +199,9 @@ impl TrustedPath {
     }
 }
 
+/// Files by their size, with where they are.
+type FilesBySize = HashMap<u64, Vec<PathBuf>>;
+
 /// The files of the programs the rules refuse by name ([`Permissions::strict_programs`]):
 /// the same program run under another of its names (`dash` for `sh`, `mawk` for `awk`,
 /// a hard link or a byte-for-byte copy of `rm`, npm's script run by `node`) is checked
@@ -208,6 +211,9 @@ struct StrictFiles {
     by_file: HashMap<(u64, u64), Vec<String>>,
     /// The same files by size, with where they are (a copy is compared byte for byte).
     by_size: HashMap<u64, Vec<(PathBuf, String)>>,
+    /// The files of [`INTERPRETERS`] in the trusted directories, by file and by size
+    /// (a copy of `node` is `node`), found the first time a program is not one by name.
+    interpreters: Option<(HashSet<(u64, u64)>, FilesBySize)>,
 }
 
 impl StrictFiles {
@@ -217,6 +223,7 @@ impl StrictFiles {
         let mut strict = StrictFiles {
             by_file: HashMap::new(),
             by_size: HashMap::new(),
+            interpreters: None,
         };
         for word in words {
             let found = if word.starts_with('/') {
@@ -241,6 +248,51 @@ impl StrictFiles {
             strict.by_size.entry(file.size).or_default().push((path, word));
         }
         strict
+    }
+
+    /// Whether `file` is one of [`INTERPRETERS`] under another name: the same file, or
+    /// (`open` gives it to read) the same bytes as one in the trusted directories `dirs`.
+    fn is_interpreter(
+        &mut self,
+        file: &FileId,
+        dirs: &[PathBuf],
+        open: impl FnOnce() -> Option<std::fs::File>,
+    ) -> bool {
+        let (by_file, by_size) = self.interpreters.get_or_insert_with(|| {
+            let (mut by_file, mut by_size) = (HashSet::new(), FilesBySize::new());
+            // `python3` and `python2` are how most systems name `python` (their links
+            // lead to the versioned file).
+            let names = INTERPRETERS
+                .iter()
+                .flat_map(|name| [name.to_string(), format!("{name}3"), format!("{name}2")]);
+            let names: Vec<String> = names.collect();
+            for dir in dirs {
+                for name in &names {
+                    let path = dir.join(name);
+                    if let Some(found) = FileId::of(&path)
+                        && found.mode & 0o170000 == 0o100000
+                        && by_file.insert((found.dev, found.ino))
+                    {
+                        by_size.entry(found.size).or_default().push(path);
+                    }
+                }
+            }
+            (by_file, by_size)
+        });
+        if by_file.contains(&(file.dev, file.ino)) {
+            return true;
+        }
+        let Some(same_size) = by_size.get(&file.size) else {
+            return false;
+        };
+        let Some(mut opened) = open() else {
+            return false;
+        };
+        same_size.iter().any(|path| {
+            use std::io::Seek as _;
+            opened.rewind().is_ok()
+                && std::fs::File::open(path).is_ok_and(|mut other| same_bytes(&mut opened, &mut other))
+        })
     }
 
     /// The rule words `file` is: the same file, or (`open` gives it to read) the same
@@ -816,6 +868,10 @@ impl Worker {
         cwd: Option<&Path>,
     ) -> Result<Option<Exec>, ()> {
         let named = is_loader(program) || resolved.is_some_and(is_loader);
+        let emulator = [Some(program), resolved].into_iter().flatten().any(is_emulator);
+        if emulator {
+            return Ok(self.emulated(pid, argv, env, cwd));
+        }
         if !named && !static_elf {
             return Ok(None);
         }
@@ -844,6 +900,50 @@ impl Worker {
             env,
             cwd,
         )))
+    }
+
+    /// The program an emulator runs with no `exec` of its own (`valgrind rm x`, `qemu-x86_64
+    /// /usr/bin/rm x`): its first operand that is a program, a bare name found in the
+    /// command's `PATH` as the emulator finds it.
+    fn emulated(&mut self, pid: u32, argv: &[OsString], env: &[OsString], cwd: Option<&Path>) -> Option<Exec> {
+        let path_dirs: Vec<PathBuf> = env
+            .iter()
+            .rev()
+            .find_map(|entry| entry.as_bytes().strip_prefix(b"PATH="))
+            .map(|value| std::env::split_paths(OsStr::from_bytes(value)).collect())
+            .unwrap_or_default();
+        for (at, arg) in argv.iter().enumerate().skip(1).take(MAX_OPERANDS) {
+            if arg.as_bytes().starts_with(b"-") || arg.is_empty() {
+                continue;
+            }
+            let candidates: Vec<PathBuf> = if arg.as_bytes().contains(&b'/') {
+                vec![PathBuf::from(arg)]
+            } else {
+                path_dirs.iter().map(|dir| dir.join(arg)).collect()
+            };
+            for candidate in candidates {
+                let Some(found) = self.listener.identify(pid, &candidate) else {
+                    continue;
+                };
+                if found.file.mode & 0o170000 != 0o100000 || found.file.mode & 0o111 == 0 {
+                    continue;
+                }
+                let path = match cwd {
+                    Some(cwd) if candidate.is_relative() => cwd.join(&candidate),
+                    _ => candidate,
+                };
+                return Some(self.exec_of(
+                    (pid, &path),
+                    &path,
+                    Some(&found.file),
+                    Some(found.resolved.as_path()),
+                    &argv[at..],
+                    env,
+                    cwd,
+                ));
+            }
+        }
+        None
     }
 
     /// Lets `call` go on as `display`, recording where its process now stands.
@@ -937,8 +1037,12 @@ impl Worker {
         // The names of the rules' programs this file is (`sh` for `dash`; a hard link or
         // a copy of `rm` under any name), and the name the caller gave it (`argv[0]`:
         // `xz` run as `unxz` is `unxz`): a rule refusing one of those holds for it.
+        // Not for a file run by a trusted name of its own: one file behind many names
+        // (pyenv's shims, rustup's `cargo` and `rustc`, `xz` and `unxz`) reads the name
+        // it is run by, and is that program.
+        let own_name = name.as_deref() == base.to_str();
         let mut same_names: Vec<String> = Vec::new();
-        if let Some(file) = file {
+        if let Some(file) = file.filter(|_| !own_name) {
             let listener = &self.listener;
             let opened = || {
                 listener
@@ -1083,28 +1187,23 @@ impl Worker {
             let spelled = spelled(first);
             same_forms.extend(spelled.forms.into_iter().chain(spelled.stricter));
         }
-        let interpreter = name
-            .iter()
-            .map(String::as_str)
-            .chain(resolved.and_then(Path::file_name).and_then(OsStr::to_str))
-            .any(is_interpreter);
-        if interpreter && !self.strict.by_file.is_empty() {
-            let operands = argv
+        if !self.strict.by_file.is_empty()
+            && let Some(file) = file
+        {
+            let by_name = name
                 .iter()
-                .enumerate()
-                .skip(1)
-                .filter(|(_, arg)| !arg.as_bytes().starts_with(b"-"))
-                .take(MAX_OPERANDS);
-            for (at, operand) in operands {
-                let Some((found, opened)) = self.listener.open(pid, Path::new(operand)) else {
-                    continue;
-                };
-                for word in self.strict.names_of(&found, || Some(opened)) {
-                    let mut words = vec![word];
-                    words.extend(argv[at + 1..].iter().map(|arg| arg.to_string_lossy().into_owned()));
-                    same_forms.extend(spellings(&words).forms);
-                }
-                break;
+                .map(String::as_str)
+                .chain(resolved.and_then(Path::file_name).and_then(OsStr::to_str))
+                .any(is_interpreter);
+            let listener = &self.listener;
+            let opened = || {
+                listener
+                    .open(pid, reach)
+                    .filter(|(found, _)| found.same_file(file))
+                    .map(|(_, opened)| opened)
+            };
+            if by_name || self.strict.is_interpreter(file, &self.trusted.dirs, opened) {
+                same_forms.extend(self.scripts_of(pid, argv));
             }
         }
         for form in stricter_forms {
@@ -1134,6 +1233,75 @@ impl Worker {
             untrusted,
             same_program,
         }
+    }
+
+    /// The spellings of the rules' programs an interpreter is given as a script: any
+    /// operand, an option's value (`--require=FILE`) or its standard input that is the
+    /// file of one (a script, never an ELF program, which no interpreter runs), with the
+    /// words after it.
+    fn scripts_of(&mut self, pid: u32, argv: &[OsString]) -> Vec<String> {
+        let mut forms = Vec::new();
+        let candidates = argv
+            .iter()
+            .enumerate()
+            .skip(1)
+            .take(MAX_OPERANDS)
+            .map(|(at, arg)| {
+                let bytes = arg.as_bytes();
+                let value = match bytes.iter().position(|b| *b == b'=') {
+                    Some(eq) if bytes.starts_with(b"-") => &bytes[eq + 1..],
+                    _ => bytes,
+                };
+                (at, OsStr::from_bytes(value))
+            })
+            .filter(|(_, value)| !value.is_empty() && !value.as_bytes().starts_with(b"-"))
+            .chain(std::iter::once((
+                argv.len().saturating_sub(1),
+                OsStr::new("/proc/self/fd/0"),
+            )));
+        for (at, candidate) in candidates {
+            let Some((found, mut opened)) = self.listener.open(pid, Path::new(candidate)) else {
+                continue;
+            };
+            if found.mode & 0o170000 != 0o100000 || is_elf(&mut opened) {
+                continue;
+            }
+            // A script named by a trusted name of its own is the program of that name only
+            // (a `#!` script's interpreter is given the script itself: rustup-like `rustc`
+            // is not `cargo`).
+            let own = Path::new(candidate)
+                .file_name()
+                .filter(|name| {
+                    self.trusted
+                        .lookup(name)
+                        .is_some_and(|(trusted, _)| trusted.same_file(&found))
+                })
+                .map(|name| name.to_string_lossy().into_owned());
+            let (from, option) = if candidate == "/proc/self/fd/0" {
+                (1, true)
+            } else {
+                (at + 1, candidate.len() != argv[at].len())
+            };
+            let words = self.strict.names_of(&found, || Some(opened));
+            for word in words
+                .into_iter()
+                .filter(|word| own.as_ref().is_none_or(|own| own == word))
+            {
+                // A script loaded by an option (`--require=FILE`) sees the words of
+                // whatever comes after it: each tail is spelled.
+                let tails = if option { from..argv.len() + 1 } else { from..from + 1 };
+                for tail in tails {
+                    let mut words = vec![word.clone()];
+                    words.extend(
+                        argv[tail.min(argv.len())..]
+                            .iter()
+                            .map(|arg| arg.to_string_lossy().into_owned()),
+                    );
+                    forms.extend(spellings(&words).forms);
+                }
+            }
+        }
+        forms
     }
 
     /// `NAME=value ` for each code-running variable the command set or changed.
@@ -1414,9 +1582,42 @@ const INTERPRETERS: &[&str] = &[
     "perl", "ruby", "php", "lua", "luajit", "tclsh", "wish", "Rscript", "julia", "guile", "racket", "ts-node", "tsx",
 ];
 
-/// How many of an interpreter's operands are looked at to find its script (an option's
-/// value may come first: `python3 -X dev x.py`).
-const MAX_OPERANDS: usize = 4;
+/// How many of an interpreter's arguments are looked at for a rule's program given as
+/// its script (an option's value may come first: `python3 -X dev x.py`).
+const MAX_OPERANDS: usize = 64;
+
+/// Whether the file starts as an ELF program does (read from its start; the position is
+/// left where it was read to).
+fn is_elf(file: &mut std::fs::File) -> bool {
+    use std::io::{Read as _, Seek as _};
+    let mut magic = [0u8; 4];
+    let elf = file.read_exact(&mut magic).is_ok() && magic == *b"\x7fELF";
+    let _ = file.rewind();
+    elf
+}
+
+/// Programs that run another program's code themselves, with no `exec` the guard sees.
+const EMULATORS: &[&str] = &[
+    "valgrind",
+    "valgrind.bin",
+    "box64",
+    "box86",
+    "FEXInterpreter",
+    "FEXLoader",
+];
+
+/// Whether `program` is one of [`EMULATORS`] or a user-mode `qemu-<arch>`.
+fn is_emulator(program: &Path) -> bool {
+    let name = program.file_name().and_then(OsStr::to_str).unwrap_or_default();
+    // valgrind's tools (`/usr/libexec/valgrind/memcheck-amd64-linux`) are emulators too.
+    let valgrind_tool = program
+        .parent()
+        .and_then(Path::file_name)
+        .is_some_and(|dir| dir == "valgrind");
+    EMULATORS.contains(&name)
+        || valgrind_tool
+        || (name.starts_with("qemu-") && !name.starts_with("qemu-system-") && !name.starts_with("qemu-img"))
+}
 
 /// Whether `name` is one of [`INTERPRETERS`] (version digits and dots after it aside).
 fn is_interpreter(name: &str) -> bool {
