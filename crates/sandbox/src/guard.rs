@@ -705,6 +705,21 @@ fn open_from(dir: &OwnedFd, pid: u32, link: &str, relative: &Path) -> Option<(Ow
     walk(dir, pid, Some((base, shown)), relative)
 }
 
+/// Whether `/proc` under the caller's root `root` is a proc filesystem.
+fn is_procfs(root: &OwnedFd) -> bool {
+    const PROC_SUPER_MAGIC: u64 = 0x9fa0;
+    rustix::fs::openat2(
+        root,
+        "proc",
+        OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        FileMode::empty(),
+        ResolveFlags::IN_ROOT | ResolveFlags::NO_SYMLINKS,
+    )
+    .ok()
+    .and_then(|proc| rustix::fs::fstatfs(&proc).ok())
+    .is_some_and(|stat| stat.f_type as u64 == PROC_SUPER_MAGIC)
+}
+
 /// Whether two directory descriptors are the same directory on the same mount.
 fn same_dir(a: &OwnedFd, b: &OwnedFd) -> bool {
     let of = |fd: &OwnedFd| {
@@ -730,6 +745,9 @@ fn walk(dir: &OwnedFd, pid: u32, base: Option<(OwnedFd, PathBuf)>, path: &Path) 
     )
     .ok()?;
     let mut base = base;
+    // Whether the caller's `/proc` is a proc filesystem (not a directory mounted over it
+    // in a namespace of its own): read when met.
+    let mut real_proc: Option<bool> = None;
     let mut pending: std::collections::VecDeque<OsString> = parts(path.as_os_str().as_bytes()).collect();
     let mut done: Vec<OsString> = Vec::new();
     let mut links = 0;
@@ -750,6 +768,27 @@ fn walk(dir: &OwnedFd, pid: u32, base: Option<(OwnedFd, PathBuf)>, path: &Path) 
         match part.as_bytes() {
             b"" | b"." => continue,
             b".." => {
+                // Below a directory of the caller, the way up may pass its root (a `chroot`
+                // that left the working directory outside: `sub/..` where `sub` is the
+                // root stays in `sub`).
+                if let Some((fd, _)) = &base
+                    && !done.is_empty()
+                {
+                    let relative: PathBuf = done.iter().collect();
+                    let here = rustix::fs::openat2(
+                        fd,
+                        &relative,
+                        OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+                        FileMode::empty(),
+                        ResolveFlags::BENEATH,
+                    )
+                    .ok()?;
+                    if same_dir(&here, &root) {
+                        base = None;
+                        done.clear();
+                        continue;
+                    }
+                }
                 if done.pop().is_none()
                     && let Some((fd, shown)) = &base
                 {
@@ -772,7 +811,8 @@ fn walk(dir: &OwnedFd, pid: u32, base: Option<(OwnedFd, PathBuf)>, path: &Path) 
             }
             _ => {}
         }
-        if base.is_none() && done.len() == 1 && done[0] == "proc" {
+        if base.is_none() && done.len() == 1 && done[0] == "proc" && *real_proc.get_or_insert_with(|| is_procfs(&root))
+        {
             match part.as_bytes() {
                 b"self" => {
                     let tgid = match tgid {
@@ -794,7 +834,7 @@ fn walk(dir: &OwnedFd, pid: u32, base: Option<(OwnedFd, PathBuf)>, path: &Path) 
             }
         }
         done.push(part);
-        if base.is_none() && is_object_link(&done) {
+        if base.is_none() && is_object_link(&done) && *real_proc.get_or_insert_with(|| is_procfs(&root)) {
             // Opened from here, the link leads to the same object as in the caller.
             let direct = PathBuf::from("/").join(done.iter().collect::<PathBuf>());
             if pending.is_empty() {

@@ -427,6 +427,42 @@ fn the_working_directory_is_walked_from_itself_after_a_chroot_or_a_mount_over_it
     let text = p.bash(line, &["--auto"]);
     assert!(p.victim(), "{text}");
     p.assert_nothing_left();
+    // A chroot into `sub` with the working directory left outside: `sub/..` stops at the
+    // new root, so `sub/../zz` is `sub/zz` (rm), not the decoy `./zz` beside it.
+    let p = Project::new(deny_rm_by_name());
+    let sub = p.project().join("sub");
+    std::fs::create_dir_all(&sub).unwrap();
+    let ldd = Command::new("ldd").arg("/usr/bin/rm").output().unwrap();
+    for library in String::from_utf8_lossy(&ldd.stdout)
+        .split_whitespace()
+        .filter(|word| word.starts_with('/'))
+    {
+        let inside = sub.join(library.trim_start_matches('/'));
+        std::fs::create_dir_all(inside.parent().unwrap()).unwrap();
+        std::fs::copy(library, inside).unwrap();
+    }
+    std::fs::copy("/usr/bin/rm", sub.join("zz")).unwrap();
+    std::fs::copy("/usr/bin/true", p.project().join("zz")).unwrap();
+    let line = "python3 -c \"import os, ctypes; ctypes.CDLL(None).unshare(0x10000000); os.chroot('sub'); \
+                os.execv('sub/../zz', ['zz', '/victim'])\"";
+    std::fs::write(sub.join("victim"), "").unwrap();
+    let text = p.bash(line, &["--auto"]);
+    assert!(sub.join("victim").exists(), "{text}");
+    assert!(text.contains("toolgate refused to start"), "{text}");
+    p.assert_nothing_left();
+    // A directory mounted over `/proc` in a namespace of the command's own: the caller's
+    // `/proc/self/cwd` is a link the command made, not this process's `/proc`.
+    let p = Project::new(deny_rm_by_name());
+    let script = "import os, ctypes\nlibc = ctypes.CDLL(None)\nP = os.getcwd()\nos.makedirs('d')\n\
+                  os.symlink('/usr/bin/rm', 'd/zz')\nos.symlink('/usr/bin/true', 'zz')\nos.makedirs('fp/self')\n\
+                  os.symlink(P + '/d', 'fp/self/cwd')\nassert libc.unshare(0x00020000 | 0x10000000) == 0\n\
+                  libc.mount(None, b'/', None, 0x40000 | 0x4000, None)\nassert libc.mount(b'fp', b'/proc', None, 0x1000, None) == 0\n\
+                  os.execv('/proc/self/cwd/zz', ['zz', 'victim'])\n";
+    std::fs::write(p.project().join("proc.py"), script).unwrap();
+    let text = p.bash("python3 proc.py", &["--auto"]);
+    assert!(p.victim(), "{text}");
+    assert!(text.contains("toolgate refused to start `rm victim`"), "{text}");
+    p.assert_nothing_left();
     // A mount over the working directory: the path `/proc` prints for it now names the
     // mount's decoy, the kernel walks from the directory itself.
     let p = Project::new(deny_rm_by_name());

@@ -34,7 +34,7 @@
 
 use std::collections::HashMap;
 use std::ffi::{OsStr, OsString};
-use std::os::unix::ffi::OsStrExt;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -521,6 +521,10 @@ impl Worker {
                 Ok(loaded) => execs.extend(loaded),
                 Err(()) => {
                     let _ = self.listener.refuse(call.id, libc_enoent());
+                    self.note(format!(
+                        "toolgate refused to start `{}`: what it is given to run cannot be found or followed",
+                        call.program.display()
+                    ));
                     return;
                 }
             }
@@ -542,6 +546,10 @@ impl Worker {
             Ok(loaded) => execs.extend(loaded),
             Err(()) => {
                 let _ = self.listener.refuse(call.id, libc_enoent());
+                self.note(format!(
+                    "toolgate refused to start `{}`: what it is given to run cannot be found or followed",
+                    call.program.display()
+                ));
                 return;
             }
         }
@@ -638,9 +646,13 @@ impl Worker {
         cwd: Option<&Path>,
     ) -> Result<Option<Exec>, ()> {
         let named = is_loader(program) || resolved.is_some_and(is_loader);
-        let emulator = [Some(program), resolved].into_iter().flatten().any(is_emulator);
+        // valgrind's tool is started with these set (a copy of a tool needs them too).
+        let valgrind = env.iter().any(|entry| {
+            entry.as_bytes().starts_with(b"VALGRIND_LAUNCHER=") || entry.as_bytes().starts_with(b"VALGRIND_LIB=")
+        });
+        let emulator = valgrind || [Some(program), resolved].into_iter().flatten().any(is_emulator);
         if emulator {
-            return Ok(self.emulated(pid, argv, env, cwd));
+            return self.emulated(pid, argv, env, cwd);
         }
         if !named && !static_elf {
             return Ok(None);
@@ -675,7 +687,15 @@ impl Worker {
     /// The program an emulator runs with no `exec` of its own (`valgrind rm x`, `qemu-x86_64
     /// /usr/bin/rm x`): its first operand that is a program, a bare name found in the
     /// command's `PATH` as the emulator finds it.
-    fn emulated(&mut self, pid: u32, argv: &[OsString], env: &[OsString], cwd: Option<&Path>) -> Option<Exec> {
+    /// `Err` when that program is a script or a loader: what the emulator then runs from it
+    /// is not known, so nothing is.
+    fn emulated(
+        &mut self,
+        pid: u32,
+        argv: &[OsString],
+        env: &[OsString],
+        cwd: Option<&Path>,
+    ) -> Result<Option<Exec>, ()> {
         let path_dirs: Vec<PathBuf> = env
             .iter()
             .rev()
@@ -698,11 +718,14 @@ impl Worker {
                 if found.file.mode & 0o170000 != 0o100000 || found.file.mode & 0o111 == 0 {
                     continue;
                 }
+                if found.interpreter.is_some() || found.static_elf {
+                    return Err(());
+                }
                 let path = match cwd {
                     Some(cwd) if candidate.is_relative() => cwd.join(&candidate),
                     _ => candidate,
                 };
-                return Some(self.exec_of(
+                return Ok(Some(self.exec_of(
                     (pid, &path),
                     &path,
                     Some(&found.file),
@@ -710,10 +733,10 @@ impl Worker {
                     &argv[at..],
                     env,
                     cwd,
-                ));
+                )));
             }
         }
-        None
+        Ok(None)
     }
 
     /// Lets `call` go on as `display`, recording where its process now stands.
@@ -1022,14 +1045,12 @@ impl Worker {
                     Some(eq) if bytes.starts_with(b"-") => &bytes[eq + 1..],
                     _ => bytes,
                 };
-                (at, OsStr::from_bytes(value))
+                (at, file_url_path(value))
             })
             .filter(|(_, value)| !value.is_empty() && !value.as_bytes().starts_with(b"-"))
-            .chain(std::iter::once((
-                argv.len().saturating_sub(1),
-                OsStr::new("/proc/self/fd/0"),
-            )));
+            .chain(std::iter::once((0, OsString::from("/proc/self/fd/0"))));
         for (at, candidate) in candidates {
+            let candidate = candidate.as_os_str();
             let Some((found, mut opened)) = self.listener.open(pid, Path::new(candidate)) else {
                 continue;
             };
@@ -1047,20 +1068,15 @@ impl Worker {
                         .is_some_and(|(trusted, _)| trusted.same_file(&found))
                 })
                 .map(|name| name.to_string_lossy().into_owned());
-            let (from, option) = if candidate == "/proc/self/fd/0" {
-                (1, true)
-            } else {
-                (at + 1, candidate.len() != argv[at].len())
-            };
+            // What comes after it is what the script sees, wherever it starts (an
+            // option's value may come first: `-r FILE /dev/null publish`): each tail.
+            let from = at + 1;
             let words = self.strict.names_of(&found, || Some(opened));
             for word in words
                 .into_iter()
                 .filter(|word| own.as_ref().is_none_or(|own| own == word))
             {
-                // A script loaded by an option (`--require=FILE`) sees the words of
-                // whatever comes after it: each tail is spelled.
-                let tails = if option { from..argv.len() + 1 } else { from..from + 1 };
-                for tail in tails {
+                for tail in from..argv.len() + 1 {
                     let mut words = vec![word.clone()];
                     words.extend(
                         argv[tail.min(argv.len())..]
@@ -1343,6 +1359,35 @@ fn identity(pid: u32) -> Option<Process> {
     Some(Process { tgid, ppid, start })
 }
 
+/// An argument as the path it names: a `file://` URL's path, `%XX` escapes decoded
+/// (`node --import=file:///…`); anything else as it is.
+fn file_url_path(value: &[u8]) -> OsString {
+    let Some(rest) = value.strip_prefix(b"file://") else {
+        return OsStr::from_bytes(value).to_os_string();
+    };
+    let rest = rest.strip_prefix(b"localhost").unwrap_or(rest);
+    let mut path = Vec::with_capacity(rest.len());
+    let mut at = 0;
+    while at < rest.len() {
+        let decoded = (rest[at] == b'%')
+            .then(|| rest.get(at + 1..at + 3))
+            .flatten()
+            .and_then(|hex| std::str::from_utf8(hex).ok())
+            .and_then(|hex| u8::from_str_radix(hex, 16).ok());
+        match decoded {
+            Some(byte) => {
+                path.push(byte);
+                at += 3;
+            }
+            None => {
+                path.push(rest[at]);
+                at += 1;
+            }
+        }
+    }
+    OsString::from_vec(path)
+}
+
 /// True for the dynamic loader's name (`ld-linux-x86-64.so.2`, `ld-musl-*.so.1`,
 /// `ld.so`); the caller checks the path as given and as resolved.
 fn is_loader(program: &Path) -> bool {
@@ -1394,6 +1439,17 @@ mod tests {
         for name in ["PATH", "HOME", "RUST_BACKTRACE", "CI", "NODE_ENV"] {
             assert!(!runs_code(name.as_bytes()), "{name}");
         }
+    }
+
+    #[test]
+    fn a_file_url_is_the_path_it_names() {
+        assert_eq!(
+            file_url_path(b"file:///usr/lib/a%2Db.js"),
+            OsString::from("/usr/lib/a-b.js")
+        );
+        assert_eq!(file_url_path(b"file://localhost/x"), OsString::from("/x"));
+        assert_eq!(file_url_path(b"file:///bad%zz%4"), OsString::from("/bad%zz%4"));
+        assert_eq!(file_url_path(b"./plain"), OsString::from("./plain"));
     }
 
     #[test]
