@@ -359,7 +359,7 @@ impl Shells {
         let mut table = lock(&self.inner.table);
         table
             .procs
-            .retain(|_, proc| !session.is_none_or(|session| proc.session == session) || proc.running());
+            .retain(|_, proc| session.is_some_and(|session| proc.session != session) || proc.running());
         running.len()
     }
 

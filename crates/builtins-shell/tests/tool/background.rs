@@ -282,7 +282,7 @@ async fn input_to_another_interpreter_is_asked_as_bash_with_the_input_and_code_i
         assert!(!wrote.result.is_error(), "{}", text(&wrote));
     }
     read_until(&fixture, "ses_i", &id, "yes").await;
-    let asked = permissions.asked.lock().unwrap();
+    let asked = permissions.asked.lock().unwrap().clone();
     let code = asked.iter().find(|r| r.resources == ["cat <<< print(1)"]).unwrap();
     assert_eq!(
         (code.action.as_str(), code.unsaveable.clone()),
@@ -291,7 +291,6 @@ async fn input_to_another_interpreter_is_asked_as_bash_with_the_input_and_code_i
     let data = asked.iter().find(|r| r.resources == ["cat <<< yes"]).unwrap();
     assert!(data.unsaveable.is_empty());
     assert_eq!(data.save, ["cat <<< yes"]);
-    drop(asked);
     fixture.shells.end_all().await;
 }
 
