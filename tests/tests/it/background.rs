@@ -401,3 +401,130 @@ fn a_call_that_starts_a_background_process_ends_it_when_toolgate_call_exits() {
     );
     assert_eq!(running_with(&format!("86400.{marker}")), Vec::<u32>::new());
 }
+
+/// The events of `/event`, as `(type, data)`, read by a task.
+async fn events(served: &Served) -> tokio::sync::mpsc::UnboundedReceiver<(String, Value)> {
+    use futures_util::StreamExt;
+    let stream = client()
+        .get(format!("{}/event", served.base))
+        .bearer_auth(TOKEN)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(stream.status().as_u16(), 200);
+    let (sender, receiver) = tokio::sync::mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        let mut body = stream.bytes_stream();
+        let mut buffer = String::new();
+        while let Some(Ok(chunk)) = body.next().await {
+            buffer.push_str(&String::from_utf8_lossy(&chunk));
+            while let Some(end) = buffer.find("\n\n") {
+                let block: String = buffer.drain(..end + 2).collect();
+                let kind = block
+                    .lines()
+                    .find_map(|l| l.strip_prefix("event: "))
+                    .unwrap_or("")
+                    .to_string();
+                let data = block.lines().find_map(|l| l.strip_prefix("data: ")).unwrap_or("null");
+                let _ = sender.send((kind, serde_json::from_str(data).unwrap_or(Value::Null)));
+            }
+        }
+    });
+    receiver
+}
+
+/// The next event of type `wanted`.
+async fn next_event(events: &mut tokio::sync::mpsc::UnboundedReceiver<(String, Value)>, wanted: &str) -> Value {
+    loop {
+        let (kind, data) = tokio::time::timeout(Duration::from_secs(60), events.recv())
+            .await
+            .unwrap_or_else(|_| panic!("no {wanted} event"))
+            .unwrap();
+        if kind == wanted {
+            return data;
+        }
+    }
+}
+
+/// Answers the next `permission.asked` once; its resources.
+async fn approve_next(served: &Served, events: &mut tokio::sync::mpsc::UnboundedReceiver<(String, Value)>) -> Value {
+    let asked = next_event(events, "permission.asked").await;
+    let id = asked["properties"]["id"].as_str().unwrap().to_string();
+    let response = client()
+        .post(format!("{}/permission/{id}/reply", served.base))
+        .bearer_auth(TOKEN)
+        .body(r#"{"reply": "once"}"#)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 200);
+    asked["properties"]["resources"].clone()
+}
+
+/// A line written to a background shell is asked like a bash call, and the program it
+/// starts is decided again by the exec guard when it starts — an ask that reaches the
+/// person after the call that wrote it has returned; the process's life is on `/event`.
+#[tokio::test]
+async fn a_background_shell_asks_through_the_front_end_after_the_call_returned_and_its_life_is_on_the_event_stream() {
+    let sandbox = Sandbox::new();
+    sandbox.write(
+        "project/toolgate.json",
+        r#"{"permission": {"bash": {"*": "allow", "touch *": "ask"}}}"#,
+    );
+    let served = sandbox.serve(&[]);
+    let mut events = events(&served).await;
+    let base = served.base.clone();
+    let start = tokio::spawn(async move {
+        let response = client()
+            .post(format!("{base}/session/ses_sh/call"))
+            .bearer_auth(TOKEN)
+            .body(json!({"tool": "bash", "input": {"command": "bash", "background": true}}).to_string())
+            .send()
+            .await
+            .unwrap();
+        let body: Value = serde_json::from_slice(&response.bytes().await.unwrap()).unwrap();
+        body
+    });
+    // A shell reading its input may run anything, `touch` included: the start is asked.
+    assert_eq!(approve_next(&served, &mut events).await, json!(["bash"]));
+    let started = start.await.unwrap();
+    let id = shell_id(started["result"]["value"].as_str().unwrap());
+    let announced = next_event(&mut events, "shell.started").await;
+    assert_eq!(
+        (&announced["properties"]["sessionID"], &announced["properties"]["id"]),
+        (&json!("ses_sh"), &json!(id))
+    );
+
+    let base = served.base.clone();
+    let write_id = id.clone();
+    let write = tokio::spawn(async move {
+        let response = client()
+            .post(format!("{base}/session/ses_sh/call"))
+            .bearer_auth(TOKEN)
+            .body(json!({"tool": "shell_write", "input": {"id": write_id, "input": "touch made\n"}}).to_string())
+            .send()
+            .await
+            .unwrap();
+        let body: Value = serde_json::from_slice(&response.bytes().await.unwrap()).unwrap();
+        body
+    });
+    // The line, asked before it is written.
+    assert_eq!(approve_next(&served, &mut events).await, json!(["touch made"]));
+    let written = write.await.unwrap();
+    assert_eq!(written["result"]["type"], "text", "{written}");
+    assert!(!sandbox.project().join("made").exists());
+    // `touch` starting in the background shell: the exec guard asks, the call is over.
+    let resources = approve_next(&served, &mut events).await;
+    assert!(resources.to_string().contains("touch made"), "{resources}");
+    let made = (0..1000).any(|_| {
+        std::thread::sleep(Duration::from_millis(10));
+        sandbox.project().join("made").exists()
+    });
+    assert!(made, "the approved program ran");
+
+    let (killed, error) = http_call(&served, "ses_sh", "shell_kill", json!({"id": id})).await;
+    assert!(!error, "{killed}");
+    let exited = next_event(&mut events, "shell.exited").await;
+    assert_eq!(exited["properties"]["id"], json!(id));
+    assert_eq!(exited["properties"]["killed"], json!(true));
+}
