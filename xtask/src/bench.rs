@@ -458,7 +458,7 @@ static FIGURES: &[Figure] = &[
             example: "http_idle_attackers",
             key: "attacked_calls_per_second",
         },
-        target: Target::AtMost(f64::INFINITY),
+        target: Target::AtLeast(f64::NEG_INFINITY),
         how: "whole process: the rate the 10 authenticated clients reached during the attack",
     },
     Figure {
@@ -513,7 +513,7 @@ static FIGURES: &[Figure] = &[
             example: "oracle_throughput",
             key: "oracle_run_lines_per_second",
         },
-        target: Target::AtMost(f64::INFINITY),
+        target: Target::AtLeast(f64::NEG_INFINITY),
         how: "the same run: only the lines that were executed, per second of the whole run",
     },
     Figure {
@@ -720,7 +720,7 @@ impl Measured<'_> {
 
     fn target_text(&self) -> String {
         match self.figure.target {
-            Target::AtMost(limit) if limit.is_infinite() => "—".to_string(),
+            Target::AtMost(limit) | Target::AtLeast(limit) if limit.is_infinite() => "—".to_string(),
             Target::AtMost(limit) => format!("≤ {limit} {}", self.figure.unit),
             Target::AtLeast(limit) => format!("≥ {limit} {}", self.figure.unit),
         }
@@ -992,7 +992,8 @@ const TABLE_HEAD: &str = "| issue | figure | measured | target | verdict | befor
 fn row_line(row: &Row<'_>) -> String {
     let m = row.measured;
     let verdict = match m.figure.target {
-        Target::AtMost(limit) if limit.is_infinite() => "reference",
+        // A reference figure has no target; a rate (`/s`) is better higher.
+        Target::AtMost(limit) | Target::AtLeast(limit) if limit.is_infinite() => "reference",
         _ if m.passes() => "met",
         _ => "MISSED",
     };
@@ -1156,5 +1157,33 @@ mod tests {
         }];
         let rows = super::rows(&measured, &previous);
         assert!(rows[0].change.is_some_and(|change| change < 0.0));
+    }
+
+    #[test]
+    fn a_reference_rate_that_rose_is_not_worse() {
+        let oracle = FIGURES
+            .iter()
+            .find(|f| f.name.starts_with("shell oracle: of those"))
+            .expect("oracle reference row");
+        let previous = BTreeMap::from([(
+            oracle.name.to_string(),
+            PreviousRow {
+                value: Some(135.7),
+                line: String::new(),
+            },
+        )]);
+        let faster = [Measured {
+            figure: oracle,
+            value: 198.0,
+        }];
+        let rows = rows(&faster, &previous);
+        assert!(rows[0].change.is_some_and(|change| change < 0.0));
+        let line = row_line(&rows[0]);
+        assert!(line.contains("| — | reference | 135.700 (-46 %) |"), "{line}");
+        let slower = [Measured {
+            figure: oracle,
+            value: 100.0,
+        }];
+        assert!(row_line(&super::rows(&slower, &previous)[0]).contains(", worse"));
     }
 }

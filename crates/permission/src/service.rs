@@ -996,6 +996,33 @@ impl PermissionService {
         RuleDecision::new(verdict, rule, explicit)
     }
 
+    /// The literal first words of the patterns of `action`'s deny rules and of the ask
+    /// rules a person wrote (the rules [`decide_now`](Self::decide_now) calls explicit),
+    /// for the agent of `ctx`, each once, in rule order ([`Permissions::strict_programs`]).
+    pub fn strict_programs(&self, ctx: &Context, action: &str) -> Vec<String> {
+        let Some(agent) = self.agent(&ctx.agent) else {
+            return Vec::new();
+        };
+        let mut words: Vec<String> = Vec::new();
+        for rule in agent.rules.relevant(action) {
+            let written = matches!(
+                rule.origin,
+                Origin::UserConfig | Origin::AgentConfig | Origin::Managed | Origin::Session
+            );
+            if !(rule.effect == Effect::Deny || (rule.effect == Effect::Ask && written)) {
+                continue;
+            }
+            let Some(first) = rule.resource.split_whitespace().next() else {
+                continue;
+            };
+            if first.contains(['*', '?']) || words.iter().any(|known| known == first) {
+                continue;
+            }
+            words.push(first.to_string());
+        }
+        words
+    }
+
     /// Whether asserting `request` now would put a question to a person: the service is
     /// interactive and the rules neither allow nor deny it. Tools use it to prepare what
     /// only a prompt shows (a whole-file diff) and nothing else; the assertion itself
@@ -1430,6 +1457,10 @@ impl Permissions for PermissionService {
     fn rules_version(&self) -> Option<u64> {
         // The agents' rules are fixed for the service's life; only session rules change.
         Some(self.inner.session_changes.load(Ordering::SeqCst))
+    }
+
+    fn strict_programs(&self, ctx: &Context, action: &str) -> Vec<String> {
+        PermissionService::strict_programs(self, ctx, action)
     }
 }
 

@@ -32,7 +32,7 @@ use libseccomp::{
     ScmpSyscall, notify_id_valid,
 };
 use rustix::event::{PollFd, PollFlags, Timespec};
-use rustix::fs::{Mode as FileMode, OFlags, ResolveFlags};
+use rustix::fs::{AtFlags, Mode as FileMode, OFlags, ResolveFlags, StatxFlags};
 use rustix::net::{
     RecvAncillaryBuffer, RecvAncillaryMessage, RecvFlags, SendAncillaryBuffer, SendAncillaryMessage, SendFlags,
 };
@@ -178,6 +178,8 @@ pub struct FileId {
     /// created or replaced after a moment cannot claim to have been there before it
     /// (`ctime` cannot be set back).
     pub changed: (i64, i64),
+    /// Its size in bytes.
+    pub size: u64,
 }
 
 impl FileId {
@@ -189,6 +191,7 @@ impl FileId {
             ino: stat.st_ino,
             mode: stat.st_mode,
             changed: (stat.st_ctime, stat.st_ctime_nsec as i64),
+            size: stat.st_size as u64,
         })
     }
 
@@ -213,6 +216,8 @@ pub struct Program {
     pub resolved: PathBuf,
     /// Its `#!` line, when it is a script.
     pub interpreter: Option<Vec<OsString>>,
+    /// Whether it is an ELF program that names no interpreter ([`ExecCall::static_elf`]).
+    pub static_elf: bool,
 }
 
 /// What a regular file's first bytes say about how the kernel runs it.
@@ -253,6 +258,10 @@ pub struct ExecCall {
     pub program: PathBuf,
     /// The file that path names, when it exists and could be looked at.
     pub file: Option<FileId>,
+    /// The caller's descriptor of the program when it was given as one (`fexecve`,
+    /// `execveat` with `AT_EMPTY_PATH`): `program` is then only what that descriptor's
+    /// link says, and the file is reached as `/proc/self/fd/<n>` of the caller.
+    pub descriptor: Option<i32>,
     /// Where that file is, every link resolved as the caller would resolve it (`/bin/rm`
     /// and a symlink to it are `/usr/bin/rm`; `/dev/fd/3` is the file on the caller's
     /// descriptor 3, whatever its path).
@@ -284,7 +293,7 @@ pub struct ExecCall {
 #[non_exhaustive]
 pub enum Stopped {
     /// A call, read whole.
-    Exec(ExecCall),
+    Exec(Box<ExecCall>),
     /// A call whose arguments could not be read (the caller's memory is not readable to
     /// this process, or its arguments are malformed or too large): refuse it.
     Unreadable {
@@ -471,7 +480,12 @@ impl ExecListener {
         let Ok(dir) = dir else {
             return Stopped::Gone;
         };
-        let cwd = link_at(&dir, "cwd");
+        // `/proc` prints the caller's directories as this process sees them; the caller
+        // names files from its own root (`chroot`). Those paths are only for showing the
+        // program: a relative one is looked up from the directory itself.
+        let root = link_at(&dir, "root");
+        let view = |path: Option<PathBuf>| caller_view(root.as_deref(), path?);
+        let cwd = view(link_at(&dir, "cwd"));
         let empty = path.is_empty() && flags & AT_EMPTY_PATH != 0;
         let path = OsStr::from_bytes(&path);
         let program = if empty {
@@ -481,18 +495,19 @@ impl ExecListener {
         } else if dirfd == AT_FDCWD {
             cwd.clone().unwrap_or_default().join(path)
         } else {
-            link_at(&dir, &format!("fd/{dirfd}")).unwrap_or_default().join(path)
+            view(link_at(&dir, &format!("fd/{dirfd}")))
+                .unwrap_or_default()
+                .join(path)
         };
         let opened = if empty {
             let direct = PathBuf::from(format!("/proc/{pid}/fd/{dirfd}"));
             open_path(&direct, None).map(|fd| (fd, std::fs::read_link(&direct).unwrap_or_default()))
-        } else if !program.is_absolute() {
-            // The directory it is relative to could not be read (a working directory
-            // longer than a page): the file is not known, and must not be looked up
-            // from the root instead.
-            None
+        } else if path.as_bytes().first() == Some(&b'/') {
+            open_as_in(&dir, pid, Path::new(path))
+        } else if dirfd == AT_FDCWD {
+            open_from(&dir, pid, "cwd", Path::new(path))
         } else {
-            open_as_in(&dir, pid, &program)
+            open_from(&dir, pid, &format!("fd/{dirfd}"), Path::new(path))
         };
         let caller = caller_of(&dir, pid);
         let (file, interpreter, static_elf, native, resolved) = match opened {
@@ -516,11 +531,12 @@ impl ExecListener {
         if notify_id_valid(fd, id).is_err() {
             return Stopped::Gone;
         }
-        Stopped::Exec(ExecCall {
+        Stopped::Exec(Box::new(ExecCall {
             id,
             pid,
             program,
             file,
+            descriptor: empty.then_some(dirfd),
             resolved,
             interpreter,
             static_elf,
@@ -529,7 +545,7 @@ impl ExecListener {
             env,
             cwd,
             caller,
-        })
+        }))
     }
 
     /// The program `path` names in the view of process `pid` (its root, its
@@ -542,18 +558,34 @@ impl ExecListener {
             FileMode::empty(),
         )
         .ok()?;
-        let absolute = if path.is_absolute() {
-            path.to_path_buf()
-        } else {
-            link_at(&dir, "cwd")?.join(path)
-        };
-        let (fd, resolved) = open_as_in(&dir, pid, &absolute)?;
+        let (fd, resolved) = open_relative(&dir, pid, path)?;
         let file = file_id(&fd)?;
+        let head = shebang(&fd, &file).ok()?;
         Some(Program {
             file,
             resolved,
-            interpreter: shebang(&fd, &file).ok()?.interpreter,
+            interpreter: head.interpreter,
+            static_elf: head.static_elf && head.native,
         })
+    }
+
+    /// The file `path` names in the view of process `pid`, found as
+    /// [`identify`](Self::identify) finds it, opened for reading, and what it is; `None`
+    /// when it cannot be found or read.
+    pub fn open(&self, pid: u32, path: &Path) -> Option<(FileId, std::fs::File)> {
+        let dir = rustix::fs::open(
+            format!("/proc/{pid}"),
+            OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            FileMode::empty(),
+        )
+        .ok()?;
+        let (fd, _) = open_relative(&dir, pid, path)?;
+        let file = file_id(&fd)?;
+        let opened = std::fs::File::open(format!("/proc/self/fd/{}", fd.as_raw_fd())).ok()?;
+        // The same file, not one swapped in between.
+        file_id(&OwnedFd::from(opened.try_clone().ok()?))
+            .filter(|again| again.same_file(&file))
+            .map(|_| (file, opened))
     }
 
     /// Lets the call go on: the kernel runs the program.
@@ -598,6 +630,30 @@ fn wait_for(fd: BorrowedFd<'_>, timeout: Option<Duration>) -> io::Result<bool> {
     }
 }
 
+/// `path` opened as process `pid` (whose `/proc` directory is `dir`) would open it: an
+/// absolute path from its root, a relative one from its working directory itself.
+fn open_relative(dir: &OwnedFd, pid: u32, path: &Path) -> Option<(OwnedFd, PathBuf)> {
+    if path.is_absolute() {
+        open_as_in(dir, pid, path)
+    } else {
+        open_from(dir, pid, "cwd", path)
+    }
+}
+
+/// A path as this process sees it (what `/proc/<pid>/cwd` and `fd/<n>` print) in the
+/// view of a process whose root is `root` (this process's view of it): the same path
+/// when that root is this one's, else the part under that root; `None` when the root is
+/// not known or the path is outside it. Only for showing a program: files are always
+/// looked up from the directory objects themselves ([`open_from`]).
+fn caller_view(root: Option<&Path>, path: PathBuf) -> Option<PathBuf> {
+    let root = root?;
+    if root == Path::new("/") {
+        return Some(path);
+    }
+    let rest = path.strip_prefix(root).ok()?;
+    Some(Path::new("/").join(rest))
+}
+
 /// `O_PATH` of `base` (joined with `rest`), following links as `exec` would.
 fn open_path(base: &Path, rest: Option<&Path>) -> Option<OwnedFd> {
     let path = match rest {
@@ -630,6 +686,40 @@ fn open_as(pid: u32, absolute: &Path) -> Option<(OwnedFd, PathBuf)> {
 
 /// [`open_as`] with the caller's `/proc/<pid>` directory already open as `dir`.
 fn open_as_in(dir: &OwnedFd, pid: u32, absolute: &Path) -> Option<(OwnedFd, PathBuf)> {
+    walk(dir, pid, None, absolute)
+}
+
+/// `relative` opened as process `pid` would open it from its directory `link` (`cwd`,
+/// `fd/<n>` of its `/proc` directory `dir`): from that directory itself, never from the
+/// path `/proc` prints for it, which can name another file by now (a mount over it, a
+/// `chroot` that left it outside the root, a detached mount after `pivot_root`).
+fn open_from(dir: &OwnedFd, pid: u32, link: &str, relative: &Path) -> Option<(OwnedFd, PathBuf)> {
+    let base = rustix::fs::openat(
+        dir,
+        link,
+        OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        FileMode::empty(),
+    )
+    .ok()?;
+    let shown = link_at(dir, link).unwrap_or_default();
+    walk(dir, pid, Some((base, shown)), relative)
+}
+
+/// Whether two directory descriptors are the same directory on the same mount.
+fn same_dir(a: &OwnedFd, b: &OwnedFd) -> bool {
+    let of = |fd: &OwnedFd| {
+        rustix::fs::statx(fd, "", AtFlags::EMPTY_PATH, StatxFlags::INO | StatxFlags::MNT_ID)
+            .ok()
+            .map(|stat| (stat.stx_dev_major, stat.stx_dev_minor, stat.stx_ino, stat.stx_mnt_id))
+    };
+    matches!((of(a), of(b)), (Some(a), Some(b)) if a == b)
+}
+
+/// The lookup of [`open_as_in`] and [`open_from`]: from the caller's root (`base` `None`)
+/// or from one of its directories (and how this process prints it), one part at a time.
+/// `..` stops at the caller's root as in the kernel; above any other directory it goes
+/// up from the directory itself.
+fn walk(dir: &OwnedFd, pid: u32, base: Option<(OwnedFd, PathBuf)>, path: &Path) -> Option<(OwnedFd, PathBuf)> {
     // Needed only for `/proc/self`: read when met.
     let mut tgid: Option<u32> = None;
     let root = rustix::fs::openat(
@@ -639,7 +729,8 @@ fn open_as_in(dir: &OwnedFd, pid: u32, absolute: &Path) -> Option<(OwnedFd, Path
         FileMode::empty(),
     )
     .ok()?;
-    let mut pending: std::collections::VecDeque<OsString> = parts(absolute.as_os_str().as_bytes()).collect();
+    let mut base = base;
+    let mut pending: std::collections::VecDeque<OsString> = parts(path.as_os_str().as_bytes()).collect();
     let mut done: Vec<OsString> = Vec::new();
     let mut links = 0;
     // At the start and after each link: the rest in one lookup, when it can be.
@@ -647,7 +738,11 @@ fn open_as_in(dir: &OwnedFd, pid: u32, absolute: &Path) -> Option<(OwnedFd, Path
     while let Some(part) = pending.pop_front() {
         if std::mem::take(&mut fresh) {
             pending.push_front(part);
-            if let Some(found) = at_once(&root, &done, &pending) {
+            let found = match &base {
+                None => at_once(&root, &done, &pending),
+                Some((fd, shown)) => at_once_from(fd, shown, &done, &pending),
+            };
+            if let Some(found) = found {
                 return Some(found);
             }
             continue;
@@ -655,12 +750,29 @@ fn open_as_in(dir: &OwnedFd, pid: u32, absolute: &Path) -> Option<(OwnedFd, Path
         match part.as_bytes() {
             b"" | b"." => continue,
             b".." => {
-                done.pop();
+                if done.pop().is_none()
+                    && let Some((fd, shown)) = &base
+                {
+                    if same_dir(fd, &root) {
+                        base = None;
+                    } else {
+                        let parent = rustix::fs::openat(
+                            fd,
+                            "..",
+                            OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+                            FileMode::empty(),
+                        )
+                        .ok()?;
+                        let mut shown = shown.clone();
+                        shown.pop();
+                        base = Some((parent, shown));
+                    }
+                }
                 continue;
             }
             _ => {}
         }
-        if done.len() == 1 && done[0] == "proc" {
+        if base.is_none() && done.len() == 1 && done[0] == "proc" {
             match part.as_bytes() {
                 b"self" => {
                     let tgid = match tgid {
@@ -682,7 +794,7 @@ fn open_as_in(dir: &OwnedFd, pid: u32, absolute: &Path) -> Option<(OwnedFd, Path
             }
         }
         done.push(part);
-        if is_object_link(&done) {
+        if base.is_none() && is_object_link(&done) {
             // Opened from here, the link leads to the same object as in the caller.
             let direct = PathBuf::from("/").join(done.iter().collect::<PathBuf>());
             if pending.is_empty() {
@@ -690,44 +802,41 @@ fn open_as_in(dir: &OwnedFd, pid: u32, absolute: &Path) -> Option<(OwnedFd, Path
                 let resolved = std::fs::read_link(&direct).unwrap_or(direct);
                 return Some((fd, resolved));
             }
-            // A directory (`cwd/…`, `root/…`, a directory descriptor): go on from its path.
+            // A directory (`cwd/…`, `root/…`, a directory descriptor): go on from the
+            // directory itself.
             links += 1;
-            let target = std::fs::read_link(&direct).ok()?;
-            if links > MAX_LINKS || !target.is_absolute() {
+            if links > MAX_LINKS {
                 return None;
             }
+            let fd = rustix::fs::open(
+                &direct,
+                OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+                FileMode::empty(),
+            )
+            .ok()?;
+            let shown = std::fs::read_link(&direct).unwrap_or_default();
+            base = Some((fd, shown));
             done.clear();
-            for part in parts(target.as_os_str().as_bytes()).rev() {
-                pending.push_front(part);
-            }
             fresh = true;
             continue;
         }
-        let target = if let [only] = done.as_slice() {
-            // A name right under the root (`bin` of `/bin/rm` on a merged `/usr`): one
-            // component has no link on its way to follow, so the link itself is read in
-            // one call (`EINVAL`: it is there and is no link).
-            match rustix::fs::readlinkat(&root, only.as_os_str(), Vec::new()) {
-                Ok(target) => Some(target),
-                Err(rustix::io::Errno::INVAL) => None,
-                Err(_) => return None,
+        let target = match &base {
+            None => {
+                if let [only] = done.as_slice() {
+                    // A name right under the root (`bin` of `/bin/rm` on a merged
+                    // `/usr`): one component has no link on its way to follow, so the
+                    // link itself is read in one call (`EINVAL`: it is there and is no
+                    // link).
+                    match rustix::fs::readlinkat(&root, only.as_os_str(), Vec::new()) {
+                        Ok(target) => Some(target),
+                        Err(rustix::io::Errno::INVAL) => None,
+                        Err(_) => return None,
+                    }
+                } else {
+                    link_of(&root, &done, ResolveFlags::IN_ROOT)?
+                }
             }
-        } else {
-            let relative: PathBuf = done.iter().collect();
-            let fd = rustix::fs::openat2(
-                &root,
-                &relative,
-                OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-                FileMode::empty(),
-                ResolveFlags::IN_ROOT,
-            )
-            .ok()?;
-            let stat = rustix::fs::fstat(&fd).ok()?;
-            if stat.st_mode & 0o170000 == 0o120000 {
-                Some(rustix::fs::readlinkat(&fd, "", Vec::new()).ok()?)
-            } else {
-                None
-            }
+            Some((fd, _)) => link_of(fd, &done, ResolveFlags::BENEATH)?,
         };
         if let Some(target) = target {
             links += 1;
@@ -738,6 +847,7 @@ fn open_as_in(dir: &OwnedFd, pid: u32, absolute: &Path) -> Option<(OwnedFd, Path
             done.pop();
             if target.first() == Some(&b'/') {
                 done.clear();
+                base = None;
             }
             for part in parts(target).rev() {
                 pending.push_front(part);
@@ -750,15 +860,40 @@ fn open_as_in(dir: &OwnedFd, pid: u32, absolute: &Path) -> Option<(OwnedFd, Path
     } else {
         done.iter().collect()
     };
+    let (anchor, how, shown) = match &base {
+        None => (&root, ResolveFlags::IN_ROOT, PathBuf::from("/")),
+        Some((fd, shown)) => (fd, ResolveFlags::BENEATH, shown.clone()),
+    };
     let fd = rustix::fs::openat2(
-        &root,
+        anchor,
         &relative,
         OFlags::PATH | OFlags::CLOEXEC,
         FileMode::empty(),
-        ResolveFlags::IN_ROOT,
+        how,
     )
     .ok()?;
-    Some((fd, PathBuf::from("/").join(relative)))
+    Some((fd, shown.join(relative)))
+}
+
+/// The target of the link `done` names under `anchor` (`None`: it is no link; the outer
+/// `None`: it cannot be looked at). `done` has no `..` and no link before its last part.
+#[allow(clippy::option_option)]
+fn link_of(anchor: &OwnedFd, done: &[OsString], how: ResolveFlags) -> Option<Option<std::ffi::CString>> {
+    let relative: PathBuf = done.iter().collect();
+    let fd = rustix::fs::openat2(
+        anchor,
+        &relative,
+        OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        FileMode::empty(),
+        how,
+    )
+    .ok()?;
+    let stat = rustix::fs::fstat(&fd).ok()?;
+    if stat.st_mode & 0o170000 == 0o120000 {
+        Some(Some(rustix::fs::readlinkat(&fd, "", Vec::new()).ok()?))
+    } else {
+        Some(None)
+    }
 }
 
 /// The rest of [`open_as`]'s lookup in one system call, when the walk could only end the
@@ -785,6 +920,34 @@ fn at_once(
     )
     .ok()?;
     Some((fd, PathBuf::from("/").join(relative)))
+}
+
+/// [`at_once`] from a directory of the caller (`shown` is how this process prints it):
+/// nothing left is `.` or `..` and no link is met, so the lookup stays beneath it.
+fn at_once_from(
+    base: &OwnedFd,
+    shown: &Path,
+    done: &[OsString],
+    pending: &std::collections::VecDeque<OsString>,
+) -> Option<(OwnedFd, PathBuf)> {
+    if pending.iter().any(|part| part == "." || part == "..") {
+        return None;
+    }
+    let relative: PathBuf = done.iter().chain(pending.iter()).collect();
+    let relative = if relative.as_os_str().is_empty() {
+        PathBuf::from(".")
+    } else {
+        relative
+    };
+    let fd = rustix::fs::openat2(
+        base,
+        &relative,
+        OFlags::PATH | OFlags::CLOEXEC,
+        FileMode::empty(),
+        ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS,
+    )
+    .ok()?;
+    Some((fd, shown.join(relative)))
 }
 
 /// The components of a path, as owned strings.
@@ -900,6 +1063,7 @@ fn file_id(fd: &OwnedFd) -> Option<FileId> {
         ino: stat.st_ino,
         mode: stat.st_mode,
         changed: (stat.st_ctime, stat.st_ctime_nsec as i64),
+        size: stat.st_size as u64,
     })
 }
 

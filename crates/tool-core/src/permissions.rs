@@ -320,6 +320,18 @@ pub trait Permissions: Send + Sync {
     fn rules_version(&self) -> Option<u64> {
         None
     }
+
+    /// The literal programs that rules refusing `action` begin with, for the agent of
+    /// `ctx`: the first word of every deny rule's pattern and of every ask rule a person
+    /// wrote (`rm` of `rm *`, `/usr/bin/rm` of `/usr/bin/rm -rf *`), never a word with a
+    /// wildcard in it. Exec-time enforcement learns from them which files these programs
+    /// are, so that the same program run under another of its names (`dash` for `sh`, a
+    /// hard link or a copy of `rm`) is refused too. The default, empty, means none are
+    /// known: only the names a program is run by are checked.
+    fn strict_programs(&self, ctx: &Context, action: &str) -> Vec<String> {
+        let _ = (ctx, action);
+        Vec::new()
+    }
 }
 
 /// [`Permissions`] that allow every request: for embedders whose tools need no asking

@@ -606,8 +606,18 @@ fn audit_tail_shows_decisions_and_settlements() {
     let (code, out, _) = sandbox.run(&["audit", "tail", "-n", "20", "--json"]);
     assert_eq!(code, 0);
     let entries: Vec<Value> = out.lines().map(json_of).collect();
-    let decisions: Vec<&Value> = entries.iter().filter(|e| e["kind"] == "decision").collect();
+    let decisions: Vec<&Value> = entries
+        .iter()
+        .filter(|e| e["kind"] == "decision" && e["action"] == "bash")
+        .collect();
     assert_eq!(decisions.len(), 3, "{out}");
+    // `make` reads its makefile (the first of these that exists), decided as `read`.
+    let reads: Vec<&Value> = entries
+        .iter()
+        .filter(|e| e["kind"] == "decision" && e["action"] == "read")
+        .collect();
+    assert_eq!(reads.len(), 1, "{out}");
+    assert_eq!(reads[0]["resources"], json!(["GNUmakefile", "makefile", "Makefile"]));
     assert_eq!(decisions[0]["effect"], "allow");
     assert_eq!(decisions[0]["tool"], "bash");
     assert_eq!(decisions[0]["rule"]["resource"], "echo *");

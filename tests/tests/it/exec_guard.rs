@@ -284,16 +284,27 @@ fn a_program_changed_while_the_line_runs_is_still_refused_by_its_name() {
 }
 
 #[test]
-fn a_copy_under_another_name_is_decided_by_its_own_path() {
+fn a_copy_is_the_same_program_and_a_changed_one_is_decided_by_its_own_path() {
     if !e2e::kernel_has(e2e::KernelFeature::ExecGuard) {
         return;
     }
-    // Denied by name: the copy is another file, not `rm` (README "The bash tool").
+    // Byte for byte `rm`, under another name: refused by the rule for `rm` (README "The
+    // bash tool").
     let p = Project::new(deny_rm_by_name());
     let text = p.bash("cp /usr/bin/rm ./eraser; ./eraser victim", &["--auto"]);
-    assert!(!p.victim(), "{text}");
+    assert!(p.victim(), "{text}");
+    assert!(text.contains("toolgate refused to start"), "{text}");
+    assert!(text.contains("\"rm *\""), "{text}");
     p.assert_nothing_left();
-    // A rule on its absolute path holds it.
+    // The same bytes in memory, run through the descriptor (`fexecve`).
+    let p = Project::new(deny_rm_by_name());
+    let line = "python3 -c \"import os; fd = os.memfd_create('x'); os.write(fd, open('/usr/bin/rm', 'rb').read()); \
+                os.execve(fd, ['x', 'victim'], dict(os.environ))\"";
+    let text = p.bash(line, &["--auto"]);
+    assert!(p.victim(), "{text}");
+    assert!(text.contains("\"rm *\""), "{text}");
+    p.assert_nothing_left();
+    // A changed copy is another program: a rule on its absolute path holds it.
     let p = Project::new(json!({}));
     let copy = p.project().join("eraser");
     let config = json!({"permission": {"bash": {
@@ -301,9 +312,129 @@ fn a_copy_under_another_name_is_decided_by_its_own_path() {
         format!("{} *", copy.display()): "deny",
     }}});
     std::fs::write(p.project().join("toolgate.json"), config.to_string()).unwrap();
-    let text = p.bash("cp /usr/bin/rm ./eraser; ./eraser victim", &["--auto"]);
+    let text = p.bash(
+        "cp /usr/bin/rm ./eraser; printf x >> eraser; ./eraser victim",
+        &["--auto"],
+    );
     assert!(p.victim(), "{text}");
     assert!(text.contains("toolgate refused to start"), "{text}");
+    p.assert_nothing_left();
+}
+
+/// A rule written for one name of a program holds for the program under a name that is
+/// not a trusted one of its own (a link made in the project), for the name the caller
+/// gives it (`argv[0]`), and for a script given to an interpreter; a file run by a
+/// trusted name of its own is that program (`rustc` is not `cargo`, `xz` is not `unxz`).
+#[test]
+fn a_rule_for_one_name_of_a_program_holds_under_its_other_names() {
+    if !e2e::kernel_has(e2e::KernelFeature::ExecGuard) {
+        return;
+    }
+    let mut failures = Vec::new();
+    let mut check = |p: &Project, line: &str, rule: &str| {
+        let text = p.bash(line, &["--auto"]);
+        if !p.victim() || !text.contains("toolgate refused to start") || !text.contains(rule) {
+            failures.push(format!("{line:?}: result: {text}"));
+        }
+        p.assert_nothing_left();
+    };
+    // A link made in the project to a rule's program, under a name of its own.
+    let p = Project::new(deny_rm_by_name());
+    let rm = p.trusted_rm();
+    std::fs::hard_link(&rm, p.project().join("lsy")).unwrap();
+    check(&p, "./lsy victim", "\"rm *\"");
+    // An interpreter given the rule's program as its script.
+    let p = Project::new(json!({"permission": {"bash": {"*": "allow", "tidy-up *": "deny"}}}));
+    let bin = p.root().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let script = bin.join("tidy-up");
+    std::fs::write(&script, "#!/bin/sh\nrm -f \"$@\"\n").unwrap();
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    check(&p, &format!("sh {} victim", script.display()), "\"tidy-up *\"");
+    // … by a copy of the interpreter (known by its bytes), and on its standard input.
+    let copy = format!(
+        "cp \"$(readlink -f /bin/sh)\" ./mysh; ./mysh {} victim",
+        script.display()
+    );
+    check(&p, &copy, "\"tidy-up *\"");
+    check(&p, &format!("sh -s victim < {}", script.display()), "\"tidy-up *\"");
+    // One file behind many names (as rustup's `cargo` and `rustc`, or pyenv's shims,
+    // are) is the program it is run as, by a trusted name of its own: an ask for `cargo`
+    // is not an ask for `rustc`. Run by another name (`argv[0]`), a rule for that name
+    // holds.
+    let p = Project::new(json!({"permission": {"bash": {"*": "allow", "cargo *": "ask"}}}));
+    let bin = p.root().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    std::fs::write(bin.join("cargo"), "#!/bin/sh\necho \"ran as $(basename $0)\"\n").unwrap();
+    std::fs::set_permissions(bin.join("cargo"), std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    std::fs::hard_link(bin.join("cargo"), bin.join("rustc")).unwrap();
+    let text = p.bash("rustc --version", &[]);
+    if !text.contains("ran as rustc") {
+        failures.push(format!("rustc under a cargo ask: result: {text}"));
+    }
+    let text = p.bash("(exec -a cargo rustc --version)", &[]);
+    if text.contains("ran as") || !text.contains("cargo --version") {
+        failures.push(format!("rustc run as cargo: result: {text}"));
+    }
+    p.assert_nothing_left();
+    // The name the caller gives it: `xz` run as `unxz` decompresses. Run as `xz`, it is
+    // `xz` (README: write `xz -d *` to refuse decompressing by any name).
+    if Path::new("/usr/bin/xz").exists() {
+        let p = Project::new(json!({"permission": {"bash": {"*": "allow", "unxz *": "deny"}}}));
+        let packed = Command::new("xz").arg(p.project().join("victim")).status().unwrap();
+        assert!(packed.success() && !p.victim());
+        let text = p.bash("(exec -a unxz xz victim.xz)", &["--auto"]);
+        if p.victim() || !text.contains("\"unxz *\"") {
+            failures.push(format!("exec -a unxz: result: {text}"));
+        }
+        let text = p.bash("xz -d victim.xz", &["--auto"]);
+        if !p.victim() {
+            failures.push(format!("xz -d under an unxz deny: result: {text}"));
+        }
+        p.assert_nothing_left();
+    } else {
+        eprintln!("skipped the argv[0] case: no /usr/bin/xz");
+    }
+    assert!(failures.is_empty(), "denied programs started:\n{}", failures.join("\n"));
+}
+
+/// After a `chroot` that leaves the working directory outside the new root, a relative
+/// path is walked from that directory, which no path of the process names: the guard
+/// refuses it rather than look it up in the new root (where a decoy waits).
+#[test]
+fn the_working_directory_is_walked_from_itself_after_a_chroot_or_a_mount_over_it() {
+    if !e2e::kernel_has(e2e::KernelFeature::ExecGuard) || !e2e::kernel_has(e2e::KernelFeature::Sandbox) {
+        return;
+    }
+    let p = Project::new(deny_rm_by_name());
+    // The decoy: where the guard would look for `zz` inside the new root.
+    let decoy = p.project().join("chr").join(p.project().strip_prefix("/").unwrap());
+    std::fs::create_dir_all(&decoy).unwrap();
+    std::fs::copy("/usr/bin/true", decoy.join("zz")).unwrap();
+    // What the real `rm` needs to start inside the new root: its loader and libraries.
+    let ldd = Command::new("ldd").arg("/usr/bin/rm").output().unwrap();
+    for library in String::from_utf8_lossy(&ldd.stdout)
+        .split_whitespace()
+        .filter(|word| word.starts_with('/'))
+    {
+        let inside = p.project().join("chr").join(library.trim_start_matches('/'));
+        std::fs::create_dir_all(inside.parent().unwrap()).unwrap();
+        std::fs::copy(library, inside).unwrap();
+    }
+    let up = "../".repeat(p.project().components().count());
+    std::os::unix::fs::symlink(format!("{up}usr/bin/rm"), p.project().join("zz")).unwrap();
+    let line = "python3 -c \"import os, ctypes; ctypes.CDLL(None).unshare(0x10000000); os.chroot('chr');                 os.execv('zz', ['zz', 'victim'])\"";
+    let text = p.bash(line, &["--auto"]);
+    assert!(p.victim(), "{text}");
+    p.assert_nothing_left();
+    // A mount over the working directory: the path `/proc` prints for it now names the
+    // mount's decoy, the kernel walks from the directory itself.
+    let p = Project::new(deny_rm_by_name());
+    let line = "mkdir d; cd d; ln -s /usr/bin/rm zz; unshare -Urm sh -c \"mount -t tmpfs t \\$PWD && \
+                ln -s /usr/bin/true \\$PWD/zz && ./zz ../victim; /proc/self/cwd/zz ../victim\"";
+    let text = p.bash(line, &["--auto"]);
+    assert!(p.victim(), "{text}");
+    assert!(text.contains("toolgate refused to start `rm ../victim`"), "{text}");
     p.assert_nothing_left();
 }
 
@@ -665,6 +796,10 @@ fn what_the_kernel_really_runs_is_what_is_decided() {
         // The loader as a script's interpreter, given the program to run.
         lines.push(format!(
             "printf '#!{loader} /usr/bin/rm\\n' > s; chmod +x s; ./s victim"
+        ));
+        // A copy of the loader as the interpreter.
+        lines.push(format!(
+            "cp {loader} ./myld; printf '#!%s/myld /usr/bin/rm\\n' \"$PWD\" > s; chmod +x s; ./s victim"
         ));
     }
     let mut failures = Vec::new();

@@ -11,7 +11,10 @@
 //! link to one; otherwise its absolute path, so a `./tools/ls` is not `ls`. Names that
 //! are not trusted for the file (its own file name; its trusted name when the file
 //! changed since the command started) are checked for deny and explicit ask rules only:
-//! they can refuse a program, never let one run. The words a
+//! they can refuse a program, never let one run. So are the names of the programs the
+//! refusing rules name when this file is one of them ([`Permissions::strict_programs`]:
+//! the same file or the same bytes, under any name) and the name the caller gives it
+//! (`argv[0]`). The words a
 //! rule sees are that name and `argv[1..]` (`argv[0]` is the caller's to choose), with
 //! the variables that make a program run code it was not given (`LD_PRELOAD`,
 //! `BASH_ENV`, `NODE_OPTIONS`, …) in front when the command changed them. A script's
@@ -29,7 +32,7 @@
 //!   predicted, it is a misreading of the analysis, and the person is asked;
 //! - allowed by the rules → allowed.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
@@ -179,9 +182,14 @@ impl TrustedPath {
                 for entry in entries.flatten() {
                     let name = entry.file_name();
                     if let (Some(name), Some(file)) = (name.to_str(), FileId::of(&entry.path())) {
-                        index
+                        // The shortest of a file's names stands for it (`git`, not
+                        // `git-upload-pack`), whatever order the directory lists them in.
+                        let known = index
                             .entry((file.dev, file.ino))
                             .or_insert_with(|| (name.to_string(), file.changed < since));
+                        if (name.len(), name) < (known.0.len(), known.0.as_str()) {
+                            known.0 = name.to_string();
+                        }
                     }
                 }
             }
@@ -189,6 +197,158 @@ impl TrustedPath {
         });
         index.get(&(file.dev, file.ino)).cloned()
     }
+}
+
+/// Files by their size, with where they are.
+type FilesBySize = HashMap<u64, Vec<PathBuf>>;
+
+/// The files of the programs the rules refuse by name ([`Permissions::strict_programs`]):
+/// the same program run under another of its names (`dash` for `sh`, `mawk` for `awk`,
+/// a hard link or a byte-for-byte copy of `rm`, npm's script run by `node`) is checked
+/// against those rules too.
+struct StrictFiles {
+    /// Each program's file (device and inode), with the rule words it is.
+    by_file: HashMap<(u64, u64), Vec<String>>,
+    /// The same files by size, with where they are (a copy is compared byte for byte).
+    by_size: HashMap<u64, Vec<(PathBuf, String)>>,
+    /// The files of [`INTERPRETERS`] in the trusted directories, by file and by size
+    /// (a copy of `node` is `node`), found the first time a program is not one by name.
+    interpreters: Option<(HashSet<(u64, u64)>, FilesBySize)>,
+}
+
+impl StrictFiles {
+    /// `words` as found now: a path as it is, a name in the trusted directories `dirs`
+    /// (wherever it changed: this only ever makes a decision stricter).
+    fn new(words: Vec<String>, dirs: &[PathBuf]) -> StrictFiles {
+        let mut strict = StrictFiles {
+            by_file: HashMap::new(),
+            by_size: HashMap::new(),
+            interpreters: None,
+        };
+        for word in words {
+            let found = if word.starts_with('/') {
+                let path = PathBuf::from(&word);
+                FileId::of(&path).map(|file| (file, path))
+            } else if word.contains('/') {
+                None
+            } else {
+                dirs.iter().find_map(|dir| {
+                    let path = dir.join(&word);
+                    FileId::of(&path)
+                        .filter(|file| file.mode & 0o170000 == 0o100000 && file.mode & 0o111 != 0)
+                        .map(|file| (file, path))
+                })
+            };
+            let Some((file, path)) = found else { continue };
+            let names = strict.by_file.entry((file.dev, file.ino)).or_default();
+            if !names.contains(&word) {
+                names.push(word.clone());
+            }
+            let path = std::fs::canonicalize(&path).unwrap_or(path);
+            strict.by_size.entry(file.size).or_default().push((path, word));
+        }
+        strict
+    }
+
+    /// Whether `file` is one of [`INTERPRETERS`] under another name: the same file, or
+    /// (`open` gives it to read) the same bytes as one in the trusted directories `dirs`.
+    fn is_interpreter(
+        &mut self,
+        file: &FileId,
+        dirs: &[PathBuf],
+        open: impl FnOnce() -> Option<std::fs::File>,
+    ) -> bool {
+        let (by_file, by_size) = self.interpreters.get_or_insert_with(|| {
+            let (mut by_file, mut by_size) = (HashSet::new(), FilesBySize::new());
+            // `python3` and `python2` are how most systems name `python` (their links
+            // lead to the versioned file).
+            let names = INTERPRETERS
+                .iter()
+                .flat_map(|name| [name.to_string(), format!("{name}3"), format!("{name}2")]);
+            let names: Vec<String> = names.collect();
+            for dir in dirs {
+                for name in &names {
+                    let path = dir.join(name);
+                    if let Some(found) = FileId::of(&path)
+                        && found.mode & 0o170000 == 0o100000
+                        && by_file.insert((found.dev, found.ino))
+                    {
+                        by_size.entry(found.size).or_default().push(path);
+                    }
+                }
+            }
+            (by_file, by_size)
+        });
+        if by_file.contains(&(file.dev, file.ino)) {
+            return true;
+        }
+        let Some(same_size) = by_size.get(&file.size) else {
+            return false;
+        };
+        let Some(mut opened) = open() else {
+            return false;
+        };
+        same_size.iter().any(|path| {
+            use std::io::Seek as _;
+            opened.rewind().is_ok()
+                && std::fs::File::open(path).is_ok_and(|mut other| same_bytes(&mut opened, &mut other))
+        })
+    }
+
+    /// The rule words `file` is: the same file, or (`open` gives it to read) the same
+    /// bytes as one.
+    fn names_of(&self, file: &FileId, open: impl FnOnce() -> Option<std::fs::File>) -> Vec<String> {
+        if let Some(names) = self.by_file.get(&(file.dev, file.ino)) {
+            return names.clone();
+        }
+        let Some(same_size) = self.by_size.get(&file.size) else {
+            return Vec::new();
+        };
+        let Some(mut opened) = open() else {
+            return Vec::new();
+        };
+        let mut names = Vec::new();
+        for (path, word) in same_size {
+            use std::io::Seek as _;
+            if opened.rewind().is_err() {
+                break;
+            }
+            if let Ok(mut other) = std::fs::File::open(path)
+                && same_bytes(&mut opened, &mut other)
+                && !names.contains(word)
+            {
+                names.push(word.clone());
+            }
+        }
+        names
+    }
+}
+
+/// Whether two readers give the same bytes to their ends (a read error: not the same).
+fn same_bytes(a: &mut impl std::io::Read, b: &mut impl std::io::Read) -> bool {
+    let (mut left, mut right) = ([0u8; 16384], [0u8; 16384]);
+    loop {
+        let Ok(n) = read_full(a, &mut left) else { return false };
+        let Ok(m) = read_full(b, &mut right) else { return false };
+        if n != m || left[..n] != right[..m] {
+            return false;
+        }
+        if n == 0 {
+            return true;
+        }
+    }
+}
+
+/// Fills `buffer` as far as the reader goes.
+fn read_full(reader: &mut impl std::io::Read, buffer: &mut [u8]) -> std::io::Result<usize> {
+    let mut filled = 0;
+    while filled < buffer.len() {
+        match reader.read(&mut buffer[filled..])? {
+            0 => break,
+            n => filled += n,
+        }
+    }
+    Ok(filled)
 }
 
 /// How one program is to be decided: the spellings a rule may match, how it is shown,
@@ -218,6 +378,11 @@ struct Exec {
     /// ask for such a name holds (a `./tools/rm` is refused by `rm *`: deny); an allow
     /// never does (a `./tools/ls` is not `ls`).
     untrusted: Vec<String>,
+    /// The spellings of the rules' programs this file is under another name
+    /// ([`StrictFiles`]), and of a rule's program given to this interpreter as its script:
+    /// a deny rule for one holds; an explicit ask holds only for what the line's own shell
+    /// starts.
+    same_program: Vec<String>,
 }
 
 /// What the result says about the guard's work.
@@ -289,6 +454,7 @@ impl Supervisor {
                     .map(|(_, value)| value.as_os_str()),
                 &setup.writable,
             );
+            let strict = StrictFiles::new(setup.permissions.strict_programs(&setup.ctx, "bash"), &trusted.dirs);
             let base = setup
                 .env
                 .iter()
@@ -311,6 +477,7 @@ impl Supervisor {
                 shell_pid,
                 shell_seen: false,
                 trusted,
+                strict,
                 base,
                 home,
                 setup,
@@ -378,6 +545,7 @@ struct Worker {
     shell_pid: u32,
     shell_seen: bool,
     trusted: TrustedPath,
+    strict: StrictFiles,
     /// The code-running variables the command started with (changing one is what counts).
     base: Vec<(OsString, OsString)>,
     /// The command's starting `HOME` (for `~/…` spellings).
@@ -449,7 +617,7 @@ impl Worker {
                 continue;
             }
             match self.listener.read(notice) {
-                Stopped::Exec(call) => self.decide(call),
+                Stopped::Exec(call) => self.decide(*call),
                 Stopped::Unreadable { id, pid, reason } => {
                     let _ = self.listener.refuse(id, libc_eperm());
                     self.note(format!(
@@ -528,7 +696,10 @@ impl Worker {
         }
         let cwd = call.cwd.clone();
         let cwd = cwd.as_deref();
+        // A program given as a descriptor is read through it.
+        let given = call.descriptor.map(|fd| PathBuf::from(format!("/proc/self/fd/{fd}")));
         let mut execs = vec![self.exec_of(
+            (call.pid, given.as_deref().unwrap_or(&call.program)),
             &call.program,
             call.file.as_ref(),
             call.resolved.as_deref(),
@@ -557,6 +728,7 @@ impl Worker {
             argv.push(script);
             argv.extend(argv_rest);
             execs.push(self.exec_of(
+                (call.pid, &path),
                 &path,
                 found.as_ref().map(|found| &found.file),
                 found.as_ref().map(|found| found.resolved.as_path()),
@@ -566,21 +738,21 @@ impl Worker {
             ));
             // The dynamic loader as the interpreter (`#!/lib64/ld-linux-x86-64.so.2
             // /usr/bin/rm`): the program it is given is what runs.
-            let loader = is_loader(&path) || found.as_ref().is_some_and(|found| is_loader(&found.resolved));
-            if loader && let Some(program) = loader_program(&argv) {
-                let Some(loaded) = self.listener.identify(call.pid, Path::new(&program)) else {
+            let static_elf = found.as_ref().is_some_and(|found| found.static_elf);
+            let resolved = found.as_ref().map(|found| found.resolved.clone());
+            match self.loaded(
+                call.pid,
+                (&path, resolved.as_deref()),
+                static_elf,
+                &argv,
+                &call.env,
+                cwd,
+            ) {
+                Ok(loaded) => execs.extend(loaded),
+                Err(()) => {
                     let _ = self.listener.refuse(call.id, libc_enoent());
                     return;
-                };
-                let at = argv.iter().position(|arg| *arg == program).unwrap_or(0);
-                execs.push(self.exec_of(
-                    Path::new(&program),
-                    Some(&loaded.file),
-                    Some(loaded.resolved.as_path()),
-                    &argv[at..],
-                    &call.env,
-                    cwd,
-                ));
+                }
             }
             interpreter = found.and_then(|found| found.interpreter);
             script = path.into_os_string();
@@ -594,40 +766,14 @@ impl Worker {
             ));
             return;
         }
-        // The dynamic loader asked to run a program: that program is what runs. A copy
-        // of the loader under another name is known by what it is (an ELF program that
-        // names no interpreter), and so is a static-pie program: its first operand, when
-        // that is a program, is decided too (it can only make the decision stricter).
-        let named_loader = is_loader(&call.program) || call.resolved.as_deref().is_some_and(is_loader);
-        let loaded = (named_loader || call.static_elf)
-            .then(|| loader_program(&call.argv))
-            .flatten()
-            .map(|program| {
-                let found = self.listener.identify(call.pid, Path::new(&program));
-                (program, found)
-            });
-        if named_loader && loaded.as_ref().is_some_and(|(_, found)| found.is_none()) {
-            let _ = self.listener.refuse(call.id, libc_enoent());
-            return;
-        }
-        if let Some((program, found)) = loaded
-            && let Some(found) = found
-            && (named_loader || (found.file.mode & 0o170000 == 0o100000 && found.file.mode & 0o111 != 0))
-        {
-            let found = Some(found);
-            let path = match (&call.cwd, Path::new(&program).is_absolute()) {
-                (Some(cwd), false) => cwd.join(&program),
-                _ => PathBuf::from(&program),
-            };
-            let at = call.argv.iter().position(|arg| *arg == program).unwrap_or(0);
-            execs.push(self.exec_of(
-                &path,
-                found.as_ref().map(|found| &found.file),
-                found.as_ref().map(|found| found.resolved.as_path()),
-                &call.argv[at..],
-                &call.env,
-                cwd,
-            ));
+        // The dynamic loader asked to run a program: that program is what runs.
+        let named = (call.program.as_path(), call.resolved.as_deref());
+        match self.loaded(call.pid, named, call.static_elf, &call.argv, &call.env, cwd) {
+            Ok(loaded) => execs.extend(loaded),
+            Err(()) => {
+                let _ = self.listener.refuse(call.id, libc_enoent());
+                return;
+            }
         }
         let display = execs.first().map(|exec| exec.display.clone()).unwrap_or_default();
         // Each program (the file, its interpreters, a loader's program) must be allowed:
@@ -639,13 +785,18 @@ impl Worker {
                 let spelled: Vec<String> = exec.forms.iter().chain(&exec.aliases).cloned().collect();
                 let (mut decision, forms) = self.decide_spellings(&spelled, &display);
                 deciding.extend(forms);
-                // Spellings that may only make the decision stricter.
-                for stricter in [&exec.plain, &exec.untrusted] {
+                // Spellings that may only make the decision stricter. Under a program that
+                // was allowed, another name of the same program only refuses: one file
+                // behind many names (rustup's `rustc` and `cargo`) must not ask for each
+                // `rustc` an approved `cargo build` runs.
+                let line = lineage == Lineage::Line;
+                for (stricter, asks) in [(&exec.plain, true), (&exec.untrusted, true), (&exec.same_program, line)] {
                     if stricter.is_empty() {
                         continue;
                     }
                     let (bare, forms) = self.decide_spellings(stricter, &display);
-                    let holds = bare.verdict == Verdict::Deny || (bare.verdict == Verdict::Ask && bare.explicit);
+                    let holds =
+                        bare.verdict == Verdict::Deny || (asks && bare.verdict == Verdict::Ask && bare.explicit);
                     if holds && rank(bare.verdict) > rank(decision.verdict) {
                         deciding.extend(forms);
                         decision = bare;
@@ -701,6 +852,100 @@ impl Worker {
         self.ask(call, lineage, execs, display, deciding);
     }
 
+    /// The program a loader runs: `ld.so PROG` (the loader named `program`, at its path
+    /// or where its links lead, or a copy of it under any name, known by what it is: an
+    /// ELF program that names no interpreter, `static_elf`) runs `PROG` with no `exec`.
+    /// A static-pie program looks the same, so its first operand is decided too when
+    /// that is a program (it can only make the decision stricter). `Err` when a named
+    /// loader's program cannot be found: nothing is to run then.
+    fn loaded(
+        &mut self,
+        pid: u32,
+        (program, resolved): (&Path, Option<&Path>),
+        static_elf: bool,
+        argv: &[OsString],
+        env: &[OsString],
+        cwd: Option<&Path>,
+    ) -> Result<Option<Exec>, ()> {
+        let named = is_loader(program) || resolved.is_some_and(is_loader);
+        let emulator = [Some(program), resolved].into_iter().flatten().any(is_emulator);
+        if emulator {
+            return Ok(self.emulated(pid, argv, env, cwd));
+        }
+        if !named && !static_elf {
+            return Ok(None);
+        }
+        let Some(given) = loader_program(argv) else {
+            return Ok(None);
+        };
+        let found = self.listener.identify(pid, Path::new(&given));
+        let Some(found) = found else {
+            return if named { Err(()) } else { Ok(None) };
+        };
+        let executable = found.file.mode & 0o170000 == 0o100000 && found.file.mode & 0o111 != 0;
+        if !named && !executable {
+            return Ok(None);
+        }
+        let path = match (cwd, Path::new(&given).is_absolute()) {
+            (Some(cwd), false) => cwd.join(&given),
+            _ => PathBuf::from(&given),
+        };
+        let at = argv.iter().position(|arg| *arg == given).unwrap_or(0);
+        Ok(Some(self.exec_of(
+            (pid, &path),
+            &path,
+            Some(&found.file),
+            Some(found.resolved.as_path()),
+            &argv[at..],
+            env,
+            cwd,
+        )))
+    }
+
+    /// The program an emulator runs with no `exec` of its own (`valgrind rm x`, `qemu-x86_64
+    /// /usr/bin/rm x`): its first operand that is a program, a bare name found in the
+    /// command's `PATH` as the emulator finds it.
+    fn emulated(&mut self, pid: u32, argv: &[OsString], env: &[OsString], cwd: Option<&Path>) -> Option<Exec> {
+        let path_dirs: Vec<PathBuf> = env
+            .iter()
+            .rev()
+            .find_map(|entry| entry.as_bytes().strip_prefix(b"PATH="))
+            .map(|value| std::env::split_paths(OsStr::from_bytes(value)).collect())
+            .unwrap_or_default();
+        for (at, arg) in argv.iter().enumerate().skip(1).take(MAX_OPERANDS) {
+            if arg.as_bytes().starts_with(b"-") || arg.is_empty() {
+                continue;
+            }
+            let candidates: Vec<PathBuf> = if arg.as_bytes().contains(&b'/') {
+                vec![PathBuf::from(arg)]
+            } else {
+                path_dirs.iter().map(|dir| dir.join(arg)).collect()
+            };
+            for candidate in candidates {
+                let Some(found) = self.listener.identify(pid, &candidate) else {
+                    continue;
+                };
+                if found.file.mode & 0o170000 != 0o100000 || found.file.mode & 0o111 == 0 {
+                    continue;
+                }
+                let path = match cwd {
+                    Some(cwd) if candidate.is_relative() => cwd.join(&candidate),
+                    _ => candidate,
+                };
+                return Some(self.exec_of(
+                    (pid, &path),
+                    &path,
+                    Some(&found.file),
+                    Some(found.resolved.as_path()),
+                    &argv[at..],
+                    env,
+                    cwd,
+                ));
+            }
+        }
+        None
+    }
+
     /// Lets `call` go on as `display`, recording where its process now stands.
     fn allow(&self, call: &ExecCall, key: Option<ProcessKey>, lineage: &Lineage, display: &str) {
         self.started(key, lineage, display);
@@ -754,9 +999,12 @@ impl Worker {
 
     /// The spellings of one program about to run: its rule name when it has one, then
     /// its absolute paths (as given, with every link resolved, and the trusted `PATH`'s
-    /// path of its name), so a rule written against any of them holds.
+    /// path of its name), so a rule written against any of them holds. `reach` is where
+    /// process `pid` reaches the file, to compare its bytes with a rule's program.
+    #[allow(clippy::too_many_arguments)]
     fn exec_of(
         &mut self,
+        (pid, reach): (u32, &Path),
         program: &Path,
         file: Option<&FileId>,
         resolved: Option<&Path>,
@@ -786,6 +1034,27 @@ impl Worker {
             },
             None => None,
         };
+        // The names of the rules' programs this file is (`sh` for `dash`; a hard link or
+        // a copy of `rm` under any name), and the name the caller gave it (`argv[0]`:
+        // `xz` run as `unxz` is `unxz`): a rule refusing one of those holds for it.
+        // Not for a file run by a trusted name of its own: one file behind many names
+        // (pyenv's shims, rustup's `cargo` and `rustc`, `xz` and `unxz`) reads the name
+        // it is run by, and is that program.
+        let own_name = name.as_deref() == base.to_str();
+        let mut same_names: Vec<String> = Vec::new();
+        if let Some(file) = file.filter(|_| !own_name) {
+            let listener = &self.listener;
+            let opened = || {
+                listener
+                    .open(pid, reach)
+                    .filter(|(found, _)| found.same_file(file))
+                    .map(|(_, opened)| opened)
+            };
+            same_names.extend(self.strict.names_of(file, opened));
+        }
+        if let Some(called) = argv.first().and_then(|first| Path::new(first).file_name()) {
+            untrusted_names.push(called.to_string_lossy().into_owned());
+        }
         // The name of the file its links resolve to, when that name is trusted for it too
         // (`sh` → `dash`, `python3` → `python3.11`): a rule for either name holds.
         let resolved_name = resolved
@@ -890,6 +1159,7 @@ impl Worker {
             .iter()
             .cloned()
             .chain(untrusted_names.iter().skip(1).cloned())
+            .chain(same_names.iter().cloned())
             .chain(
                 resolved
                     .and_then(Path::file_name)
@@ -910,9 +1180,41 @@ impl Worker {
                 stricter_forms.extend(spellings(&words).forms);
             }
         }
+        // An interpreter given a rule's program as its script (`node` with the file
+        // `npm` resolves to): that program is what runs.
+        let mut same_forms: Vec<String> = Vec::new();
+        for first in same_names.iter().filter(|first| Some(*first) != name.as_ref()) {
+            let spelled = spelled(first);
+            same_forms.extend(spelled.forms.into_iter().chain(spelled.stricter));
+        }
+        if !self.strict.by_file.is_empty()
+            && let Some(file) = file
+        {
+            let by_name = name
+                .iter()
+                .map(String::as_str)
+                .chain(resolved.and_then(Path::file_name).and_then(OsStr::to_str))
+                .any(is_interpreter);
+            let listener = &self.listener;
+            let opened = || {
+                listener
+                    .open(pid, reach)
+                    .filter(|(found, _)| found.same_file(file))
+                    .map(|(_, opened)| opened)
+            };
+            if by_name || self.strict.is_interpreter(file, &self.trusted.dirs, opened) {
+                same_forms.extend(self.scripts_of(pid, argv));
+            }
+        }
         for form in stricter_forms {
             if !forms.contains(&form) && !untrusted.contains(&form) {
                 untrusted.push(form);
+            }
+        }
+        let mut same_program: Vec<String> = Vec::new();
+        for form in same_forms {
+            if !forms.contains(&form) && !untrusted.contains(&form) && !same_program.contains(&form) {
+                same_program.push(form);
             }
         }
         // The line as written may have named the program by any of these spellings.
@@ -929,7 +1231,77 @@ impl Worker {
             aliases,
             plain,
             untrusted,
+            same_program,
         }
+    }
+
+    /// The spellings of the rules' programs an interpreter is given as a script: any
+    /// operand, an option's value (`--require=FILE`) or its standard input that is the
+    /// file of one (a script, never an ELF program, which no interpreter runs), with the
+    /// words after it.
+    fn scripts_of(&mut self, pid: u32, argv: &[OsString]) -> Vec<String> {
+        let mut forms = Vec::new();
+        let candidates = argv
+            .iter()
+            .enumerate()
+            .skip(1)
+            .take(MAX_OPERANDS)
+            .map(|(at, arg)| {
+                let bytes = arg.as_bytes();
+                let value = match bytes.iter().position(|b| *b == b'=') {
+                    Some(eq) if bytes.starts_with(b"-") => &bytes[eq + 1..],
+                    _ => bytes,
+                };
+                (at, OsStr::from_bytes(value))
+            })
+            .filter(|(_, value)| !value.is_empty() && !value.as_bytes().starts_with(b"-"))
+            .chain(std::iter::once((
+                argv.len().saturating_sub(1),
+                OsStr::new("/proc/self/fd/0"),
+            )));
+        for (at, candidate) in candidates {
+            let Some((found, mut opened)) = self.listener.open(pid, Path::new(candidate)) else {
+                continue;
+            };
+            if found.mode & 0o170000 != 0o100000 || is_elf(&mut opened) {
+                continue;
+            }
+            // A script named by a trusted name of its own is the program of that name only
+            // (a `#!` script's interpreter is given the script itself: rustup-like `rustc`
+            // is not `cargo`).
+            let own = Path::new(candidate)
+                .file_name()
+                .filter(|name| {
+                    self.trusted
+                        .lookup(name)
+                        .is_some_and(|(trusted, _)| trusted.same_file(&found))
+                })
+                .map(|name| name.to_string_lossy().into_owned());
+            let (from, option) = if candidate == "/proc/self/fd/0" {
+                (1, true)
+            } else {
+                (at + 1, candidate.len() != argv[at].len())
+            };
+            let words = self.strict.names_of(&found, || Some(opened));
+            for word in words
+                .into_iter()
+                .filter(|word| own.as_ref().is_none_or(|own| own == word))
+            {
+                // A script loaded by an option (`--require=FILE`) sees the words of
+                // whatever comes after it: each tail is spelled.
+                let tails = if option { from..argv.len() + 1 } else { from..from + 1 };
+                for tail in tails {
+                    let mut words = vec![word.clone()];
+                    words.extend(
+                        argv[tail.min(argv.len())..]
+                            .iter()
+                            .map(|arg| arg.to_string_lossy().into_owned()),
+                    );
+                    forms.extend(spellings(&words).forms);
+                }
+            }
+        }
+        forms
     }
 
     /// `NAME=value ` for each code-running variable the command set or changed.
@@ -1203,6 +1575,56 @@ fn identity(pid: u32) -> Option<Process> {
 
 /// True for the dynamic loader's name (`ld-linux-x86-64.so.2`, `ld-musl-*.so.1`,
 /// `ld.so`); the caller checks the path as given and as resolved.
+/// Programs that run a file given as an operand as their script (`python3 x.py`, `node
+/// x.js`), by name with any version suffix (`python3.11`).
+const INTERPRETERS: &[&str] = &[
+    "sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "fish", "python", "pypy", "node", "nodejs", "deno", "bun",
+    "perl", "ruby", "php", "lua", "luajit", "tclsh", "wish", "Rscript", "julia", "guile", "racket", "ts-node", "tsx",
+];
+
+/// How many of an interpreter's arguments are looked at for a rule's program given as
+/// its script (an option's value may come first: `python3 -X dev x.py`).
+const MAX_OPERANDS: usize = 64;
+
+/// Whether the file starts as an ELF program does (read from its start; the position is
+/// left where it was read to).
+fn is_elf(file: &mut std::fs::File) -> bool {
+    use std::io::{Read as _, Seek as _};
+    let mut magic = [0u8; 4];
+    let elf = file.read_exact(&mut magic).is_ok() && magic == *b"\x7fELF";
+    let _ = file.rewind();
+    elf
+}
+
+/// Programs that run another program's code themselves, with no `exec` the guard sees.
+const EMULATORS: &[&str] = &[
+    "valgrind",
+    "valgrind.bin",
+    "box64",
+    "box86",
+    "FEXInterpreter",
+    "FEXLoader",
+];
+
+/// Whether `program` is one of [`EMULATORS`] or a user-mode `qemu-<arch>`.
+fn is_emulator(program: &Path) -> bool {
+    let name = program.file_name().and_then(OsStr::to_str).unwrap_or_default();
+    // valgrind's tools (`/usr/libexec/valgrind/memcheck-amd64-linux`) are emulators too.
+    let valgrind_tool = program
+        .parent()
+        .and_then(Path::file_name)
+        .is_some_and(|dir| dir == "valgrind");
+    EMULATORS.contains(&name)
+        || valgrind_tool
+        || (name.starts_with("qemu-") && !name.starts_with("qemu-system-") && !name.starts_with("qemu-img"))
+}
+
+/// Whether `name` is one of [`INTERPRETERS`] (version digits and dots after it aside).
+fn is_interpreter(name: &str) -> bool {
+    let bare = name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
+    INTERPRETERS.contains(&bare)
+}
+
 fn is_loader(program: &Path) -> bool {
     let name = program.file_name().and_then(OsStr::to_str).unwrap_or_default();
     name == "ld.so" || (name.starts_with("ld-") && name.contains(".so"))
@@ -1252,6 +1674,27 @@ mod tests {
         for name in ["PATH", "HOME", "RUST_BACKTRACE", "CI", "NODE_ENV"] {
             assert!(!runs_code(name.as_bytes()), "{name}");
         }
+    }
+
+    #[test]
+    fn interpreters_are_known_by_name_with_any_version() {
+        for name in ["python3", "python3.11", "node", "bash", "sh", "perl5.36"] {
+            assert!(is_interpreter(name), "{name}");
+        }
+        for name in ["rm", "git", "python-config", "nodemon", "3"] {
+            assert!(!is_interpreter(name), "{name}");
+        }
+    }
+
+    #[test]
+    fn the_same_bytes_are_told_from_different_ones() {
+        let long: Vec<u8> = (0..100_000u32).map(|i| (i % 251) as u8).collect();
+        let mut changed = long.clone();
+        changed[70_000] ^= 1;
+        assert!(same_bytes(&mut long.as_slice(), &mut long.as_slice()));
+        assert!(!same_bytes(&mut long.as_slice(), &mut changed.as_slice()));
+        assert!(!same_bytes(&mut long.as_slice(), &mut &long[..99_999]));
+        assert!(same_bytes(&mut &b""[..], &mut &b""[..]));
     }
 
     #[test]

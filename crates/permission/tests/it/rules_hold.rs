@@ -215,3 +215,30 @@ fn the_rule_that_hides_a_tool_is_named() {
     assert_eq!(rule.to_string(), "webfetch \"*\" deny (/p/toolgate.json)");
     assert_eq!(service.hidden_by("build", "read"), None);
 }
+
+/// Exec-time enforcement learns which programs the refusing rules name: the first word
+/// of every deny pattern and of every ask pattern a person wrote, never an allow's, a
+/// default's ask, or a word with a wildcard.
+#[test]
+fn the_programs_refusing_rules_name_are_their_literal_first_words() {
+    let service = PermissionService::builder(
+        agents(json!({"bash": {
+            "*": "ask",
+            "rm *": "deny",
+            "git push *": "ask",
+            "git status": "allow",
+            "ls *": "allow",
+            "r? *": "deny",
+            "/usr/bin/sh -c *": "deny",
+            "rm": "deny",
+            "npm publish": "ask",
+        }})),
+        "p",
+    )
+    .build();
+    assert_eq!(
+        service.strict_programs(&ctx("s"), "bash"),
+        ["rm", "git", "/usr/bin/sh", "npm"]
+    );
+    assert!(service.strict_programs(&ctx("s"), "read").is_empty());
+}

@@ -7,7 +7,7 @@ use super::table::{
     FIND_EXEC, FIND_EXEC_END, FIND_EXPRESSION_START, FIND_FILE_VALUE, FIND_FLAGS, FIND_GLOBAL, FIND_VALUE, FIND_WRITE,
     XARGS_ARG_FILE, XARGS_REPLACE,
 };
-use super::{Ctx, Nested, Role, Verdict, push_role};
+use super::{Ctx, LISTED_FILES, Nested, Role, Verdict, push_role};
 use crate::arg::{Access, Arg};
 use crate::expand::{Field, PathHole, Seg};
 
@@ -35,7 +35,16 @@ pub(super) fn find(ctx: &Ctx<'_>, verdict: &mut Verdict) {
         starts.push(arg);
         index += 1;
     }
-    let starts: Vec<Arg> = if starts.is_empty() {
+    // `-files0-from LIST` takes the start paths from LIST (or the input): which ones
+    // only the list knows, so its actions may touch any file.
+    let listed = args[index..].iter().any(|arg| arg.is_literal("-files0-from"));
+    let starts: Vec<Arg> = if listed {
+        starts
+            .into_iter()
+            .cloned()
+            .chain([Arg::unknown(LISTED_FILES)])
+            .collect()
+    } else if starts.is_empty() {
         vec![Arg::text(".")]
     } else {
         starts.into_iter().cloned().collect()

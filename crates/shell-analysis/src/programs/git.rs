@@ -5,10 +5,12 @@ use std::borrow::Cow;
 use super::getopt::{head, split_value};
 use super::table::{
     GIT_CONFIG_WRITES, GIT_EXEC, GIT_EXEC_SUBCOMMANDS, GIT_GLOBAL_DIRS, GIT_GLOBAL_FLAGS, GIT_GLOBAL_VALUES, GIT_INFO,
-    GIT_MESSAGE_SUBCOMMANDS, GIT_OUTPUT, GIT_OUTPUT_SUBCOMMANDS, GIT_PATH_SUBCOMMANDS, GIT_PATH_WRITERS,
-    GIT_RUNNING_SUBCOMMANDS, GIT_RUNS, GIT_SAFE_KEYS, GIT_SAFE_SECTIONS, GIT_UPLOAD, GIT_UPLOAD_SUBCOMMANDS,
+    GIT_MESSAGE_FILE, GIT_MESSAGE_FILE_SUBCOMMANDS, GIT_MESSAGE_SUBCOMMANDS, GIT_OUTPUT, GIT_OUTPUT_SUBCOMMANDS,
+    GIT_PATH_SUBCOMMANDS, GIT_PATH_WRITERS, GIT_PATHSPEC_FROM_FILE, GIT_PATHSPEC_FROM_FILE_SHORTEST, GIT_PATHSPEC_ONLY,
+    GIT_PATHSPEC_WRITERS, GIT_RUNNING_SUBCOMMANDS, GIT_RUNS, GIT_SAFE_KEYS, GIT_SAFE_SECTIONS, GIT_STDIN_PATHS,
+    GIT_UPLOAD, GIT_UPLOAD_SUBCOMMANDS,
 };
-use super::{Ctx, Nested, Verdict};
+use super::{Ctx, Nested, Role, Verdict, listed_files, push_role};
 use crate::arg::{Access, Arg};
 
 /// `git`: global options (also matched without them), `-c` keys that run programs, and
@@ -106,6 +108,41 @@ pub(super) fn git(ctx: &Ctx<'_>, verdict: &mut Verdict) {
         }
         let name = text.split('=').next().unwrap_or("");
         let takes_next = !text.contains('=');
+        let value = || {
+            if takes_next {
+                rest.get(i + 1).cloned()
+            } else {
+                Some(split_value(arg, name.len() + 1))
+            }
+        };
+        // `--pathspec-from-file=LIST` (any unique prefix, `-` for the input): the files
+        // LIST names are read, and changed by the subcommands that write their paths.
+        if abbreviates(name, GIT_PATHSPEC_FROM_FILE, GIT_PATHSPEC_FROM_FILE_SHORTEST) {
+            if let Some(list) = value() {
+                push_role(verdict, &list, Role::Read, false);
+            }
+            listed_files(verdict, Access::Read);
+            if GIT_PATHSPEC_WRITERS.contains(&&*sub) {
+                listed_files(verdict, Access::Write);
+            }
+        }
+        // `git update-index --stdin`, `git hash-object --stdin-paths`: paths from the input.
+        if let Some((_, option, shortest)) = GIT_STDIN_PATHS.iter().find(|(subs, _, _)| subs.contains(&&*sub))
+            && abbreviates(name, option, *shortest)
+        {
+            listed_files(verdict, Access::Read);
+            if GIT_PATH_WRITERS.contains(&&*sub) {
+                listed_files(verdict, Access::Write);
+            }
+        }
+        // `git commit -F FILE`: the message is read from FILE (`-` for the input).
+        if GIT_MESSAGE_FILE_SUBCOMMANDS.contains(&&*sub) && GIT_MESSAGE_FILE.contains(&name) {
+            if let Some(file) = value() {
+                push_role(verdict, &file, Role::Read, false);
+            }
+        } else if GIT_MESSAGE_FILE_SUBCOMMANDS.contains(&&*sub) && text.len() > 2 && text.starts_with("-F") {
+            push_role(verdict, &split_value(arg, 2), Role::Read, false);
+        }
         match name {
             n if GIT_OUTPUT.contains(&n) && (GIT_OUTPUT_SUBCOMMANDS.contains(&&*sub) || n == "--output") => {
                 let value = if takes_next {
@@ -188,7 +225,11 @@ pub(super) fn git(ctx: &Ctx<'_>, verdict: &mut Verdict) {
                     }
                     continue;
                 }
-                let looks = after_dashes || text.contains('/') || text.starts_with('.') || text.contains('*');
+                let looks = after_dashes
+                    || GIT_PATHSPEC_ONLY.contains(&&*sub)
+                    || text.contains('/')
+                    || text.starts_with('.')
+                    || text.contains('*');
                 if looks {
                     let access = if GIT_PATH_WRITERS.contains(&&*sub) {
                         Access::Write
@@ -207,4 +248,10 @@ pub(super) fn git(ctx: &Ctx<'_>, verdict: &mut Verdict) {
 pub(super) fn git_safe_key(key: &str) -> bool {
     let key = key.to_ascii_lowercase();
     GIT_SAFE_KEYS.contains(&key.as_str()) || GIT_SAFE_SECTIONS.iter().any(|section| key.starts_with(section))
+}
+
+/// Whether `name` is `option` or a prefix of it git accepts for it (git's options take
+/// unique prefixes): at least `shortest` long, so that it names no other option.
+fn abbreviates(name: &str, option: &str, shortest: usize) -> bool {
+    name.len() >= shortest && option.starts_with(name)
 }

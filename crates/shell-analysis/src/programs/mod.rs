@@ -16,10 +16,11 @@
 
 use crate::arg::{Access, Arg};
 use crate::expand::Field;
-use getopt::{Parsed, Spec, getopt};
+use getopt::{Parsed, Spec, getopt, split_value};
 use table::MODELS;
 
 mod archive;
+mod compile;
 mod files;
 mod find;
 mod getopt;
@@ -207,6 +208,8 @@ pub(crate) enum Special {
     Awk,
     /// `jq` filters and files (text.rs).
     Jq,
+    /// C compilers, `cpp`, `as` (compile.rs).
+    Compiler,
 }
 
 /// Runs the special step `special` of the program `ctx` names.
@@ -236,6 +239,7 @@ fn run_special(special: Special, ctx: &Ctx<'_>, verdict: &mut Verdict) {
         Special::Sed => text::sed(ctx, verdict),
         Special::Awk => text::awk(ctx, verdict),
         Special::Jq => text::jq(ctx, verdict),
+        Special::Compiler => compile::compiler(ctx, verdict),
     }
 }
 
@@ -280,6 +284,20 @@ pub(crate) fn find_model(name: &str) -> Option<&'static Model> {
     index.get(name).and_then(|position| MODELS.get(*position))
 }
 
+/// The compiler a name like `x86_64-linux-gnu-gcc-12` or `clang-17` is installed as:
+/// a name of the compilers' entry with a target before it, a version after it, or both.
+fn compiler_name(name: &str) -> Option<&'static str> {
+    if find_model(name).is_some() {
+        return None;
+    }
+    let unversioned = match name.rsplit_once('-') {
+        Some((stem, version)) if !version.is_empty() && version.chars().all(|c| c.is_ascii_digit() || c == '.') => stem,
+        _ => name,
+    };
+    let base = unversioned.rsplit('-').next().unwrap_or(unversioned);
+    table::COMPILER_NAMES.iter().copied().find(|compiler| *compiler == base)
+}
+
 /// FNV-1a: a fast hash for the fixed table of program names. The keys are the table's own,
 /// so a line cannot fill it with colliding names (what a keyed hash guards against).
 #[derive(Default)]
@@ -311,6 +329,7 @@ pub(crate) fn model_for(name: &str, args: &[Arg]) -> Verdict {
     } else {
         name
     };
+    let name = compiler_name(name).unwrap_or(name);
     let Some(model) = find_model(name) else {
         return unknown_program(args);
     };
@@ -340,7 +359,26 @@ pub(crate) fn model_for(name: &str, args: &[Arg]) -> Verdict {
         // A list of files to read (`wc --files0-from=LIST`): the files it names are read
         // too, and which ones only the list knows.
         if table::FILE_LISTS.contains(&&*opt.name) {
-            verdict.effect(&Arg::unknown("(the files a list names)"), Access::Read, true);
+            listed_files(&mut verdict, Access::Read);
+        }
+    }
+    // `md5sum -c SUMS` reads the files SUMS names.
+    if let Some((_, options)) = table::LIST_OPTIONS.iter().find(|(names, _)| names.contains(&name))
+        && parsed.has(options)
+    {
+        listed_files(&mut verdict, Access::Read);
+    }
+    // `strings @FILE`: binutils read more arguments from a response file (a file named
+    // `@FILE` when there is none), so the files they name are unknown too.
+    if table::RESPONSE_FILES.contains(&name) {
+        for arg in ctx.operands() {
+            if let Some(text) = arg.literal()
+                && let Some(file) = text.strip_prefix('@')
+                && !file.is_empty()
+            {
+                verdict.effect(&split_value(arg, 1), Access::Read, false);
+                listed_files(&mut verdict, Access::Read);
+            }
         }
     }
     if !parsed.unknown.is_empty() {
@@ -370,6 +408,15 @@ pub(crate) fn model_for(name: &str, args: &[Arg]) -> Verdict {
     }
     verdict
 }
+
+/// The files a list names (`--files0-from=LIST`, names on the input, a response file):
+/// read or written, and which ones only the list knows, so anywhere.
+pub(crate) fn listed_files(verdict: &mut Verdict, access: Access) {
+    verdict.effect(&Arg::unknown(LISTED_FILES), access, true);
+}
+
+/// How [`listed_files`] shows the files a list names.
+pub(crate) const LISTED_FILES: &str = "(the files a list names)";
 
 pub(crate) fn push_role(verdict: &mut Verdict, arg: &Arg, role: Role, tree: bool) {
     match role {

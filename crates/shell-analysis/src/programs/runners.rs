@@ -4,13 +4,14 @@
 use super::getopt::{getopt, head};
 use super::table::{
     DENO_INLINE, DOAS_SHELL, ENV_SPLIT, FLOCK_COMMAND, INTERPRETER_DEFAULT_INLINE, INTERPRETER_INFO, INTERPRETERS,
-    MAKE, MAKE_DIRECTORY, MAKE_EVAL, MAKE_FILE, MAKE_STRIPPED, MAKE_STRIPPED_VALUES, OPAQUE_REASON_DEFAULT,
-    OPAQUE_REASONS, PROCESS_OPTIONS, SHELL_FLAGS, SHELL_LONG_FLAGS, SHELL_RC, SHELL_SET_OPTIONS, SUDO_ELSEWHERE,
-    SUDO_SHELL, WRAPPER_CHDIR, WRAPPER_DEFAULT, WRAPPER_OUTPUT, WRAPPERS, WRAPPERS_UNMODELLED,
+    MAKE, MAKE_DEFAULT_FILES, MAKE_DIRECTORY, MAKE_EVAL, MAKE_FILE, MAKE_STRIPPED, MAKE_STRIPPED_VALUES,
+    OPAQUE_REASON_DEFAULT, OPAQUE_REASONS, PROCESS_OPTIONS, SHELL_FLAGS, SHELL_LONG_FLAGS, SHELL_RC, SHELL_SET_OPTIONS,
+    SUDO_ELSEWHERE, SUDO_SHELL, WRAPPER_CHDIR, WRAPPER_DEFAULT, WRAPPER_OUTPUT, WRAPPERS, WRAPPERS_UNMODELLED,
 };
 use super::text::strip_forms;
 use super::{Ctx, Nested, Role, Verdict, push_role};
 use crate::arg::{Access, Arg};
+use crate::expand::Field;
 
 /// Wrappers: options of their own, then the command they run.
 pub(super) fn wrapper(ctx: &Ctx<'_>, verdict: &mut Verdict) {
@@ -442,15 +443,49 @@ pub(super) fn make(ctx: &Ctx<'_>, verdict: &mut Verdict) {
     if parsed.has(MAKE_EVAL) {
         verdict.opaque("`make --eval` runs given text as a makefile");
     }
+    // Make changes to the `-C` directories (each relative to the one before) before it
+    // reads its makefiles, so a relative `-f` is read there. The makefile is the program
+    // make runs, like an interpreter's script: read, and its recipes are decided when
+    // they run (README "The bash tool"); what make itself reads while it runs
+    // (`include`, `$(file <…)`) the analysis does not see, as for any interpreter.
+    let dirs: Vec<&Arg> = parsed.values(MAKE_DIRECTORY).collect();
+    let dir = make_directory(&dirs);
+    let mut makefiles = 0;
     for file in parsed.values(MAKE_FILE) {
+        makefiles += 1;
         if file.literal().as_deref() == Some("-") {
             verdict.opaque("`make -f -` reads a makefile from its input");
         } else {
-            verdict.effect(file, Access::Read, false);
+            verdict.effect_under(file, Access::Read, false, dir.as_ref());
         }
     }
-    for dir in parsed.values(MAKE_DIRECTORY) {
+    if makefiles == 0 {
+        for name in MAKE_DEFAULT_FILES {
+            verdict.effect_under(&Arg::text(*name), Access::Read, false, dir.as_ref());
+        }
+    }
+    for dir in dirs {
         verdict.effect(dir, Access::Dir, false);
     }
     strip_forms(ctx, verdict, MAKE_STRIPPED, MAKE_STRIPPED_VALUES);
+}
+
+/// The directory `make -C A -C B` works in (`A/B`, or `B` when absolute), when known.
+fn make_directory(dirs: &[&Arg]) -> Option<Field> {
+    let (last, before) = dirs.split_last()?;
+    if before.is_empty() {
+        return Some(last.field.clone());
+    }
+    let mut path = String::new();
+    for dir in dirs {
+        let Some(text) = dir.literal() else {
+            return Some(Field::unknown("(a directory of make -C)"));
+        };
+        if text.starts_with('/') || path.is_empty() {
+            path = text.into_owned();
+        } else {
+            path = format!("{}/{text}", path.trim_end_matches('/'));
+        }
+    }
+    Some(Field::text(path))
 }

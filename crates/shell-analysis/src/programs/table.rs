@@ -99,10 +99,19 @@ pub(crate) static MODELS: &[Model] = &[
         long_values: &["from-code", "to-code", "output"], ..NONE }, Read).files(&[("-o", Write), ("--output", Write)]),
     // Readers whose options the table does not list: every argument that is not an option
     // is read.
-    entry(&["od", "hexdump", "strings", "file", "md5sum", "sha1sum", "sha224sum", "sha256sum", "sha384sum", "sha512sum", "b2sum",
+    // (`--check` of the checksum programs, `--files[0]` of `xzcat`, `--patch-from` of
+    // `zstdcat`: the options of some that read other files, see [`LIST_OPTIONS`].)
+    entry(&["od", "hexdump", "strings", "md5sum", "sha1sum", "sha224sum", "sha256sum", "sha384sum", "sha512sum", "b2sum",
         "cksum", "sum", "base32", "base64", "basenc", "join", "comm", "look", "pr", "ptx", "tsort", "fold", "fmt", "expand", "unexpand",
         "rev", "column", "zcat", "bzcat", "xzcat", "zstdcat", "lzcat", "bat", "batcat", "readelf", "objdump", "nm", "size", "diffstat"],
-        Spec { flags: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789", long: &["help", "version"], ..NONE }, Read),
+        Spec { flags: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789", long: &["help", "version", "check"],
+        long_values: &["patch-from"], long_optional: &["files", "files0"], ..NONE }, Read)
+        .files(&[("--files", Read), ("--files0", Read), ("--patch-from", Read)]),
+    entry(&["file"], Spec { flags: "bcdEhiklLnNprsSvzZ0C", values: "efFmP", long: &["brief", "checking-printout", "mime",
+        "apple", "extension", "mime-type", "mime-encoding", "keep-going", "list", "dereference", "no-dereference", "no-buffer", "no-pad",
+        "print0", "preserve-date", "raw", "special-files", "no-sandbox", "uncompress", "uncompress-noreport", "compile", "debug", "help",
+        "version"], long_values: &["exclude", "exclude-quiet", "files-from", "separator", "magic-file", "parameter"], ..NONE }, Read)
+        .files(&[("-f", Read), ("--files-from", Read), ("-m", Read), ("--magic-file", Read)]),
     entry(&["sort"], Spec { flags: "bdfgiMhnRrcCsuVz", values: "kotST", long: &["ignore-leading-blanks", "dictionary-order",
         "ignore-case", "general-numeric-sort", "ignore-nonprinting", "month-sort", "human-numeric-sort", "numeric-sort", "random-sort",
         "reverse", "version-sort", "merge", "stable", "unique", "zero-terminated", "debug", "help", "version"], long_values: &["key",
@@ -155,10 +164,16 @@ pub(crate) static MODELS: &[Model] = &[
         "new-line-format", "unchanged-line-format", "old-group-format", "new-group-format", "changed-group-format",
         "unchanged-group-format", "horizon-lines", "output", "ignore-initial", "bytes"], long_optional: &["color", "palette", "context",
         "unified"], ..NONE }, Read)
-        .files(&[("--from-file", Read), ("--to-file", Read), ("-o", Write), ("--output", Write)]).recursive(&["-r", "--recursive"])
+        .files(&[("--from-file", Read), ("--to-file", Read), ("-o", Write), ("--output", Write), ("-X", Read), ("--exclude-from", Read)])
+        .recursive(&["-r", "--recursive"])
         .unknown(Unknown::Reads),
     // Paths listed or looked at.
-    entry(&["ls", "tree", "du", "df", "stat", "realpath", "readlink", "exa", "eza", "lsd", "namei", "lsattr", "getfacl"],
+    entry(&["du"], Spec { flags: "0abcDHhkLlmPSsx", values: "BdtX", long: &["null", "all", "apparent-size", "bytes", "total",
+        "dereference-args", "human-readable", "inodes", "dereference", "count-links", "no-dereference", "separate-dirs", "si",
+        "summarize", "one-file-system", "help", "version"], long_values: &["block-size", "max-depth", "files0-from", "threshold",
+        "time-style", "exclude-from", "exclude"], long_optional: &["time"], ..NONE }, Dir)
+        .files(&[("--files0-from", Read), ("-X", Read), ("--exclude-from", Read)]),
+    entry(&["ls", "tree", "df", "stat", "realpath", "readlink", "exa", "eza", "lsd", "namei", "lsattr", "getfacl"],
         Spec { flags: "aAbBcCdDfFgGhHiklLmnNopqQrRsStTuUvwxXZ1LPemsz", values: "ITwdB", long: &["all", "almost-all", "escape",
         "ignore-backups", "directory", "dired", "classify", "no-group", "human-readable", "si", "dereference", "inode", "kibibytes",
         "literal", "numeric-uid-gid", "hide-control-chars", "show-control-chars", "quote-name", "recursive", "size", "help", "version",
@@ -224,6 +239,9 @@ pub(crate) static MODELS: &[Model] = &[
     entry(&["ssh", "scp", "sftp", "nc", "netcat"], NONE, Role::None).only(Special::Ssh).unknown(Unknown::Code),
     entry(&["npm", "pnpm", "yarn", "cargo", "go", "docker", "podman", "kubectl", "terraform", "helm", "bun_", "npx", "pip", "pip3", "uv",
         "poetry", "gh"], NONE, Role::None).only(Special::GlobalOptions),
+    // Compilers: a compile reads the files its sources include, unknown (compile.rs).
+    entry(&["gcc", "cc", "c++", "g++", "clang", "clang++", "cpp", "c89", "c99", "as", "ld", "ld.bfd", "ld.gold", "ld.lld"], NONE,
+        Role::None).only(Special::Compiler),
     entry(&["gzip", "gunzip", "bzip2", "bunzip2", "xz", "unxz", "zstd", "unzstd", "zip", "unzip", "7z", "lz4", "patch"], NONE,
         Role::None).only(Special::Archive).unknown(Unknown::Writes),
 ];
@@ -323,18 +341,80 @@ pub(super) const TAR_NAME_FILES: &[&str] = &["-T", "--files-from", "-X", "--excl
 pub(super) const TAR_FILE_LISTS: &[&str] = &["-T", "--files-from"];
 /// Options (of any program) whose value is a file listing the files to read.
 pub(super) const FILE_LISTS: &[&str] = &["--files0-from", "-files0-from"];
+/// Options that make some programs read the files a list names, by program: the list is
+/// the option's value (`file -f LIST`), an operand (`md5sum -c SUMS`) or the input
+/// (`xzcat --files`).
+pub(super) const LIST_OPTIONS: &[(&[&str], &[&str])] = &[
+    (&["md5sum", "sha1sum", "sha224sum", "sha256sum", "sha384sum", "sha512sum", "b2sum", "cksum"], &["-c", "--check"]),
+    (&["file"], &["-f", "--files-from"]),
+    (&["xzcat", "lzcat"], &["--files", "--files0"]),
+];
+/// Programs that read more arguments from a response file, `@FILE` (binutils).
+pub(super) const RESPONSE_FILES: &[&str] = &["strings", "readelf", "objdump", "nm", "size"];
 /// `tar` options whose value is a file written.
 pub(super) const TAR_WRITE_FILES: &[&str] = &["--index-file", "-g", "--listed-incremental"];
 /// `tar` options that keep absolute member names (extracting anywhere).
 pub(super) const TAR_ABSOLUTE: &[&str] = &["-P", "--absolute-names"];
 /// `tar` options that delete the files once archived or extracted.
 pub(super) const TAR_REMOVE: &[&str] = &["--remove-files"];
+/// `zip` options with a value (given next; a long one also `--x=v`).
+pub(super) const ZIP_VALUES: &[&str] = &["-b", "--temp-path", "-O", "--output-file", "--out", "-lf", "--logfile-path", "-TT",
+    "--unzip-command", "-P", "--password", "-n", "--suffixes", "-t", "--from-date", "-tt", "--before-date", "-s", "--split-size",
+    "-Z", "--compression-method", "-ds", "--dot-size"];
+/// `zip` options that run a command (`-TT` instead of `unzip -tqq` to test the archive).
+pub(super) const ZIP_RUNS: &[&str] = &["-TT", "--unzip-command"];
+/// `zip` options whose value is a file or directory written (another archive, the log, the
+/// temporary directory).
+pub(super) const ZIP_WRITE: &[&str] = &["-b", "--temp-path", "-O", "--output-file", "--out", "-lf", "--logfile-path"];
+/// `zip` options that read the names to archive from the input (also `-@` grouped).
+pub(super) const ZIP_NAMES_STDIN: &[&str] = &["--names-stdin"];
+/// `zip` options that delete the files once archived.
+pub(super) const ZIP_MOVE: &[&str] = &["--move"];
+/// Compressors' options whose value (always given) lists the files to compress
+/// (`zstd --filelist LIST`).
+pub(super) const COMPRESS_LISTS: &[&str] = &["--filelist"];
+/// Compressors' options whose optional attached value lists the files to compress, the
+/// input without one (`xz --files[=LIST]`).
+pub(super) const COMPRESS_LISTS_OPTIONAL: &[&str] = &["--files", "--files0"];
+/// Compressors' options whose value is a file read (`zstd --patch-from=REF`).
+pub(super) const COMPRESS_READ: &[&str] = &["--patch-from"];
 /// `unzip`/`7z` option whose value is the directory extracted to.
 pub(super) const UNZIP_DIRECTORY: &str = "-d";
 /// `patch` options whose value is the patch read.
 pub(super) const PATCH_INPUT: &[&str] = &["-i", "--input"];
 /// `patch` options whose value is a file written.
 pub(super) const PATCH_OUTPUT: &[&str] = &["-o", "--output"];
+
+// compile.rs: C compilers, the preprocessor, the assembler.
+
+/// Names a compiler is also installed under, by what they end with: a target
+/// (`x86_64-linux-gnu-gcc`) before, a version (`gcc-12`, `clang-17`) after; the names of
+/// the compilers' entry.
+pub(super) const COMPILER_NAMES: &[&str] = &["gcc", "cc", "c++", "g++", "clang", "clang++", "cpp", "as", "ld"];
+/// Arguments that only print something about the compiler (with `-print-…`).
+pub(super) const COMPILER_INFO: &[&str] = &["--version", "-v", "--help", "-dumpversion", "-dumpfullversion", "-dumpmachine",
+    "-dumpspecs", "-###", "--target-help"];
+/// Options that run or choose a program the analysis cannot see (`-B` the directory of
+/// `cc1`, `as` and `ld`; `-wrapper` a program run around each; a spec file may run any;
+/// `ld -plugin` loads one).
+pub(super) const COMPILER_RUNS: &[&str] = &["-B", "-wrapper", "-specs", "--specs", "--ld-path", "-Xclang", "-plugin", "--plugin"];
+/// Option prefixes that load code into the compiler (`-fplugin=x.so`).
+pub(super) const COMPILER_RUNS_PREFIXES: &[&str] = &["-fplugin", "-fpass-plugin", "-fload-pass-plugin"];
+/// The option that chooses the linker: a program run when it is a path.
+pub(super) const COMPILER_LINKER: &str = "-fuse-ld=";
+/// Options that pass options to the assembler, preprocessor or linker.
+pub(super) const COMPILER_PASS_THROUGH: &[&str] = &["-Wl,", "-Wa,", "-Wp,", "-Xlinker", "-Xassembler", "-Xpreprocessor"];
+/// Options whose value is a directory searched for headers or libraries: read below.
+pub(super) const COMPILER_DIRS: &[&str] = &["-I", "-iquote", "-isystem", "-idirafter", "-isysroot", "--sysroot", "-iprefix",
+    "-iwithprefix", "-iwithprefixbefore", "-L", "-F", "-iframework"];
+/// Options whose value is a file read (`-include` is read as if it began the source,
+/// `-T` is a linker script).
+pub(super) const COMPILER_READS: &[&str] = &["-include", "-imacros", "-T"];
+/// Options whose value is a file written (`-dumpdir`: a directory).
+pub(super) const COMPILER_WRITES: &[&str] = &["-o", "-MF", "-aux-info", "-dumpdir", "--MD", "-MJ", "--serialize-diagnostics"];
+/// Options with a value that names no file.
+pub(super) const COMPILER_OTHER_VALUES: &[&str] = &["-x", "-D", "-U", "-A", "-MT", "-MQ", "-l", "-u", "-e", "-z", "-G", "--param",
+    "-target", "-arch", "-mllvm", "-dumpbase", "-dumpbase-ext", "-imultilib", "--defsym"];
 
 // find.rs: find and xargs.
 
@@ -404,9 +484,31 @@ pub(super) const GIT_CONFIG_WRITES: &[&str] = &["--add", "--unset", "--unset-all
 pub(super) const GIT_RUNNING_SUBCOMMANDS: &[&str] = &["filter-branch", "filter-repo", "difftool", "mergetool", "instaweb", "web--browse"];
 /// Subcommands whose operands may name files (`REV:path`, paths after `--`).
 pub(super) const GIT_PATH_SUBCOMMANDS: &[&str] = &["show", "cat-file", "archive", "grep", "diff", "log", "blame", "annotate", "add",
-    "checkout", "restore", "rm"];
+    "stage", "checkout", "restore", "rm", "update-index", "hash-object", "checkout-index"];
 /// Of those, the ones that write the files they name.
-pub(super) const GIT_PATH_WRITERS: &[&str] = &["checkout", "restore", "rm"];
+pub(super) const GIT_PATH_WRITERS: &[&str] = &["checkout", "restore", "rm", "checkout-index"];
+/// Of those, the ones whose every operand is a path (no revision), read or written.
+pub(super) const GIT_PATHSPEC_ONLY: &[&str] = &["add", "stage", "rm", "restore", "update-index", "hash-object", "checkout-index"];
+/// The option that reads the paths from a file (`-` for the input), in `add`, `commit`,
+/// `reset`, `restore`, `rm`, `checkout` and `stash push`.
+pub(super) const GIT_PATHSPEC_FROM_FILE: &str = "--pathspec-from-file";
+/// Its shortest prefix git reads as it (`--pathspec-f` is also `--pathspec-file-nul`).
+pub(super) const GIT_PATHSPEC_FROM_FILE_SHORTEST: usize = "--pathspec-fr".len();
+/// Subcommands that change the files whose paths they read (`git checkout
+/// --pathspec-from-file=LIST` overwrites them, `stash` reverts them, `rm` deletes them).
+pub(super) const GIT_PATHSPEC_WRITERS: &[&str] = &["checkout", "restore", "rm", "stash"];
+/// Subcommands that read paths from the input, by option: (subcommands, option, its
+/// shortest prefix git reads as it). `update-index` and `hash-object` read the files,
+/// `checkout-index` writes them, `check-ignore` and `check-attr` read the ignore and
+/// attribute files on their way.
+pub(super) const GIT_STDIN_PATHS: &[(&[&str], &str, usize)] = &[
+    (&["update-index", "checkout-index", "check-ignore", "check-attr"], "--stdin", "--s".len()),
+    (&["hash-object"], "--stdin-paths", "--stdin-".len()),
+];
+/// Subcommands that read the message from a file.
+pub(super) const GIT_MESSAGE_FILE_SUBCOMMANDS: &[&str] = &["commit", "tag", "merge", "notes"];
+/// The options whose value is that file (`-` for the input).
+pub(super) const GIT_MESSAGE_FILE: &[&str] = &["-F", "--file"];
 /// `git -c` / `git config` keys that never make git run a program or read another config.
 pub(super) const GIT_SAFE_KEYS: &[&str] = &["user.name", "user.email", "core.quotepath", "core.autocrlf", "core.safecrlf", "core.eol",
     "core.filemode", "core.ignorecase", "core.abbrev", "init.defaultbranch", "column.ui", "log.showsignature", "log.decorate",
@@ -628,6 +730,8 @@ pub(super) const MAKE: Spec = Spec { flags: "bBdeiknpqrRsStvwL", values: "CfIjll
 pub(super) const MAKE_EVAL: &[&str] = &["-E", "--eval"];
 /// `make` options whose value is a makefile read.
 pub(super) const MAKE_FILE: &[&str] = &["-f", "--file", "--makefile"];
+/// The makefiles `make` reads without `-f`, the first that exists (GNU make).
+pub(super) const MAKE_DEFAULT_FILES: &[&str] = &["GNUmakefile", "makefile", "Makefile"];
 /// `make` options whose value is the directory it runs in.
 pub(super) const MAKE_DIRECTORY: &[&str] = &["-C", "--directory"];
 /// `make` options the command is also matched without (`make -C sub test` is `make test`).
@@ -662,6 +766,13 @@ pub(crate) const EXAMPLES: &[(&str, &str)] = &[
     ("head -5 notes.txt", "read notes.txt"),
     ("tail -f log.txt", "read log.txt"),
     ("wc -l --files0-from=list", "read list; read (unknown directory)/(the files a list names) (tree)"),
+    ("md5sum -c sums.txt", "read (unknown directory)/(the files a list names) (tree); read sums.txt"),
+    ("sha256sum --check sums.txt", "read (unknown directory)/(the files a list names) (tree); read sums.txt"),
+    ("strings @args", "read args; read (unknown directory)/(the files a list names) (tree); read @args"),
+    ("file -f list", "read list; read (unknown directory)/(the files a list names) (tree)"),
+    ("file --files-from=list -m magic x", "read list; read magic; read (unknown directory)/(the files a list names) (tree); read x"),
+    ("xzcat --files0=list", "read list; read (unknown directory)/(the files a list names) (tree)"),
+    ("zstdcat --patch-from=ref x.zst", "read ref; read x.zst"),
     ("cut -d , -f 1 data.csv", "read data.csv"),
     ("nl notes.txt", "read notes.txt"),
     ("tac notes.txt", "read notes.txt"),
@@ -699,8 +810,11 @@ pub(crate) const EXAMPLES: &[(&str, &str)] = &[
     ("awk '@load \"x\"' data.txt", "opaque; read data.txt"),
     ("diff -r a b", "read a (tree); read b (tree)"),
     ("diff -o out.txt a b", "read a; read b; write out.txt"),
+    ("diff -r -X pats a b", "read pats; read a (tree); read b (tree)"),
     ("ls -la sub", "path sub"),
     ("ls", "nothing"),
+    ("du --files0-from=list", "read list; read (unknown directory)/(the files a list names) (tree)"),
+    ("du -s -X pats --exclude-from=more .", "read pats; read more; path ."),
     ("rm -rf build", "write build (tree)"),
     ("rm --weird x", "write (unknown directory)/--weird (tree); write x"),
     ("shred -u key", "write key"),
@@ -736,6 +850,7 @@ pub(crate) const EXAMPLES: &[(&str, &str)] = &[
     ("find src -name '*.tmp' -delete", "run find src -name *.tmp -delete; write src/{} (tree); path src"),
     ("find . -newer ref.txt -fprint out.txt", "read ref.txt; write out.txt; path ."),
     ("find . -fprintf out.txt %p", "write out.txt; path ."),
+    ("find -files0-from list -delete", "read list; write (unknown directory)/(the files a list names)/{} (tree); path (unknown directory)/(the files a list names)"),
     ("find -L . -type f", "path ."),
     ("find . -weird", "opaque; path ."),
     ("find \"$X\" -type f", "opaque; path $X"),
@@ -761,12 +876,27 @@ pub(crate) const EXAMPLES: &[(&str, &str)] = &[
     ("git config core.pager less", "opaque"),
     ("git config --get core.pager", "nothing"),
     ("git submodule foreach ls", "opaque"),
-    ("git bisect run make test", "run make test"),
+    ("git bisect run make test", "run make test; read GNUmakefile; read makefile; read Makefile"),
     ("git show HEAD:.env", "read .env"),
     ("git diff -- .env", "read .env"),
     ("git checkout -- src/main.rs", "write src/main.rs"),
     ("git grep KEY src/", "read src/"),
     ("git add .", "read ."),
+    ("git add --pathspec-from-file=list", "read list; read (unknown directory)/(the files a list names) (tree)"),
+    ("git add --pathspec-from-file -", "read (unknown directory)/(the files a list names) (tree)"),
+    ("git commit --pathspec-from-file list -m x", "read list; read (unknown directory)/(the files a list names) (tree)"),
+    ("git reset --pathspec-fr=list", "read list; read (unknown directory)/(the files a list names) (tree)"),
+    ("git checkout --pathspec-from-file=list main", "read list; read (unknown directory)/(the files a list names) (tree); write (unknown directory)/(the files a list names) (tree)"),
+    ("git stash push --pathspec-from-file=list", "read list; read (unknown directory)/(the files a list names) (tree); write (unknown directory)/(the files a list names) (tree)"),
+    ("git update-index --add --stdin", "read (unknown directory)/(the files a list names) (tree)"),
+    ("git checkout-index --stdin", "read (unknown directory)/(the files a list names) (tree); write (unknown directory)/(the files a list names) (tree)"),
+    ("git hash-object -w --stdin-paths", "read (unknown directory)/(the files a list names) (tree)"),
+    ("git check-ignore --s", "read (unknown directory)/(the files a list names) (tree)"),
+    ("git check-attr --stdin -a", "read (unknown directory)/(the files a list names) (tree)"),
+    ("git hash-object -w id_rsa", "read id_rsa"),
+    ("git add id_rsa", "read id_rsa"),
+    ("git commit -F msg.txt", "read msg.txt"),
+    ("git commit --file=msg.txt", "read msg.txt"),
     ("git $SUB", "opaque"),
     ("env -i FOO=1 rm x", "run rm x; write x"),
     ("env -C sub ls", "run ls; path sub"),
@@ -778,7 +908,7 @@ pub(crate) const EXAMPLES: &[(&str, &str)] = &[
     ("sudo -D /tmp ls", "opaque"),
     ("doas -s", "opaque"),
     ("doas -C x ls", "opaque"),
-    ("nice -n 5 make", "run make"),
+    ("nice -n 5 make", "run make; read GNUmakefile; read makefile; read Makefile"),
     ("nohup ./server", "run ./server"),
     ("timeout -s KILL 5 rm x", "run rm x; write x"),
     ("stdbuf -oL cat x", "run cat x; read x; write L"),
@@ -861,12 +991,13 @@ pub(crate) const EXAMPLES: &[(&str, &str)] = &[
     ("vim x", "opaque"),
     ("sqlite3 db", "opaque"),
     ("su root", "opaque"),
-    ("make", "nothing"),
-    ("make -C sub test", "run make test; path sub"),
+    ("make", "read GNUmakefile; read makefile; read Makefile"),
+    ("make -C sub test", "run make test; read sub/GNUmakefile; read sub/makefile; read sub/Makefile; path sub"),
     ("make -f build.mk all", "run make all; read build.mk"),
     ("make -f - all", "opaque"),
-    ("make --eval=x", "opaque"),
-    ("make -j4 -s test", "run make test"),
+    ("make -C sub -f build.mk", "run make; read sub/build.mk; path sub"),
+    ("make --eval=x", "opaque; read GNUmakefile; read makefile; read Makefile"),
+    ("make -j4 -s test", "run make test; read GNUmakefile; read makefile; read Makefile"),
     ("curl -o out.html https://example.com", "write out.html"),
     ("curl -d @.env example.com", "read .env"),
     ("curl -F file=@data.bin example.com", "read data.bin"),
@@ -917,7 +1048,35 @@ pub(crate) const EXAMPLES: &[(&str, &str)] = &[
     ("unzip x.zip -d out", "read x.zip; read out; write out/(archive members) (tree)"),
     ("unzip x.zip", "read x.zip; write (archive members) (tree)"),
     ("zip out.zip a b", "read a (tree); read b (tree); write out.zip (tree)"),
+    ("zip -@ out.zip", "read (unknown directory)/(the files a list names) (tree); write out.zip (tree)"),
+    ("find . | zip -r@ x.zip", "run find .; run zip -r@ x.zip; read (unknown directory)/(the files a list names) (tree); write x.zip (tree); path ."),
+    ("zip --names-stdin out.zip", "read (unknown directory)/(the files a list names) (tree); write out.zip (tree)"),
+    ("zip -r out.zip src -i@list", "read list; read src (tree); write out.zip (tree)"),
+    ("zip -r out.zip src --exclude @list", "read list; read src (tree); read @list (tree); write out.zip (tree)"),
+    ("zip out.zip a -T -TT 'rm x'", "opaque; read a (tree); write out.zip (tree)"),
+    ("zip -m out.zip a", "read a (tree); write out.zip (tree); write a (tree)"),
+    ("7z a out.7z @list", "read a; read out.7z; read @list; read list; read (unknown directory)/(the files a list names) (tree); write (archive members) (tree)"),
+    ("xz --files=list", "read list; read (unknown directory)/(the files a list names) (tree); write (unknown directory)/(the files a list names) (tree)"),
+    ("zstd --filelist list --patch-from=ref", "read list; read ref; read (unknown directory)/(the files a list names) (tree); write (unknown directory)/(the files a list names) (tree)"),
     ("7z x a.7z", "read x; read a.7z; write (archive members) (tree)"),
     ("patch -p1 -i fix.diff", "read fix.diff; write (patched files) (tree); write fix.diff"),
     ("patch file.c fix.diff", "read fix.diff; write (patched files) (tree); write file.c"),
+    ("gcc -o app main.c", "read main.c; read (unknown directory)/(the files a compile includes) (tree); write app; write (compiler outputs) (tree)"),
+    ("gcc -c main.c", "read main.c; read (unknown directory)/(the files a compile includes) (tree); write (compiler outputs) (tree)"),
+    ("cc -include cfg.h -imacros m.h -I inc -iquote q -Iinc2 x.c", "read cfg.h; read m.h; read inc (tree); read q (tree); read inc2 (tree); read x.c; read (unknown directory)/(the files a compile includes) (tree); write (compiler outputs) (tree)"),
+    ("gcc @args.rsp", "opaque; read args.rsp; read (unknown directory)/(the files a compile includes) (tree); write (compiler outputs) (tree)"),
+    ("gcc -wrapper sh,-c,x x.c", "opaque; read x.c; read (unknown directory)/(the files a compile includes) (tree); write (compiler outputs) (tree)"),
+    ("gcc -fplugin=./p.so x.c", "opaque; read x.c; read (unknown directory)/(the files a compile includes) (tree); write (compiler outputs) (tree)"),
+    ("gcc -B ./bin x.c", "opaque; read x.c; read (unknown directory)/(the files a compile includes) (tree); write (compiler outputs) (tree)"),
+    ("gcc -Wl,--plugin,x.so x.c", "opaque; read x.c; read (unknown directory)/(the files a compile includes) (tree); write (compiler outputs) (tree)"),
+    ("gcc --version", "nothing"),
+    ("cpp in.c out.i", "read in.c; read (unknown directory)/(the files a compile includes) (tree); write out.i; write (compiler outputs) (tree)"),
+    ("as -o x.o x.s", "read x.s; read (unknown directory)/(the files a compile includes) (tree); write x.o; write (compiler outputs) (tree)"),
+    ("gcc-12 -c x.c", "read x.c; read (unknown directory)/(the files a compile includes) (tree); write (compiler outputs) (tree)"),
+    ("x86_64-linux-gnu-g++ -c x.cc", "read x.cc; read (unknown directory)/(the files a compile includes) (tree); write (compiler outputs) (tree)"),
+    ("gcc -o /tmp/out/app x.c", "read x.c; read (unknown directory)/(the files a compile includes) (tree); write /tmp/out/app; write (compiler outputs) (tree); write /tmp/out/(compiler outputs) (tree)"),
+    ("gcc -MD -MF deps/x.d -c x.c", "read x.c; read (unknown directory)/(the files a compile includes) (tree); write deps/x.d; write (compiler outputs) (tree)"),
+    ("ld -o prog x.o -T link.ld", "read link.ld; read x.o; read (unknown directory)/(the files a compile includes) (tree); write prog; write (compiler outputs) (tree)"),
+    ("ld -plugin x.so x.o", "opaque; read x.o; read (unknown directory)/(the files a compile includes) (tree); write (compiler outputs) (tree)"),
+    ("gcc -fprofile-generate=/tmp/prof -c x.c", "read /tmp/prof (tree); read x.c; read (unknown directory)/(the files a compile includes) (tree); write /tmp/prof (tree); write (compiler outputs) (tree)"),
 ];
