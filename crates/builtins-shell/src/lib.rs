@@ -368,10 +368,13 @@ pub(crate) struct Shared {
 }
 
 fn bash_of(shared: Arc<Shared>) -> Tool {
-    let mut description = description(shared.options.sandbox_sentence.as_deref());
+    // The sandbox sentence stays last (the model reads what confines it at the end).
+    let mut description = DESCRIPTION.to_string();
     if shared.options.shells.is_some() {
-        description.push(' ');
-        description.push_str(BACKGROUND_SENTENCE);
+        description = description.replace(NOT_SANDBOXED, &format!("{BACKGROUND_SENTENCE} {NOT_SANDBOXED}"));
+    }
+    if let Some(sentence) = shared.options.sandbox_sentence.as_deref() {
+        description = description.replace(NOT_SANDBOXED, sentence);
     }
     Tool::builder(description, move |input: BashInput, ctx: Context| {
         let shared = Arc::clone(&shared);

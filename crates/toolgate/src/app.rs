@@ -50,12 +50,6 @@ impl App {
             toolgate_builtins_shell::log_dir(&setup.dirs.data),
             setup.config.shell_limits(),
         );
-        builtins.extend(crate::sandbox::bash_tools(
-            &setup.sandbox_parts(),
-            location,
-            Arc::clone(&permissions),
-            shells.clone(),
-        ));
         builtins.extend([
             (
                 "webfetch",
@@ -65,6 +59,14 @@ impl App {
                 "websearch",
                 toolgate_builtins_net::websearch_tool(setup.config.search_config(), Arc::clone(&permissions)),
             ),
+        ]);
+        builtins.extend(crate::sandbox::bash_tools(
+            &setup.sandbox_parts(),
+            location,
+            Arc::clone(&permissions),
+            shells.clone(),
+        ));
+        builtins.extend([
             (
                 "todowrite",
                 toolgate_builtins_session::todowrite_tool(todos, Arc::clone(&permissions)),
