@@ -497,5 +497,6 @@ mod shell_tests {
 
 #[cfg(all(target_os = "linux", target_pointer_width = "64"))]
 pub(crate) mod guard;
+mod names;
 #[cfg(test)]
 mod process;

@@ -6,7 +6,7 @@ use super::table::{
     TAR_CREATE, TAR_DELETE, TAR_DIRECTORY, TAR_EXTRACT, TAR_FILE_LISTS, TAR_NAME_FILES, TAR_REMOVE, TAR_RUNS,
     TAR_WRITE_FILES, UNZIP_DIRECTORY, ZIP_MOVE, ZIP_NAMES_STDIN, ZIP_RUNS, ZIP_VALUES, ZIP_WRITE,
 };
-use super::{Ctx, LISTED_FILES, Role, Verdict, listed_files, push_role};
+use super::{ARCHIVE_MEMBERS, Ctx, LISTED_FILES, Role, Verdict, listed_files, push_role};
 use crate::arg::{Access, Arg};
 use crate::expand::{Field, PathHole, Seg};
 
@@ -73,12 +73,12 @@ pub(super) fn tar(ctx: &Ctx<'_>, verdict: &mut Verdict) {
     if extract {
         let absolute = parsed.has(TAR_ABSOLUTE);
         let target = if absolute {
-            Arg::unknown("(archive members)")
+            Arg::unknown(ARCHIVE_MEMBERS)
         } else {
             Arg {
                 field: Field {
                     segs: vec![Seg::Hole {
-                        display: "(archive members)".into(),
+                        display: ARCHIVE_MEMBERS.into(),
                         class: PathHole::Below,
                         value: None,
                     }],
@@ -129,7 +129,7 @@ pub(super) fn archive(ctx: &Ctx<'_>, verdict: &mut Verdict) {
                 .windows(2)
                 .find(|pair| head(&pair[0]) == UNZIP_DIRECTORY)
                 .map(|pair| pair[1].field.clone());
-            verdict.effect_under(&below("(archive members)"), Access::Write, true, dir.as_ref());
+            verdict.effect_under(&below(ARCHIVE_MEMBERS), Access::Write, true, dir.as_ref());
         }
         "zip" => zip(ctx, verdict),
         "patch" => {

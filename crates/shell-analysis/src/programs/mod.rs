@@ -418,6 +418,10 @@ pub(crate) fn listed_files(verdict: &mut Verdict, access: Access) {
 /// How [`listed_files`] shows the files a list names.
 pub(crate) const LISTED_FILES: &str = "(the files a list names)";
 
+/// How the members an extractor writes are shown (`tar -x`, `unzip`): which files, and
+/// whether some are links to any file at all, only the archive knows.
+pub(crate) const ARCHIVE_MEMBERS: &str = "(archive members)";
+
 pub(crate) fn push_role(verdict: &mut Verdict, arg: &Arg, role: Role, tree: bool) {
     match role {
         Role::None => {}

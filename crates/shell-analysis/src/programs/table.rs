@@ -839,6 +839,10 @@ pub(crate) const EXAMPLES: &[(&str, &str)] = &[
     ("dd if=in.img of=out.img bs=1M", "read in.img; write out.img"),
     ("dd --weird", "opaque"),
     ("tar xf archive.tar -C out", "read archive.tar; write out/(archive members) (tree)"),
+    // A member may be a link to any file: what the line reads below it is not known.
+    ("tar xf a.tar; cat lnk", "run tar xf a.tar; run cat lnk; read a.tar; read lnk; read (unknown directory)/(a link an archive held); write (archive members) (tree)"),
+    ("unzip -q a.zip -d out; cat out/lnk", "run unzip -q a.zip -d out; run cat out/lnk; read a.zip; read out; read out/lnk; read (unknown directory)/(a link an archive held); write out/(archive members) (tree)"),
+    ("unzip -q a.zip -d out; cat other", "run unzip -q a.zip -d out; run cat other; read a.zip; read out; read other; write out/(archive members) (tree)"),
     ("tar -czf out.tgz src", "read out.tgz; read src (tree); write out.tgz"),
     ("tar cf out.tar --remove-files src", "read out.tar; read src (tree); write out.tar; write src (tree)"),
     ("tar --to-command='rm x' -xf x.tar", "opaque; read x.tar; write (archive members) (tree)"),

@@ -112,6 +112,7 @@ fn analyze_now(command: &str, env: &Env) -> Analysis {
         programs_ran: false,
         piped: None,
         piped_settled: false,
+        extracted: Vec::new(),
     };
     let state = State {
         cwd: Cwd::Known(Rc::new(vec![String::new()])),
@@ -464,6 +465,9 @@ struct Walker<'a> {
     piped: Option<Arg>,
     /// The `xargs` at hand runs in a pipeline that piped.rs found changes no file.
     piped_settled: bool,
+    /// Directories (absolute) an extractor wrote members into earlier in the line: a
+    /// member may be a link to any file, so what is read below them is not known.
+    extracted: Vec<String>,
 }
 
 impl Walker<'_> {

@@ -6,6 +6,10 @@ use std::path::PathBuf;
 use super::{Cwd, State, Walker};
 use crate::analysis::{PathRef, Piece};
 use crate::arg::{Access, Arg};
+use crate::programs::ARCHIVE_MEMBERS;
+
+/// How a read below what an extractor wrote is shown: the file a member links to.
+const ARCHIVED_LINK: &str = "(a link an archive held)";
 use crate::expand::{self, Expanded, Field, Glob, Mode, PathHole, Seg};
 use crate::path::{absolute, is_device, join};
 use crate::syntax::{RedirOp, Redirect, Target};
@@ -68,6 +72,36 @@ impl Walker<'_> {
         self.out.settled = !self.programs_ran || self.piped_settled;
         self.file_at(arg, access, state, tree, under);
         self.out.settled = false;
+        let members = arg
+            .field
+            .segs
+            .iter()
+            .any(|seg| matches!(seg, Seg::Hole { display, .. } if display == ARCHIVE_MEMBERS));
+        if access == Access::Write && members {
+            for base in Self::bases(state, under) {
+                let dir = base.map_or_else(|| "/".to_string(), |base| absolute(&self.env.workdir, &base));
+                if !self.extracted.contains(&dir) {
+                    self.extracted.push(dir);
+                }
+            }
+        } else if access == Access::Read && !self.extracted.is_empty() {
+            // Below what an extractor wrote in this line, a name may be a link the archive
+            // held (to a file a read rule denies): read as an unknown file.
+            let below = Self::bases(state, under)
+                .into_iter()
+                .any(|base| match (base, arg.value()) {
+                    (Some(base), Some(value)) => {
+                        let path = absolute(&self.env.workdir, &join(&base, &value));
+                        self.extracted.iter().any(|dir| {
+                            dir == "/" || path == *dir || path.starts_with(&format!("{}/", dir.trim_end_matches('/')))
+                        })
+                    }
+                    _ => true,
+                });
+            if below {
+                self.file_at(&Arg::unknown(ARCHIVED_LINK), Access::Read, state, tree, None);
+            }
+        }
     }
 
     fn file_at(&mut self, arg: &Arg, access: Access, state: &State, tree: bool, under: Option<&Field>) {
