@@ -90,12 +90,13 @@ pub(crate) struct Finished {
 
 /// Sends TERM to a process group when dropped (the call was cancelled or is done), and
 /// KILL after [`KILL_GRACE`] from a helper thread, so nothing it started outlives it.
-struct GroupGuard {
-    pgid: Option<Pid>,
+pub(crate) struct GroupGuard {
+    pub(crate) pgid: Option<Pid>,
 }
 
 impl GroupGuard {
-    fn terminate(&mut self) {
+    /// TERMs the group now and KILLs it after [`KILL_GRACE`] (once).
+    pub(crate) fn terminate(&mut self) {
         if let Some(pgid) = self.pgid.take() {
             let _ = kill_process_group(pgid, Signal::TERM);
             // Only a group that still has members needs the follow-up KILL.
@@ -175,8 +176,26 @@ pub(crate) async fn run(shell: &Path, command: &str, workdir: &Path, timeout: Du
     .await
 }
 
-/// [`run`] with everything a [`Spawn`] says, and the exec guard when `guard` is given.
-pub(crate) async fn run_with(spawn: Spawn<'_>, timeout: Duration, guard: Option<Guard>) -> std::io::Result<Finished> {
+/// Where a started command's standard streams go.
+pub(crate) struct Streams {
+    /// Its stdout and stderr (one file: the output is merged).
+    pub(crate) output: OwnedFd,
+    /// Whether its stdin reads from that same file (a socket or a terminal, which both
+    /// read and write); otherwise stdin is closed (`/dev/null`).
+    pub(crate) input: bool,
+}
+
+/// A started command line: its shell, the process group it leads (ended when this is
+/// dropped), and the exec guard's supervisor of it.
+pub(crate) struct Started {
+    pub(crate) child: tokio::process::Child,
+    pub(crate) group: GroupGuard,
+    pub(crate) supervisor: Option<Supervisor>,
+}
+
+/// Starts `spawn` in its own process group with `streams`, under the exec guard when
+/// `guard` is given. The one way every command line starts, foreground or background.
+pub(crate) async fn start(spawn: Spawn<'_>, guard: Option<Guard>, streams: Streams) -> std::io::Result<Started> {
     let Spawn {
         shell,
         command,
@@ -184,60 +203,91 @@ pub(crate) async fn run_with(spawn: Spawn<'_>, timeout: Duration, guard: Option<
         prefix,
         env,
     } = spawn;
-    let (reader, writer) = std::io::pipe()?;
-    // A larger pipe means fewer wake-ups for a chatty command; the kernel may refuse
-    // (pipe-max-size), which only costs speed. Measured here for 1 GiB: 64 KiB 0.19 s,
-    // 128 KiB 0.18 s, 1 MiB 0.39 s (a pipe larger than the cache thrashes it).
-    let _ = rustix::pipe::fcntl_setpipe_size(&reader, READ_CHUNK);
-    let child = {
-        let mut builder = match prefix.split_first() {
-            Some((program, args)) => {
-                let mut builder = tokio::process::Command::new(program);
-                builder.args(args).arg(shell);
-                builder
-            }
-            None => tokio::process::Command::new(shell),
-        };
-        builder.env_clear();
-        match env {
-            Some(env) => {
-                builder.envs(env.iter().filter(|(name, _)| !is_toolgate_secret(name)).cloned());
-            }
-            None => {
-                builder.envs(std::env::vars_os().filter(|(name, _)| !is_toolgate_secret(name)));
-            }
-        }
-        builder
-            .arg("-c")
-            .arg(command)
-            .current_dir(workdir)
-            .stdout(writer.try_clone()?)
-            .stderr(writer)
-            .process_group(0);
-        // With the exec guard, stdin is the socket the trampoline sends its listener over
-        // (it puts `/dev/null` in its place before the command runs).
-        let channel = match &guard {
-            Some(_) => {
-                let (mine, theirs) = std::os::unix::net::UnixStream::pair()?;
-                builder.stdin(Stdio::from(OwnedFd::from(theirs)));
-                Some(mine)
-            }
-            None => {
-                builder.stdin(Stdio::null());
-                None
-            }
-        };
-        // The builder holds the write ends; dropping it here leaves only the child's.
-        (builder.spawn()?, channel)
+    let Streams { output, input } = streams;
+    // The trampoline hands the guard's listener over its stdin and then puts `/dev/null`
+    // there: a command that reads input gets it back from its output file (a socket or a
+    // terminal), by a redirection that executes no program.
+    let line;
+    let command = if input && guard.is_some() {
+        line = format!("exec 0<&1\n{command}");
+        line.as_str()
+    } else {
+        command
     };
-    let (mut child, channel) = child;
-    let mut guard_group = GroupGuard {
+    let mut builder = match prefix.split_first() {
+        Some((program, args)) => {
+            let mut builder = tokio::process::Command::new(program);
+            builder.args(args).arg(shell);
+            builder
+        }
+        None => tokio::process::Command::new(shell),
+    };
+    builder.env_clear();
+    match env {
+        Some(env) => {
+            builder.envs(env.iter().filter(|(name, _)| !is_toolgate_secret(name)).cloned());
+        }
+        None => {
+            builder.envs(std::env::vars_os().filter(|(name, _)| !is_toolgate_secret(name)));
+        }
+    }
+    builder
+        .arg("-c")
+        .arg(command)
+        .current_dir(workdir)
+        .stdout(output.try_clone()?)
+        .process_group(0);
+    // With the exec guard, stdin is the socket the trampoline sends its listener over
+    // (it puts `/dev/null` in its place before the command runs).
+    let channel = match (&guard, input) {
+        (Some(_), _) => {
+            let (mine, theirs) = std::os::unix::net::UnixStream::pair()?;
+            builder.stdin(Stdio::from(OwnedFd::from(theirs)));
+            Some(mine)
+        }
+        (None, true) => {
+            builder.stdin(Stdio::from(output.try_clone()?));
+            None
+        }
+        (None, false) => {
+            builder.stdin(Stdio::null());
+            None
+        }
+    };
+    builder.stderr(output);
+    // The builder holds the child's ends; dropping it here leaves only the child's.
+    let child = builder.spawn()?;
+    drop(builder);
+    let group = GroupGuard {
         pgid: child.id().and_then(|id| Pid::from_raw(id as i32)),
     };
     let supervisor = match (guard, channel, child.id()) {
         (Some(setup), Some(channel), Some(pid)) => start_guard(setup, channel, pid).await,
         _ => None,
     };
+    Ok(Started {
+        child,
+        group,
+        supervisor,
+    })
+}
+
+/// [`run`] with everything a [`Spawn`] says, and the exec guard when `guard` is given.
+pub(crate) async fn run_with(spawn: Spawn<'_>, timeout: Duration, guard: Option<Guard>) -> std::io::Result<Finished> {
+    let (reader, writer) = std::io::pipe()?;
+    // A larger pipe means fewer wake-ups for a chatty command; the kernel may refuse
+    // (pipe-max-size), which only costs speed. Measured here for 1 GiB: 64 KiB 0.19 s,
+    // 128 KiB 0.18 s, 1 MiB 0.39 s (a pipe larger than the cache thrashes it).
+    let _ = rustix::pipe::fcntl_setpipe_size(&reader, READ_CHUNK);
+    let streams = Streams {
+        output: OwnedFd::from(writer),
+        input: false,
+    };
+    let Started {
+        mut child,
+        group: mut guard_group,
+        supervisor,
+    } = start(spawn, guard, streams).await?;
     let mut pipe = tokio::net::unix::pipe::Receiver::from_owned_fd(OwnedFd::from(reader))?;
     let mut capture = Capture::default();
     let mut buffer = vec![0u8; READ_CHUNK];
@@ -320,10 +370,10 @@ pub(crate) async fn run_with(spawn: Spawn<'_>, timeout: Duration, guard: Option<
 }
 
 #[cfg(all(target_os = "linux", target_pointer_width = "64"))]
-type Supervisor = guard::Supervisor;
+pub(crate) type Supervisor = guard::Supervisor;
 
 #[cfg(not(all(target_os = "linux", target_pointer_width = "64")))]
-struct Supervisor;
+pub(crate) struct Supervisor;
 
 /// Starts supervising: the supervisor's thread receives the trampoline's listener itself
 /// (off the async workers: it waits on a socket), with no hop between threads before the
@@ -361,14 +411,14 @@ fn asked_extension(_: Option<&Supervisor>, _: tokio::time::Instant) -> Option<to
 }
 
 #[cfg(all(target_os = "linux", target_pointer_width = "64"))]
-fn finish_guard(supervisor: Option<Supervisor>) -> Vec<String> {
+pub(crate) fn finish_guard(supervisor: Option<Supervisor>) -> Vec<String> {
     supervisor
         .map(|supervisor| supervisor.finish().notes)
         .unwrap_or_default()
 }
 
 #[cfg(not(all(target_os = "linux", target_pointer_width = "64")))]
-fn finish_guard(_: Option<Supervisor>) -> Vec<String> {
+pub(crate) fn finish_guard(_: Option<Supervisor>) -> Vec<String> {
     Vec::new()
 }
 

@@ -38,6 +38,7 @@
 //! assert!(refused.is_err());
 //! ```
 
+mod background;
 mod env;
 mod exec;
 
@@ -51,6 +52,10 @@ use serde::{Deserialize, Serialize};
 use toolgate_core::Content;
 use toolgate_shell_analysis::plan_with;
 
+pub use background::{
+    DEFAULT_LOG_BYTES, DEFAULT_MAX_PER_SESSION, DEFAULT_MAX_TOTAL, DEFAULT_RING_BYTES, ShellEvent, ShellInfo,
+    ShellLimits, Shells, log_dir,
+};
 pub use env::{DEFAULT_EXCLUDE, EnvPolicyError, Inherit, ShellEnvPolicy, is_toolgate_secret};
 
 /// Default timeout in milliseconds.
@@ -150,6 +155,9 @@ pub struct BashOptions {
     pub launcher: Option<Arc<dyn Launcher>>,
     /// Replaces the "not sandboxed" sentence of the description.
     pub sandbox_sentence: Option<String>,
+    /// Where background processes live (`background: true`); without it, `bash` runs
+    /// every command in the foreground and there are no `shell_*` tools.
+    pub shells: Option<Shells>,
 }
 
 impl Launch {
@@ -209,6 +217,12 @@ impl BashOptions {
         self
     }
 
+    /// Lets `bash` start background processes in `shells` (see [`bash_tools`]).
+    pub fn with_shells(mut self, shells: Shells) -> Self {
+        self.shells = Some(shells);
+        self
+    }
+
     /// Replaces the "not sandboxed" sentence of the tool's description with `sentence`.
     pub fn with_sandbox_sentence(mut self, sentence: impl Into<String>) -> Self {
         self.sandbox_sentence = Some(sentence.into());
@@ -223,6 +237,7 @@ impl Default for BashOptions {
             env: None,
             launcher: None,
             sandbox_sentence: None,
+            shells: None,
         }
     }
 }
@@ -235,10 +250,45 @@ pub struct BashInput {
     pub command: String,
     /// The directory to run it in, relative to the project (default: the project root).
     pub workdir: Option<String>,
-    /// Timeout in milliseconds (default 120000, at most 600000).
+    /// Timeout in milliseconds (default 120000, at most 600000; with `background`, 0 or
+    /// none means no timeout).
     pub timeout: Option<u64>,
     /// A short description of what the command does, shown to the person approving it.
     pub description: Option<String>,
+    /// Run it in the background: the call returns at once with the process's id, and
+    /// `shell_output`, `shell_write`, `shell_kill` work with it.
+    pub background: Option<bool>,
+    /// With `background`: wait until the process is ready before returning.
+    pub wait_for: Option<WaitFor>,
+    /// With `background`: run it on a pseudo-terminal (REPLs, prompts), whose input
+    /// `shell_write` types.
+    pub tty: Option<bool>,
+    /// With `tty`: the terminal's size (default 24 rows, 80 columns).
+    pub tty_size: Option<TtySize>,
+}
+
+/// What "ready" means for a background process (`wait_for`).
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[non_exhaustive]
+pub struct WaitFor {
+    /// Ready once a TCP connection to this port on loopback (127.0.0.1 or ::1) succeeds.
+    pub port: Option<u16>,
+    /// Ready once the output matches this regular expression (`^` and `$` match at
+    /// every line).
+    pub pattern: Option<String>,
+    /// How long to wait at most, in milliseconds (default 30000, at most 600000).
+    pub timeout_ms: Option<u64>,
+}
+
+/// A terminal's size.
+#[derive(Clone, Copy, Debug, Deserialize, JsonSchema)]
+#[non_exhaustive]
+pub struct TtySize {
+    /// Rows.
+    pub rows: u16,
+    /// Columns.
+    pub cols: u16,
 }
 
 /// The structured output of `bash`.
@@ -257,6 +307,15 @@ pub struct BashOutput {
     /// The sandbox the command ran in (`workspace-write`, `read-only`), if any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sandbox: Option<String>,
+    /// The id of the background process (`background: true`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shell_id: Option<String>,
+    /// The log file a background process's output streams to.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output_path: Option<PathBuf>,
+    /// With `wait_for`: whether the process became ready in time.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ready: Option<bool>,
     /// The text the model reads.
     #[serde(skip)]
     pub text: String,
@@ -274,42 +333,96 @@ pub fn bash_tool_with_shell(location: Location, permissions: Arc<dyn Permissions
 
 /// [`bash_tool`] with every option.
 pub fn bash_tool_with(location: Location, permissions: Arc<dyn Permissions>, options: BashOptions) -> Tool {
-    let description = description(options.sandbox_sentence.as_deref());
-    let shared = Arc::new((location, permissions, options));
+    bash_of(Arc::new(Shared {
+        location,
+        permissions,
+        options,
+    }))
+}
+
+/// `bash` and, when `options` has [`Shells`] ([`BashOptions::with_shells`]), the tools
+/// that work with its background processes: `shell_list`, `shell_output`, `shell_write`
+/// and `shell_kill`, each with its name.
+pub fn bash_tools(
+    location: Location,
+    permissions: Arc<dyn Permissions>,
+    options: BashOptions,
+) -> Vec<(&'static str, Tool)> {
+    let shared = Arc::new(Shared {
+        location,
+        permissions,
+        options,
+    });
+    let mut tools = vec![("bash", bash_of(Arc::clone(&shared)))];
+    if let Some(shells) = shared.options.shells.clone() {
+        tools.extend(background::tools::tools(shared, shells));
+    }
+    tools
+}
+
+/// What every tool of this crate runs with.
+pub(crate) struct Shared {
+    pub(crate) location: Location,
+    pub(crate) permissions: Arc<dyn Permissions>,
+    pub(crate) options: BashOptions,
+}
+
+fn bash_of(shared: Arc<Shared>) -> Tool {
+    // The sandbox sentence stays last (the model reads what confines it at the end).
+    let mut description = DESCRIPTION.to_string();
+    if shared.options.shells.is_some() {
+        description = description.replace(NOT_SANDBOXED, &format!("{BACKGROUND_SENTENCE} {NOT_SANDBOXED}"));
+    }
+    if let Some(sentence) = shared.options.sandbox_sentence.as_deref() {
+        description = description.replace(NOT_SANDBOXED, sentence);
+    }
     Tool::builder(description, move |input: BashInput, ctx: Context| {
         let shared = Arc::clone(&shared);
-        async move {
-            let (location, permissions, options) = &*shared;
-            execute(location, permissions, options, input, ctx).await
-        }
+        async move { execute(&shared, input, ctx).await }
     })
     .project(|output: &BashOutput| vec![Content::text(output.text.clone())])
     .build()
 }
 
-async fn execute(
-    location: &Location,
-    permissions: &Arc<dyn Permissions>,
-    options: &BashOptions,
-    input: BashInput,
-    ctx: Context,
-) -> Result<BashOutput, ToolFailure> {
-    let timeout = input.timeout.unwrap_or(DEFAULT_TIMEOUT_MS);
-    if timeout == 0 || timeout > MAX_TIMEOUT_MS {
-        return Err(ToolFailure::new(format!(
-            "Invalid timeout value: {timeout}. Timeout must be between 1 and {MAX_TIMEOUT_MS} milliseconds."
-        )));
-    }
-    if input.command.trim().is_empty() {
+/// What the description adds when background processes are available.
+pub const BACKGROUND_SENTENCE: &str = "With `background: true` the command keeps running after the call returns (a dev \
+server, a watcher, a REPL): the result gives its shell ID; `wait_for` ({\"port\": N} or {\"pattern\": \"REGEX\"}, \
+with `timeout_ms`) waits until it is ready, `tty: true` runs it on a terminal. Read its output with shell_output, \
+send input with shell_write, stop it with shell_kill, list them with shell_list; they end with the session.";
+
+/// A command line planned and asserted: where it runs and what exec-time enforcement
+/// lets start without a new question.
+pub(crate) struct Authorized {
+    pub(crate) workdir: PathBuf,
+    pub(crate) predicted: Vec<toolgate_core::Resource>,
+    pub(crate) approved_reads: Vec<PathBuf>,
+}
+
+/// Plans `command` with the analysis (with the environment the command will get) and
+/// asserts every request of the plan: the one way a command line is authorised, whether
+/// it is a call of `bash` or a line written to a background shell.
+pub(crate) async fn authorize(
+    shared: &Shared,
+    command: &str,
+    workdir: Option<&str>,
+    description: Option<&str>,
+    ctx: &Context,
+) -> Result<Authorized, ToolFailure> {
+    let Shared {
+        location,
+        permissions,
+        options,
+    } = shared;
+    if command.trim().is_empty() {
         return Err(ToolFailure::new("The command is empty."));
     }
     // The analysis reads the filesystem (patterns) and may take a while on a huge line:
     // keep it off the async workers. It plans with the environment the command will get.
     let planned = {
         let location = location.clone();
-        let command = input.command.clone();
-        let workdir = input.workdir.clone();
-        let description = input.description.clone();
+        let command = command.to_string();
+        let workdir = workdir.map(str::to_string);
+        let description = description.map(str::to_string);
         let shell_env = match &options.env {
             Some(env) => ShellEnvPolicy::analysis_env(env),
             None => ShellEnv::inherited(),
@@ -356,7 +469,7 @@ async fn execute(
         } else {
             request
         };
-        permissions.assert(&ctx, request).await?;
+        permissions.assert(ctx, request).await?;
     }
     // What was predicted and approved: exec-time enforcement lets these start without a
     // new question. An opaque part stands for itself only (its own words), not for
@@ -373,22 +486,75 @@ async fn execute(
             }
         })
         .collect();
+    Ok(Authorized {
+        workdir: plan.workdir,
+        predicted,
+        approved_reads,
+    })
+}
+
+async fn execute(shared: &Shared, input: BashInput, ctx: Context) -> Result<BashOutput, ToolFailure> {
+    let Shared {
+        location,
+        permissions,
+        options,
+    } = shared;
+    let background = input.background.unwrap_or(false);
+    if !background && (input.wait_for.is_some() || input.tty.is_some_and(|tty| tty)) {
+        return Err(ToolFailure::new("`wait_for` and `tty` need `background: true`."));
+    }
+    if background && options.shells.is_none() {
+        return Err(ToolFailure::new(
+            "Background processes are not available here: run the command in the foreground.",
+        ));
+    }
+    let timeout = match (background, input.timeout) {
+        (true, None | Some(0)) => None,
+        (true, Some(ms)) => Some(ms),
+        (false, ms) => {
+            let ms = ms.unwrap_or(DEFAULT_TIMEOUT_MS);
+            if ms == 0 || ms > MAX_TIMEOUT_MS {
+                return Err(ToolFailure::new(format!(
+                    "Invalid timeout value: {ms}. Timeout must be between 1 and {MAX_TIMEOUT_MS} milliseconds."
+                )));
+            }
+            Some(ms)
+        }
+    };
+    // Checked before anything is asked: a wrong `wait_for` is the model's to fix.
+    let ready = match &input.wait_for {
+        Some(wait) => Some(background::tools::Ready::parse(wait)?),
+        None => None,
+    };
+    let authorized = authorize(
+        shared,
+        &input.command,
+        input.workdir.as_deref(),
+        input.description.as_deref(),
+        &ctx,
+    )
+    .await?;
     if !options.shell.is_file() {
         return Err(ToolFailure::new(format!(
             "bash is not installed ({} not found): toolgate runs every command with bash, the shell its analysis reads",
             options.shell.display()
         )));
     }
-    if !plan.workdir.is_dir() {
+    if !authorized.workdir.is_dir() {
         return Err(ToolFailure::new(format!(
             "Working directory is not a directory: {}",
-            plan.workdir.display()
+            authorized.workdir.display()
         )));
     }
+    let Authorized {
+        workdir,
+        predicted,
+        approved_reads,
+    } = authorized;
     let mut launch = match &options.launcher {
         Some(launcher) => {
             let launcher = Arc::clone(launcher);
-            let (ctx, workdir) = (ctx.clone(), plan.workdir.clone());
+            let (ctx, workdir) = (ctx.clone(), workdir.clone());
             tokio::task::spawn_blocking(move || {
                 let line = LaunchLine {
                     workdir: &workdir,
@@ -404,13 +570,34 @@ async fn execute(
     let spawn = exec::Spawn {
         shell: &options.shell,
         command: &input.command,
-        workdir: &plan.workdir,
+        workdir: &workdir,
         prefix: &launch.prefix,
         env: options.env.as_deref(),
     };
     let guard = launch
         .exec_guard
         .then(|| exec_guard(location, permissions, options, &ctx, predicted));
+    if let Some(shells) = options.shells.as_ref().filter(|_| background) {
+        let tty = input.tty.unwrap_or(false).then(|| {
+            let size = input.tty_size.unwrap_or(TtySize { rows: 24, cols: 80 });
+            background::Size {
+                rows: size.rows.max(1),
+                cols: size.cols.max(1),
+            }
+        });
+        let proc = shells
+            .start(background::Start {
+                ctx: &ctx,
+                spawn,
+                guard,
+                tty,
+                timeout: timeout.map(Duration::from_millis),
+                after: launch.after.take(),
+            })
+            .await?;
+        return Ok(background::tools::started(&proc, ready, launch.sandbox).await);
+    }
+    let timeout = timeout.unwrap_or(DEFAULT_TIMEOUT_MS);
     let finished = exec::run_with(spawn, Duration::from_millis(timeout), guard)
         .await
         .map_err(|error| ToolFailure::new(format!("Unable to execute command: {}: {error}", input.command)))?;
@@ -453,6 +640,9 @@ async fn execute(
         timeout: finished.timed_out,
         dropped_bytes: dropped,
         sandbox: launch.sandbox,
+        shell_id: None,
+        output_path: None,
+        ready: None,
         text,
     })
 }

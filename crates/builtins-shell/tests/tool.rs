@@ -14,6 +14,9 @@ use toolgate_core::{
 use toolgate_registry::{ApplicationTools, ToolRegistry};
 use toolgate_shell_analysis::plan;
 
+#[path = "tool/background.rs"]
+mod background;
+
 /// Records every request; refuses the ones `deny` picks.
 struct Recording {
     asked: Mutex<Vec<PermissionRequest>>,

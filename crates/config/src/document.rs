@@ -85,6 +85,8 @@ document! {
         sandbox: Sandbox,
         /// The environment bash commands get.
         shell_env: ShellEnv,
+        /// Background processes (`bash` with `background: true`): their limits.
+        shells: Shells,
         /// MCP servers, OpenCode's V1 or V2 form.
         mcp: Mcp,
     }
@@ -295,4 +297,22 @@ pub struct ShellEnv {
     /// Variables set or replaced, in order.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub set: Option<IndexMap<String, String>>,
+}
+
+/// `shells`: the limits of background processes (README "Background processes").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(expecting = "an object")]
+pub struct Shells {
+    /// Live background processes per session (default 16).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_per_session: Option<PositiveInt>,
+    /// Live background processes of all sessions of one server (default 64).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_total: Option<PositiveInt>,
+    /// Bytes of each process's output kept in memory, the newest (default 1048576).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_bytes: Option<PositiveInt>,
+    /// Bytes of each process's output written to its log file at most (default 67108864).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log_bytes: Option<PositiveInt>,
 }

@@ -471,6 +471,15 @@ async fn call(State(server): State<Shared>, Path(session): Path<String>, body: B
     }
 }
 
+/// `DELETE /session/{id}`: the session is over; what it started in the background ends.
+async fn end_session(State(server): State<Shared>, Path(session): Path<String>) -> Response {
+    let ended = match &server.parts.sessions {
+        Some(sessions) => sessions.end_session(&session).await,
+        None => 0,
+    };
+    axum::Json(json!({"ended": ended})).into_response()
+}
+
 async fn permissions(State(server): State<Shared>) -> Response {
     let pending: Vec<Value> = server.service().pending().iter().map(crate::wire::request).collect();
     axum::Json(pending).into_response()
@@ -642,6 +651,7 @@ fn openapi() -> Value {
         "security": [{"bearer": []}],
         "paths": {
             "/tool": {"get": {"summary": "The catalog an agent is offered", "parameters": [{"name": "agent", "in": "query", "schema": {"type": "string"}}], "responses": {"200": ok("[{name, description, inputSchema}]"), "400": error, "401": error}}},
+            "/session/{id}": {"delete": {"summary": "End a session: every background process it started ends (its whole process tree)", "parameters": id("id"), "responses": {"200": ok("{ended: number of processes that were running}"), "401": error}}},
             "/session/{id}/call": {"post": {"summary": "Settle one tool call (waits while a permission or question is pending)", "parameters": id("id"),
                 "requestBody": body(json!({"type": "object", "required": ["tool"], "properties": {"tool": {"type": "string"}, "input": {"type": "object"}, "agent": {"type": "string"}, "message": {"type": "string", "description": "the assistant message the call belongs to (doom_loop counts per message; default: the session)"}}})),
                 "responses": {"200": ok("{result, output, outputPaths, declined}"), "400": error, "401": error}}},
@@ -660,7 +670,7 @@ fn openapi() -> Value {
                 "post": {"summary": "Trust one file's exact content (applies from the next load of the config: a restart of serve, the next call)",
                     "requestBody": body(json!({"type": "object", "required": ["path", "sha256"], "properties": {"path": {"type": "string"}, "sha256": {"type": "string"}}})),
                     "responses": {"200": ok("{path, sha256, trusted, parts}"), "400": error, "401": error, "404": error, "409": error}}},
-            "/event": {"get": {"summary": "Server-sent events: permission.asked, permission.replied, question.asked, question.replied, question.rejected, tool.started, tool.settled, tool.failed, tool.cancelled, trust.changed", "responses": {"200": {"description": "text/event-stream"}, "401": error}}},
+            "/event": {"get": {"summary": "Server-sent events: permission.asked, permission.replied, question.asked, question.replied, question.rejected, tool.started, tool.settled, tool.failed, tool.cancelled, trust.changed, shell.started, shell.output, shell.exited", "responses": {"200": {"description": "text/event-stream"}, "401": error}}},
             "/doc": {"get": {"summary": "This document", "responses": {"200": ok("OpenAPI 3.1"), "401": error}}}
         }
     })
@@ -763,8 +773,14 @@ pub(crate) fn router(parts: Parts, options: &Options) -> (Router, Arc<Server>) {
         "questions",
         |event| Some(crate::wire::question_event(event)),
     ));
+    if let Some(events) = &server.parts.events {
+        tokio::spawn(forward(events.subscribe(), server.events.clone(), "shells", |event| {
+            Some((event.kind, json!({"type": event.kind, "properties": event.properties})))
+        }));
+    }
     let router = Router::new()
         .route("/tool", get(tools))
+        .route("/session/{id}", delete(end_session))
         .route("/session/{id}/call", post(call))
         .route("/permission", get(permissions))
         .route("/permission/{id}/reply", post(reply))
@@ -783,15 +799,6 @@ pub(crate) fn router(parts: Parts, options: &Options) -> (Router, Arc<Server>) {
     (router, server)
 }
 
-async fn shutdown_signal() {
-    let interrupt = tokio::signal::ctrl_c();
-    let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
-    tokio::select! {
-        _ = interrupt => {}
-        _ = async { match terminate.as_mut() { Some(signal) => { signal.recv().await; } None => std::future::pending::<()>().await } } => {}
-    }
-}
-
 /// Serves `parts` on `listener` until SIGINT or SIGTERM: then every pending ask and
 /// question is declined, event streams and MCP sessions end, running calls get 5 s to
 /// finish, and the rest are cancelled (their processes end with them).
@@ -804,7 +811,7 @@ pub async fn serve(parts: Parts, listener: tokio::net::TcpListener, options: Opt
     tokio::pin!(served);
     tokio::select! {
         result = served.as_mut() => return result,
-        () = shutdown_signal() => {}
+        () = crate::shutdown_signal() => {}
     }
     // Nobody will answer now: decline what waits, so its calls finish.
     server.service().shutdown();
@@ -812,10 +819,13 @@ pub async fn serve(parts: Parts, listener: tokio::net::TcpListener, options: Opt
     let _ = server.closing.send(true);
     (server.end_mcp)();
     let _ = stop.send(true);
-    match tokio::time::timeout(Duration::from_secs(5), served).await {
+    let result = match tokio::time::timeout(Duration::from_secs(5), served).await {
         Ok(result) => result,
         Err(_) => Ok(()),
-    }
+    };
+    // Whatever the sessions started ends with the server.
+    server.parts.end_sessions().await;
+    result
 }
 
 #[cfg(test)]

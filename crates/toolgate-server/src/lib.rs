@@ -42,6 +42,39 @@ pub use listen::{Connection, Limits, connection_cap, raise_file_limit, serve as 
 pub use mcp::{ClientHandle, Elicited, serve_stdio};
 pub use trust::{ProjectTrust, TrustError, TrustFile, TrustPart};
 
+/// What a session owns beyond its calls (background processes): the servers end it when
+/// the session ends (`DELETE /session/{id}`, an MCP client gone) and all of it when they
+/// stop (SIGINT, SIGTERM, stdin closed).
+pub trait SessionEnd: Send + Sync {
+    /// Ends what `session` owns; how many things were running.
+    fn end_session<'a>(&'a self, session: &'a str) -> toolgate_core::BoxFuture<'a, usize>;
+    /// Ends what every session owns; how many things were running.
+    fn end_all(&self) -> toolgate_core::BoxFuture<'_, usize>;
+}
+
+/// An event from outside the call pipeline (a background process started, wrote, ended)
+/// for `/event` and the MCP clients of its session (`properties.sessionID`).
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct ServerEvent {
+    /// Its type (`shell.started`, …).
+    pub kind: &'static str,
+    /// Its properties.
+    pub properties: serde_json::Value,
+}
+
+impl ServerEvent {
+    /// An event of type `kind` with `properties`.
+    pub fn new(kind: &'static str, properties: serde_json::Value) -> ServerEvent {
+        ServerEvent { kind, properties }
+    }
+
+    /// The session it belongs to (`properties.sessionID`).
+    pub fn session(&self) -> Option<&str> {
+        self.properties.get("sessionID").and_then(serde_json::Value::as_str)
+    }
+}
+
 /// What both servers serve.
 #[derive(Clone)]
 pub struct Parts {
@@ -54,6 +87,29 @@ pub struct Parts {
     /// The project's config files that need trust (`GET /trust`, `POST /trust`); `None`:
     /// there is nothing to trust here (the routes list nothing and trust nothing).
     pub trust: Option<std::sync::Arc<dyn ProjectTrust>>,
+    /// What sessions own beyond their calls, ended with them; `None`: nothing.
+    pub sessions: Option<std::sync::Arc<dyn SessionEnd>>,
+    /// Events from outside the call pipeline, passed on to `/event` and to MCP clients.
+    pub events: Option<tokio::sync::broadcast::Sender<ServerEvent>>,
+}
+
+impl Parts {
+    /// Ends what every session owns (a server stops).
+    pub(crate) async fn end_sessions(&self) {
+        if let Some(sessions) = &self.sessions {
+            sessions.end_all().await;
+        }
+    }
+}
+
+/// Resolves on SIGINT or SIGTERM.
+pub(crate) async fn shutdown_signal() {
+    let interrupt = tokio::signal::ctrl_c();
+    let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+    tokio::select! {
+        _ = interrupt => {}
+        _ = async { match terminate.as_mut() { Some(signal) => { signal.recv().await; } None => std::future::pending::<()>().await } } => {}
+    }
 }
 
 // The items of other toolgate crates that this crate's signatures name, and those crates

@@ -152,6 +152,13 @@ impl Drop for Mcp {
         for task in &self.tasks {
             task.abort();
         }
+        // The client is gone: what its session started in the background ends too.
+        if let (Some(sessions), Ok(runtime)) = (&self.parts.sessions, tokio::runtime::Handle::try_current()) {
+            let (sessions, session) = (std::sync::Arc::clone(sessions), self.session.clone());
+            runtime.spawn(async move {
+                sessions.end_session(&session).await;
+            });
+        }
     }
 }
 
@@ -164,6 +171,10 @@ impl Mcp {
         if let Some(changes) = parts.gate.catalog_changes() {
             let announcer = tokio::spawn(announce_changes(changes, peer.clone(), Arc::clone(&listed)));
             tasks.push(announcer.abort_handle());
+        }
+        if let Some(events) = &parts.events {
+            let notifier = tokio::spawn(notify_events(events.subscribe(), peer.clone(), session.clone()));
+            tasks.push(notifier.abort_handle());
         }
         Mcp {
             parts,
@@ -196,11 +207,15 @@ fn content_block(part: &Content) -> ContentBlock {
 }
 
 impl ServerHandler for Mcp {
+    #[allow(deprecated)]
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(
             ServerCapabilities::builder()
                 .enable_tools()
                 .enable_tool_list_changed()
+                // Logging notifications carry the session's background-process events
+                // (deprecated by SEP-2577, but what clients show today).
+                .enable_logging()
                 .build(),
         )
             .with_server_info(rmcp::model::Implementation::new("toolgate", env!("CARGO_PKG_VERSION")))
@@ -208,6 +223,17 @@ impl ServerHandler for Mcp {
             "toolgate's tools (read, edit, bash, …) under its permission rules: a call may be refused by a rule or by the \
              person you are working with; a refusal's message says why.",
         )
+    }
+
+    /// The level is accepted: toolgate sends only its background-process events (info),
+    /// whatever the level.
+    #[allow(deprecated)]
+    async fn set_level(
+        &self,
+        _request: rmcp::model::SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        Ok(())
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
@@ -537,6 +563,33 @@ async fn answer_questions(questions: QuestionService, clients: Clients, unanswer
     }
 }
 
+/// Passes the events of `session` (its background processes started, wrote, ended) to its
+/// client as logging notifications, so it can tell the model without polling. MCP's
+/// logging is deprecated (SEP-2577) with nothing yet in its place that clients show.
+#[allow(deprecated)]
+async fn notify_events(
+    mut events: tokio::sync::broadcast::Receiver<crate::ServerEvent>,
+    client: ClientHandle,
+    session: String,
+) {
+    loop {
+        let event = match events.recv().await {
+            Ok(event) => event,
+            Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
+            Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+        };
+        if event.session() != Some(session.as_str()) {
+            continue;
+        }
+        if let Some(peer) = client.get() {
+            let data = serde_json::json!({"type": event.kind, "properties": event.properties});
+            let message = rmcp::model::LoggingMessageNotificationParam::new(rmcp::model::LoggingLevel::Info, data)
+                .with_logger("toolgate");
+            let _ = peer.notify_logging_message(message).await;
+        }
+    }
+}
+
 /// Tells the client whenever registrations change after its last `tools/list`.
 async fn announce_changes(
     mut changes: tokio::sync::watch::Receiver<u64>,
@@ -571,16 +624,26 @@ pub async fn serve_stdio(parts: Parts, client: ClientHandle) -> Result<(), Strin
         Unanswerable::Decline,
     ));
     let service = parts.gate.permissions().clone();
+    let ending = parts.clone();
     let handler = Mcp::new(parts, client, clients);
     let (input, output) = rmcp::transport::stdio_pipes();
     let running = handler
         .serve(stdio::LineTransport::new(input, output))
         .await
         .map_err(|e| format!("MCP handshake failed: {e}"))?;
+    // SIGINT or SIGTERM ends the session as a closed stdin does: nothing it started may
+    // outlive the server.
+    let token = running.cancellation_token();
+    let signalled = tokio::spawn(async move {
+        crate::shutdown_signal().await;
+        token.cancel();
+    });
     let ended = running.waiting().await;
+    signalled.abort();
     service.shutdown();
     asks.abort();
     questions.abort();
+    ending.end_sessions().await;
     ended.map(|_| ()).map_err(|e| format!("MCP server stopped: {e}"))
 }
 

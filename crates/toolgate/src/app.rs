@@ -20,6 +20,8 @@ pub(crate) struct App {
     pub(crate) gateway: Option<toolgate_mcp_client::Gateway>,
     /// The output store the gate bounds with (for the daily cleanup of `call`).
     pub(crate) spills: OutputStore,
+    /// The background processes of every session (README "Background processes").
+    pub(crate) shells: toolgate_builtins_shell::Shells,
 }
 
 impl App {
@@ -44,6 +46,10 @@ impl App {
             .with_output_bound(limits.max_lines, limits.max_bytes);
         let skill_dirs = toolgate_builtins_fs::skill_dirs(&setup.dir, Some(&setup.dirs.config));
         let mut builtins = toolgate_builtins_fs::tools(services, skill_dirs);
+        let shells = toolgate_builtins_shell::Shells::with_limits(
+            toolgate_builtins_shell::log_dir(&setup.dirs.data),
+            setup.config.shell_limits(),
+        );
         builtins.extend([
             (
                 "webfetch",
@@ -53,10 +59,14 @@ impl App {
                 "websearch",
                 toolgate_builtins_net::websearch_tool(setup.config.search_config(), Arc::clone(&permissions)),
             ),
-            (
-                "bash",
-                crate::sandbox::bash_tool(&setup.sandbox_parts(), location, Arc::clone(&permissions)),
-            ),
+        ]);
+        builtins.extend(crate::sandbox::bash_tools(
+            &setup.sandbox_parts(),
+            location,
+            Arc::clone(&permissions),
+            shells.clone(),
+        ));
+        builtins.extend([
             (
                 "todowrite",
                 toolgate_builtins_session::todowrite_tool(todos, Arc::clone(&permissions)),
@@ -110,11 +120,13 @@ impl App {
             gate,
             gateway,
             spills: spills_store,
+            shells,
         })
     }
 
-    /// Ends every MCP server with its process group.
+    /// Ends every background process and every MCP server with its process group.
     pub(crate) async fn shutdown(&self) {
+        self.shells.end_all().await;
         if let Some(gateway) = &self.gateway {
             gateway.shutdown().await;
         }
@@ -156,13 +168,35 @@ pub(crate) fn server_parts(
     }
     let (_, dir) = crate::setup::project_dir(project)?;
     let trust = crate::trust::ServedTrust::new(crate::config::Dirs::discover(), dir, project.config.clone());
+    // Background processes' events go to `/event` and to their session's MCP client.
+    let (events, _) = tokio::sync::broadcast::channel(1024);
+    let sender: tokio::sync::broadcast::Sender<toolgate_server::ServerEvent> = events;
+    let to_server = sender.clone();
+    app.shells.set_events(move |event| {
+        let _ = to_server.send(toolgate_server::ServerEvent::new(event.kind, event.properties));
+    });
     let parts = toolgate_server::Parts {
         gate: app.gate,
         questions,
         agent: setup.agent.clone(),
         trust: Some(Arc::new(trust)),
+        sessions: Some(Arc::new(SessionShells(app.shells.clone()))),
+        events: Some(sender),
     };
     Ok((parts, app.gateway))
+}
+
+/// The servers end a session's background processes through this.
+struct SessionShells(toolgate_builtins_shell::Shells);
+
+impl toolgate_server::SessionEnd for SessionShells {
+    fn end_session<'a>(&'a self, session: &'a str) -> toolgate_core::BoxFuture<'a, usize> {
+        Box::pin(self.0.end_session(session))
+    }
+
+    fn end_all(&self) -> toolgate_core::BoxFuture<'_, usize> {
+        Box::pin(self.0.end_all())
+    }
 }
 
 /// A multi-threaded runtime for the servers.

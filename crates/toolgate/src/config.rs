@@ -269,6 +269,26 @@ impl Config {
         (section.max_lines.map(|n| n.get()), section.max_bytes.map(|n| n.get()))
     }
 
+    /// `shells.*`: the limits of background processes.
+    pub(crate) fn shell_limits(&self) -> toolgate_builtins_shell::ShellLimits {
+        let section = self.settings.shells.unwrap_or_default();
+        let size = |n: toolgate_config::PositiveInt| usize::try_from(n.get()).unwrap_or(usize::MAX);
+        let mut limits = toolgate_builtins_shell::ShellLimits::default();
+        if let Some(n) = section.max_per_session {
+            limits = limits.with_per_session(size(n));
+        }
+        if let Some(n) = section.max_total {
+            limits = limits.with_total(size(n));
+        }
+        if let Some(n) = section.output_bytes {
+            limits = limits.with_ring_bytes(size(n));
+        }
+        if let Some(n) = section.log_bytes {
+            limits = limits.with_log_bytes(n.get());
+        }
+        limits
+    }
+
     /// `doom_loop_threshold`, when set.
     pub(crate) fn doom_loop_threshold(&self) -> Option<u64> {
         self.settings.doom_loop_threshold.map(|n| n.get())

@@ -208,9 +208,15 @@ pub(crate) struct Parts<'a> {
 
 /// The bash tool as `setup` configures it: its environment, its sandbox when on, and
 /// exec-time enforcement where the kernel supports it (with the sandbox off too).
-pub(crate) fn bash_tool(setup: &Parts<'_>, location: Location, permissions: Arc<dyn Permissions>) -> Tool {
+/// `bash` and the `shell_*` tools over `shells`, started through the sandbox settings.
+pub(crate) fn bash_tools(
+    setup: &Parts<'_>,
+    location: Location,
+    permissions: Arc<dyn Permissions>,
+    shells: toolgate_builtins_shell::Shells,
+) -> Vec<(&'static str, Tool)> {
     let env: Arc<[(OsString, OsString)]> = shell_environment(setup.config).into();
-    let mut options = BashOptions::default().with_env(env);
+    let mut options = BashOptions::default().with_env(env).with_shells(shells);
     let settings = &setup.sandbox;
     let guard = if settings.enforce_exec {
         match (guard_support(setup.dirs), exe()) {
@@ -223,7 +229,7 @@ pub(crate) fn bash_tool(setup: &Parts<'_>, location: Location, permissions: Arc<
                     "bash is disabled: the configuration requires the sandbox (sandbox.required), but exec-time \
                      enforcement is unavailable: {why}; set sandbox.enforce_exec to false to run without it"
                 ))));
-                return toolgate_builtins_shell::bash_tool_with(location, permissions, options);
+                return toolgate_builtins_shell::bash_tools(location, permissions, options);
             }
             (Err(why), _) => {
                 warn_unguarded(why);
@@ -268,7 +274,7 @@ pub(crate) fn bash_tool(setup: &Parts<'_>, location: Location, permissions: Arc<
             _ => warn_unsandboxed(support),
         }
     }
-    toolgate_builtins_shell::bash_tool_with(location, permissions, options)
+    toolgate_builtins_shell::bash_tools(location, permissions, options)
 }
 
 fn missing(support: &Support) -> String {

@@ -694,6 +694,10 @@ fn every_builtin_through_the_binary() {
             "webfetch",
             "websearch",
             "bash",
+            "shell_list",
+            "shell_output",
+            "shell_write",
+            "shell_kill",
             "todowrite",
             "question"
         ]

@@ -19,6 +19,7 @@
 //!
 //! The helpers they share are the `e2e` library (`tests/src`).
 
+mod background;
 mod cli;
 mod conformance;
 mod conformance_client;

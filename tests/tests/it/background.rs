@@ -1,0 +1,530 @@
+//! Background processes through the real front ends: a real HTTP server
+//! (`python3 -m http.server`) started in the background from `serve` (HTTP API) and from
+//! `mcp` (JSON-RPC over stdio), waited for, fetched through another call, its log read,
+//! killed, and `/proc` checked for anything left; sessions apart; the end of a session
+//! (`DELETE /session/{id}`, the MCP client gone) and SIGTERM to toolgate leave nothing.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use e2e::{Sandbox, Served};
+use serde_json::{Value, json};
+
+const TOKEN: &str = e2e::SERVER_TOKEN;
+
+/// A port nothing listens on now (bound, then released).
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// The processes (not zombies) whose command line holds `marker`.
+fn running_with(marker: &str) -> Vec<u32> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Some(pid) = entry.file_name().to_str().and_then(|name| name.parse::<u32>().ok()) else {
+            continue;
+        };
+        let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
+            continue;
+        };
+        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        if !cmdline.contains(marker) || pid == std::process::id() {
+            continue;
+        }
+        let zombie = std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+            matches!(
+                stat.rsplit(')').next().and_then(|rest| rest.split_whitespace().next()),
+                Some("Z" | "X")
+            )
+        });
+        if !zombie {
+            found.push(pid);
+        }
+    }
+    found
+}
+
+/// The `sleep` processes of [`with_children`] carrying `marker` that run.
+fn sleeps(marker: &str) -> usize {
+    running_with(&format!("86400.{marker}"))
+        .into_iter()
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|cmdline| cmdline.starts_with(b"sleep\0"))
+        })
+        .count()
+}
+
+/// Waits until the three `sleep`s of [`with_children`] with `marker` run.
+fn wait_for_sleeps(marker: &str) -> bool {
+    (0..1000).any(|_| {
+        std::thread::sleep(Duration::from_millis(10));
+        sleeps(marker) == 3
+    })
+}
+
+/// The shell ID in a background start's result.
+fn shell_id(text: &str) -> String {
+    let start = text
+        .find("(shell ID: ")
+        .unwrap_or_else(|| panic!("no shell ID in {text}"))
+        + "(shell ID: ".len();
+    text[start..].split(')').next().unwrap().to_string()
+}
+
+/// A marker no other run of these tests uses at the same time (`n` tells a test's apart).
+fn marker(n: u32) -> String {
+    format!("{}{n}", std::process::id())
+}
+
+/// A command that starts two processes carrying `marker` (one in the group, one that
+/// left it with `setsid`) and then runs `last`.
+fn with_children(marker: &str, last: &str) -> String {
+    format!("sleep 86400.{marker}1 & setsid sleep 86400.{marker}2 & {last}")
+}
+
+// ---------------------------------------------------------------- serve (HTTP API)
+
+fn client() -> reqwest::Client {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    reqwest::Client::builder()
+        .no_proxy()
+        .timeout(Duration::from_secs(120))
+        .build()
+        .unwrap()
+}
+
+/// One tool call over HTTP: the result's text and whether it is an error.
+async fn http_call(served: &Served, session: &str, tool: &str, input: Value) -> (String, bool) {
+    let response = client()
+        .post(format!("{}/session/{session}/call", served.base))
+        .bearer_auth(TOKEN)
+        .body(json!({"tool": tool, "input": input}).to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 200);
+    let body: Value = serde_json::from_slice(&response.bytes().await.unwrap()).unwrap();
+    let result = &body["result"];
+    let text = match &result["value"] {
+        Value::String(text) => text.clone(),
+        Value::Array(parts) => parts.iter().filter_map(|part| part["text"].as_str()).collect(),
+        other => other.to_string(),
+    };
+    (text, result["type"] == "error")
+}
+
+/// Reads `id`'s output over HTTP until it holds `wanted`.
+async fn http_read_until(served: &Served, session: &str, id: &str, wanted: &str) -> String {
+    let mut seen = String::new();
+    for _ in 0..60 {
+        let (text, error) = http_call(served, session, "shell_output", json!({"id": id, "wait_ms": 5000})).await;
+        assert!(!error, "{text}");
+        seen.push_str(&text);
+        if seen.contains(wanted) {
+            return seen;
+        }
+    }
+    panic!("never saw {wanted:?} in {seen}");
+}
+
+#[tokio::test]
+async fn a_dev_server_in_the_background_of_serve_is_waited_for_fetched_read_and_killed_leaving_nothing() {
+    let sandbox = Sandbox::new();
+    let served = sandbox.serve(&[]);
+    let port = free_port();
+    let marker = format!("http.server {port}");
+    let (started, error) = http_call(
+        &served,
+        "ses_web",
+        "bash",
+        json!({"command": format!("python3 -m http.server {port} --bind 127.0.0.1"), "background": true,
+               "wait_for": {"port": port, "timeout_ms": 60_000}}),
+    )
+    .await;
+    assert!(!error, "{started}");
+    assert!(
+        started.starts_with("Command moved to the background (shell ID: "),
+        "{started}"
+    );
+    assert!(
+        started.contains(&format!("Ready: port {port} accepts connections")),
+        "{started}"
+    );
+    let id = shell_id(&started);
+    assert_eq!(running_with(&marker).len(), 1, "the server runs");
+
+    let (fetched, error) = http_call(
+        &served,
+        "ses_web",
+        "bash",
+        json!({"command": format!("curl -s http://127.0.0.1:{port}/")}),
+    )
+    .await;
+    assert!(!error && fetched.contains("Directory listing for /"), "{fetched}");
+    let log = http_read_until(&served, "ses_web", &id, "\"GET / HTTP/1.1\" 200").await;
+    assert!(log.contains("Serving HTTP on 127.0.0.1"), "{log}");
+
+    // Another session sees nothing and can stop nothing.
+    let (listed, _) = http_call(&served, "ses_other", "shell_list", json!({})).await;
+    assert_eq!(listed, "No background processes in this session.");
+    let (refused, error) = http_call(&served, "ses_other", "shell_kill", json!({"id": id})).await;
+    assert!(error && refused.starts_with("No background process"), "{refused}");
+    assert_eq!(running_with(&marker).len(), 1, "still running");
+
+    let (listed, _) = http_call(&served, "ses_web", "shell_list", json!({})).await;
+    assert!(listed.contains(&id) && listed.contains("running"), "{listed}");
+    let (killed, error) = http_call(&served, "ses_web", "shell_kill", json!({"id": id})).await;
+    assert!(
+        !error && killed.starts_with(&format!("The background process {id} ended")),
+        "{killed}"
+    );
+    assert_eq!(running_with(&marker), Vec::<u32>::new(), "nothing is left");
+    assert!(std::net::TcpStream::connect(("127.0.0.1", port)).is_err());
+}
+
+#[tokio::test]
+async fn deleting_a_session_and_sigterm_to_serve_end_every_process_with_its_setsid_children() {
+    let sandbox = Sandbox::new();
+    let mut served = sandbox.serve(&[]);
+    let (ending, kept) = (marker(71), marker(72));
+    for (session, marker) in [("ses_end", ending.as_str()), ("ses_keep", kept.as_str())] {
+        let (started, error) = http_call(
+            &served,
+            session,
+            "bash",
+            json!({"command": with_children(marker, &format!("sleep 86400.{marker}3")), "background": true}),
+        )
+        .await;
+        assert!(!error, "{started}");
+    }
+    assert!(wait_for_sleeps(&ending) && wait_for_sleeps(&kept), "both trees run");
+
+    let response = client()
+        .delete(format!("{}/session/ses_end", served.base))
+        .bearer_auth(TOKEN)
+        .send()
+        .await
+        .unwrap();
+    let ended: Value = serde_json::from_slice(&response.bytes().await.unwrap()).unwrap();
+    assert_eq!(ended, json!({"ended": 1}));
+    assert_eq!(running_with(&format!("86400.{ending}")), Vec::<u32>::new());
+    assert_eq!(sleeps(&kept), 3, "another session's stay");
+
+    let killed = Command::new("kill")
+        .args(["-TERM", &served.child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let status = served.child.wait().unwrap();
+    assert!(status.success(), "{status:?}");
+    assert_eq!(
+        running_with(&format!("86400.{kept}")),
+        Vec::<u32>::new(),
+        "SIGTERM left them"
+    );
+}
+
+// ---------------------------------------------------------------- mcp (stdio)
+
+struct McpPipes {
+    child: std::process::Child,
+    input: Option<std::process::ChildStdin>,
+    output: std::sync::mpsc::Receiver<String>,
+    /// The notifications seen so far.
+    notifications: Vec<Value>,
+    next_id: u64,
+}
+
+impl McpPipes {
+    fn start(sandbox: &Sandbox) -> McpPipes {
+        let mut command = sandbox.command(&["mcp"]);
+        command
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null());
+        let mut child = command.spawn().unwrap();
+        let (sender, output) = std::sync::mpsc::channel();
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        std::thread::spawn(move || {
+            for line in stdout.lines() {
+                let Ok(line) = line else { break };
+                if sender.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut stdio = McpPipes {
+            input: child.stdin.take(),
+            child,
+            output,
+            notifications: Vec::new(),
+            next_id: 1,
+        };
+        stdio.request(
+            "initialize",
+            json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}),
+        );
+        stdio.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        stdio
+    }
+
+    fn send(&mut self, message: Value) {
+        let input = self.input.as_mut().unwrap();
+        writeln!(input, "{message}").unwrap();
+        input.flush().unwrap();
+    }
+
+    fn request(&mut self, method: &str, params: Value) -> Value {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        loop {
+            let line = self
+                .output
+                .recv_timeout(Duration::from_secs(120))
+                .unwrap_or_else(|e| panic!("no answer to {method} ({e})"));
+            let message: Value = serde_json::from_str(&line).unwrap();
+            if message["id"] == id && message.get("method").is_none() {
+                return message;
+            }
+            if message.get("id").is_none() {
+                self.notifications.push(message);
+            }
+        }
+    }
+
+    /// One tool call: its text and whether it is an error.
+    fn call(&mut self, tool: &str, arguments: Value) -> (String, bool) {
+        let answer = self.request("tools/call", json!({"name": tool, "arguments": arguments}));
+        let result = &answer["result"];
+        assert!(result.is_object(), "{answer}");
+        (
+            result["content"][0]["text"].as_str().unwrap_or_default().to_string(),
+            result["isError"] == true,
+        )
+    }
+}
+
+#[test]
+fn a_dev_server_in_the_background_of_mcp_is_waited_for_fetched_read_and_killed_leaving_nothing() {
+    let sandbox = Sandbox::new();
+    let mut mcp = McpPipes::start(&sandbox);
+    let port = free_port();
+    let marker = format!("http.server {port}");
+    let (started, error) = mcp.call(
+        "bash",
+        json!({"command": format!("python3 -m http.server {port} --bind 127.0.0.1"), "background": true,
+               "wait_for": {"port": port, "timeout_ms": 60_000}}),
+    );
+    assert!(
+        !error && started.contains(&format!("Ready: port {port} accepts connections")),
+        "{started}"
+    );
+    let id = shell_id(&started);
+    let (fetched, error) = mcp.call("bash", json!({"command": format!("curl -s http://127.0.0.1:{port}/")}));
+    assert!(!error && fetched.contains("Directory listing for /"), "{fetched}");
+    let mut log = String::new();
+    for _ in 0..60 {
+        let (text, error) = mcp.call("shell_output", json!({"id": id, "wait_ms": 5000}));
+        assert!(!error, "{text}");
+        log.push_str(&text);
+        if log.contains("\"GET / HTTP/1.1\" 200") {
+            break;
+        }
+    }
+    assert!(log.contains("\"GET / HTTP/1.1\" 200"), "{log}");
+    let (killed, error) = mcp.call("shell_kill", json!({"id": id}));
+    assert!(!error && killed.contains("ended"), "{killed}");
+    assert_eq!(running_with(&marker), Vec::<u32>::new(), "nothing is left");
+    // The client was told, without polling, that the process started and ended.
+    let (_, _) = mcp.call("shell_list", json!({}));
+    let kinds: Vec<String> = mcp
+        .notifications
+        .iter()
+        .filter(|n| n["method"] == "notifications/message")
+        .filter(|n| n["params"]["data"]["properties"]["id"] == json!(id))
+        .map(|n| n["params"]["data"]["type"].as_str().unwrap_or_default().to_string())
+        .collect();
+    assert_eq!(kinds.first().map(String::as_str), Some("shell.started"), "{kinds:?}");
+    assert!(kinds.iter().any(|kind| kind == "shell.exited"), "{kinds:?}");
+    drop(mcp.input.take());
+    assert!(mcp.child.wait().unwrap().success());
+}
+
+#[test]
+fn the_mcp_client_gone_or_sigterm_to_toolgate_ends_every_background_process() {
+    for (how, marker) in [("client gone", marker(81)), ("SIGTERM", marker(82))] {
+        let sandbox = Sandbox::new();
+        let mut mcp = McpPipes::start(&sandbox);
+        let (started, error) = mcp.call(
+            "bash",
+            json!({"command": with_children(&marker, &format!("sleep 86400.{marker}3")), "background": true}),
+        );
+        assert!(!error, "{started}");
+        let pattern = format!("86400.{marker}");
+        assert!(wait_for_sleeps(&marker), "{how}: the tree runs");
+        if how == "SIGTERM" {
+            let killed = Command::new("kill")
+                .args(["-TERM", &mcp.child.id().to_string()])
+                .status()
+                .unwrap();
+            assert!(killed.success());
+        } else {
+            drop(mcp.input.take());
+        }
+        let status = mcp.child.wait().unwrap();
+        assert!(status.success(), "{how}: {status:?}");
+        assert_eq!(running_with(&pattern), Vec::<u32>::new(), "{how} left processes behind");
+    }
+}
+
+#[test]
+fn a_call_that_starts_a_background_process_ends_it_when_toolgate_call_exits() {
+    let sandbox = Sandbox::new();
+    let marker = marker(91);
+    // Ready once both children were started: the call returns with the tree running.
+    let last = format!("echo up; sleep 86400.{marker}3");
+    let input = json!({"command": with_children(&marker, &last), "background": true, "wait_for": {"pattern": "^up$"}})
+        .to_string();
+    let (code, out, err) = sandbox.run(&["call", "bash", &input, "--auto"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains("Command moved to the background") && out.contains("Ready: "),
+        "{out}"
+    );
+    assert_eq!(running_with(&format!("86400.{marker}")), Vec::<u32>::new());
+}
+
+/// The events of `/event`, as `(type, data)`, read by a task.
+async fn events(served: &Served) -> tokio::sync::mpsc::UnboundedReceiver<(String, Value)> {
+    use futures_util::StreamExt;
+    let stream = client()
+        .get(format!("{}/event", served.base))
+        .bearer_auth(TOKEN)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(stream.status().as_u16(), 200);
+    let (sender, receiver) = tokio::sync::mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        let mut body = stream.bytes_stream();
+        let mut buffer = String::new();
+        while let Some(Ok(chunk)) = body.next().await {
+            buffer.push_str(&String::from_utf8_lossy(&chunk));
+            while let Some(end) = buffer.find("\n\n") {
+                let block: String = buffer.drain(..end + 2).collect();
+                let kind = block
+                    .lines()
+                    .find_map(|l| l.strip_prefix("event: "))
+                    .unwrap_or("")
+                    .to_string();
+                let data = block.lines().find_map(|l| l.strip_prefix("data: ")).unwrap_or("null");
+                let _ = sender.send((kind, serde_json::from_str(data).unwrap_or(Value::Null)));
+            }
+        }
+    });
+    receiver
+}
+
+/// The next event of type `wanted`.
+async fn next_event(events: &mut tokio::sync::mpsc::UnboundedReceiver<(String, Value)>, wanted: &str) -> Value {
+    loop {
+        let (kind, data) = tokio::time::timeout(Duration::from_secs(60), events.recv())
+            .await
+            .unwrap_or_else(|_| panic!("no {wanted} event"))
+            .unwrap();
+        if kind == wanted {
+            return data;
+        }
+    }
+}
+
+/// Answers the next `permission.asked` once; its resources.
+async fn approve_next(served: &Served, events: &mut tokio::sync::mpsc::UnboundedReceiver<(String, Value)>) -> Value {
+    let asked = next_event(events, "permission.asked").await;
+    let id = asked["properties"]["id"].as_str().unwrap().to_string();
+    let response = client()
+        .post(format!("{}/permission/{id}/reply", served.base))
+        .bearer_auth(TOKEN)
+        .body(r#"{"reply": "once"}"#)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 200);
+    asked["properties"]["resources"].clone()
+}
+
+/// A line written to a background shell is asked like a bash call, and the program it
+/// starts is decided again by the exec guard when it starts — an ask that reaches the
+/// person after the call that wrote it has returned; the process's life is on `/event`.
+#[tokio::test]
+async fn a_background_shell_asks_through_the_front_end_after_the_call_returned_and_its_life_is_on_the_event_stream() {
+    let sandbox = Sandbox::new();
+    sandbox.write(
+        "project/toolgate.json",
+        r#"{"permission": {"bash": {"*": "allow", "touch *": "ask"}}}"#,
+    );
+    let served = sandbox.serve(&[]);
+    let mut events = events(&served).await;
+    let base = served.base.clone();
+    let start = tokio::spawn(async move {
+        let response = client()
+            .post(format!("{base}/session/ses_sh/call"))
+            .bearer_auth(TOKEN)
+            .body(json!({"tool": "bash", "input": {"command": "bash", "background": true}}).to_string())
+            .send()
+            .await
+            .unwrap();
+        let body: Value = serde_json::from_slice(&response.bytes().await.unwrap()).unwrap();
+        body
+    });
+    // A shell reading its input may run anything, `touch` included: the start is asked.
+    assert_eq!(approve_next(&served, &mut events).await, json!(["bash"]));
+    let started = start.await.unwrap();
+    let id = shell_id(started["result"]["value"].as_str().unwrap());
+    let announced = next_event(&mut events, "shell.started").await;
+    assert_eq!(
+        (&announced["properties"]["sessionID"], &announced["properties"]["id"]),
+        (&json!("ses_sh"), &json!(id))
+    );
+
+    let base = served.base.clone();
+    let write_id = id.clone();
+    let write = tokio::spawn(async move {
+        let response = client()
+            .post(format!("{base}/session/ses_sh/call"))
+            .bearer_auth(TOKEN)
+            .body(json!({"tool": "shell_write", "input": {"id": write_id, "input": "touch made\n"}}).to_string())
+            .send()
+            .await
+            .unwrap();
+        let body: Value = serde_json::from_slice(&response.bytes().await.unwrap()).unwrap();
+        body
+    });
+    // The line, asked before it is written.
+    assert_eq!(approve_next(&served, &mut events).await, json!(["touch made"]));
+    let written = write.await.unwrap();
+    assert_eq!(written["result"]["type"], "text", "{written}");
+    assert!(!sandbox.project().join("made").exists());
+    // `touch` starting in the background shell: the exec guard asks, the call is over.
+    let resources = approve_next(&served, &mut events).await;
+    assert!(resources.to_string().contains("touch made"), "{resources}");
+    let made = (0..1000).any(|_| {
+        std::thread::sleep(Duration::from_millis(10));
+        sandbox.project().join("made").exists()
+    });
+    assert!(made, "the approved program ran");
+
+    let (killed, error) = http_call(&served, "ses_sh", "shell_kill", json!({"id": id})).await;
+    assert!(!error, "{killed}");
+    let exited = next_event(&mut events, "shell.exited").await;
+    assert_eq!(exited["properties"]["id"], json!(id));
+    assert_eq!(exited["properties"]["killed"], json!(true));
+}
