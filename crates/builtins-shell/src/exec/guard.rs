@@ -980,7 +980,7 @@ impl Worker {
             let spelled = spelled(first);
             same_forms.extend(spelled.forms.into_iter().chain(spelled.stricter));
         }
-        if !self.strict.by_file.is_empty()
+        if self.strict.scripts
             && let Some(file) = file
         {
             let by_name = name
@@ -995,7 +995,9 @@ impl Worker {
                     .filter(|(found, _)| found.same_file(file))
                     .map(|(_, opened)| opened)
             };
-            if by_name || self.strict.is_interpreter(file, &self.trusted.dirs, opened) {
+            // A program trusted under its name is an interpreter by that name alone; only
+            // an untrusted file (a copy) is looked at for the bytes of one.
+            if by_name || (name.is_none() && self.strict.is_interpreter(file, &self.trusted.dirs, opened)) {
                 same_forms.extend(self.scripts_of(pid, argv));
             }
         }

@@ -103,6 +103,9 @@ pub(super) struct StrictFiles {
     /// The files of [`INTERPRETERS`] in the trusted directories, by file and by size
     /// (a copy of `node` is `node`), found the first time a program is not one by name.
     interpreters: Option<(HashSet<(u64, u64)>, FilesBySize)>,
+    /// Whether any of the programs is a script (not an ELF program): only then can an
+    /// interpreter be given one to run.
+    pub(super) scripts: bool,
 }
 
 impl StrictFiles {
@@ -113,6 +116,7 @@ impl StrictFiles {
             by_file: HashMap::new(),
             by_size: HashMap::new(),
             interpreters: None,
+            scripts: false,
         };
         for word in words {
             let found = if word.starts_with('/') {
@@ -134,6 +138,9 @@ impl StrictFiles {
                 names.push(word.clone());
             }
             let path = std::fs::canonicalize(&path).unwrap_or(path);
+            if !strict.scripts {
+                strict.scripts = std::fs::File::open(&path).is_ok_and(|mut opened| !is_elf(&mut opened));
+            }
             strict.by_size.entry(file.size).or_default().push((path, word));
         }
         strict
