@@ -334,6 +334,10 @@ impl Server {
 /// Host and Origin first (a rebinding page never gets as far as the token), then the
 /// bearer token.
 async fn guard(State(server): State<Shared>, request: Request, next: Next) -> Response {
+    // The local socket's peer was checked to be the server's own user (`local`).
+    if request.extensions().get::<crate::local::LocalPeer>().is_some() {
+        return next.run(request).await;
+    }
     if let Err(refusal) = server.hosts.check(request.headers(), request.uri()) {
         return error(StatusCode::FORBIDDEN, refusal);
     }
@@ -732,6 +736,9 @@ pub struct Options {
     pub hosts: HostRule,
     /// Timeouts and the connection cap.
     pub limits: Limits,
+    /// The local socket for the terminal commands, bound by [`crate::local::bind`]
+    /// (`None`: no socket).
+    pub local: Option<Arc<std::os::unix::net::UnixListener>>,
 }
 
 impl Options {
@@ -741,7 +748,16 @@ impl Options {
             token: token.into(),
             hosts,
             limits: Limits::default(),
+            local: None,
         }
+    }
+
+    /// The same options, also serving the API on `listener` (from
+    /// [`crate::local::bind`]), a Unix socket only this user can use, without the token
+    /// (for `toolgate pending`, `approve`, `shells`).
+    pub fn local_socket(mut self, listener: std::os::unix::net::UnixListener) -> Options {
+        self.local = Some(Arc::new(listener));
+        self
     }
 
     /// The same options with other timeouts and connection cap.
@@ -855,6 +871,18 @@ pub async fn serve(parts: Parts, listener: tokio::net::TcpListener, options: Opt
     parts.gate.start_upkeep();
     let (router, server) = router(parts, &options);
     let (stop, stopped) = tokio::sync::watch::channel(false);
+    if let Some(local) = &options.local {
+        let listener = local
+            .try_clone()
+            .and_then(|listener| tokio::net::UnixListener::from_std(listener));
+        match listener {
+            Ok(listener) => {
+                tokio::spawn(crate::local::serve(listener, router.clone(), stopped.clone()));
+            }
+            // The HTTP API still works; only the terminal commands cannot reach it.
+            Err(error) => tracing::warn!("the local socket for the terminal commands: {error}"),
+        }
+    }
     let served = crate::listen::serve(listener, router, options.limits.clone(), stopped);
     tokio::pin!(served);
     tokio::select! {

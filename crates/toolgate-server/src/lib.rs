@@ -31,6 +31,7 @@
 mod http;
 mod hub;
 mod listen;
+pub mod local;
 mod mcp;
 mod trust;
 mod wire;
