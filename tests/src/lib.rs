@@ -293,6 +293,13 @@ impl LoadServer {
     }
 }
 
+impl LoadServer {
+    /// The server's process id (its CPU time and memory are read in `/proc`).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+}
+
 impl Drop for LoadServer {
     fn drop(&mut self) {
         let _ = self.child.kill();

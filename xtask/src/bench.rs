@@ -703,6 +703,50 @@ static FIGURES: &[Figure] = &[
         target: Target::AtMost(0.0),
         how: "the same run: lines a rule denies outright (none may be)",
     },
+    Figure {
+        issue: 25,
+        name: "background: start-to-ready of `python3 -m http.server` with `wait_for: {port}`, over the server's own start (median difference)",
+        unit: "ms",
+        source: Source::Example {
+            example: "shells_bench",
+            key: "ready_added_ms",
+        },
+        target: Target::AtMost(20.0),
+        how: "whole process, `tests/examples/shells_bench.rs`: one HTTP call to the release `serve` (`bash` with `background: true` and `wait_for: {port}`, polled every 10 ms) against the same server started directly and connected to every millisecond until it accepts; interleaved, median of 15 each",
+    },
+    Figure {
+        issue: 25,
+        name: "background: `shell_output` round trip over HTTP (median)",
+        unit: "ms",
+        source: Source::Example {
+            example: "shells_bench",
+            key: "output_round_trip_ms",
+        },
+        target: Target::AtMost(2.0),
+        how: "whole process, `tests/examples/shells_bench.rs`: 200 `shell_output` calls (`since: 0`) on a running process, after 20 warm-ups",
+    },
+    Figure {
+        issue: 25,
+        name: "background: 64 live processes each printing 1 MB/s, toolgate's CPU (share of one core)",
+        unit: "%",
+        source: Source::Example {
+            example: "shells_bench",
+            key: "flood_cpu_percent",
+        },
+        target: Target::AtMost(25.0),
+        how: "whole process, `tests/examples/shells_bench.rs`: 4 sessions × 16 `python3` writers of 64 KiB 16 times a second; the server's utime + stime over 10 s (`/proc/<pid>/stat`) ÷ 10 s",
+    },
+    Figure {
+        issue: 25,
+        name: "background: 64 live processes each printing 1 MB/s, toolgate's peak RSS",
+        unit: "MiB",
+        source: Source::Example {
+            example: "shells_bench",
+            key: "flood_peak_rss_mib",
+        },
+        target: Target::AtMost(128.0),
+        how: "the same run: `VmHWM` of the server at the end (64 rings of 1 MiB are kept)",
+    },
 ];
 
 struct Measured<'a> {
@@ -749,6 +793,7 @@ const RELEASE_EXAMPLES: &[&str] = &[
     "mcp_fanout",
     "mcp_gateway",
     "http_idle_attackers",
+    "shells_bench",
 ];
 
 /// Runs the benchmarks whose figure name, bench or example matches `filter` (all without

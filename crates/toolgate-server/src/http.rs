@@ -477,6 +477,9 @@ async fn call(State(server): State<Shared>, Path(session): Path<String>, body: B
 
 /// `DELETE /session/{id}`: the session is over; what it started in the background ends.
 async fn end_session(State(server): State<Shared>, Path(session): Path<String>) -> Response {
+    // What the session still waits on is declined first: an ask answered after the
+    // session ended would start something nobody owns any more.
+    server.service().cancel_session(&session);
     let ended = match &server.parts.sessions {
         Some(sessions) => sessions.end_session(&session).await,
         None => 0,

@@ -78,9 +78,44 @@ pub fn bind(path: &Path) -> Result<std::os::unix::net::UnixListener, LocalError>
     Ok(listener)
 }
 
-/// Whether the peer of `stream` runs as this process's effective user.
-fn same_user(stream: &UnixStream) -> bool {
-    rustix::net::sockopt::socket_peercred(stream).is_ok_and(|peer| peer.uid == rustix::process::geteuid())
+/// Whether the peer of `stream` is a person's process: it runs as this process's
+/// effective user and does not descend from this server. Every command the server runs
+/// (bash, a background process, an MCP server) is a descendant; one of them must not
+/// answer its own asks through this door. A descendant that left the tree (a double
+/// fork) is reparented above the server and is not caught here: the exec guard checks
+/// what it starts, and README lists the limit.
+fn a_persons_peer(stream: &UnixStream) -> bool {
+    let Ok(peer) = rustix::net::sockopt::socket_peercred(stream) else {
+        return false;
+    };
+    peer.uid == rustix::process::geteuid()
+        && !descends_from(peer.pid.as_raw_nonzero().get().unsigned_abs(), std::process::id())
+}
+
+/// Whether `pid`'s chain of parents (`/proc/<pid>/stat`) reaches `ancestor`. A chain that
+/// cannot be read counts as descending: the peer is refused rather than trusted.
+pub(crate) fn descends_from(pid: u32, ancestor: u32) -> bool {
+    let mut current = pid;
+    for _ in 0..4096 {
+        if current == ancestor {
+            return true;
+        }
+        if current <= 1 {
+            return false;
+        }
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{current}/stat")) else {
+            return true;
+        };
+        let parent = stat
+            .rfind(')')
+            .and_then(|at| stat[at + 1..].split_whitespace().nth(1))
+            .and_then(|field| field.parse::<u32>().ok());
+        match parent {
+            Some(parent) => current = parent,
+            None => return true,
+        }
+    }
+    true
 }
 
 /// Serves `router` on `listener` until `closing` turns true. Connections of other users
@@ -95,7 +130,7 @@ pub(crate) async fn serve(listener: UnixListener, router: Router, mut closing: t
             tokio::time::sleep(std::time::Duration::from_millis(20)).await;
             continue;
         };
-        if !same_user(&stream) {
+        if !a_persons_peer(&stream) {
             continue;
         }
         let router = router.clone();
@@ -166,4 +201,24 @@ pub async fn request(
     }
     let value = serde_json::from_slice(&body).map_err(|e| LocalError::Protocol(e.to_string()))?;
     Ok((status, value))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::descends_from;
+
+    #[test]
+    fn a_child_descends_and_a_stranger_does_not() {
+        let me = std::process::id();
+        assert!(descends_from(me, me));
+        let mut child = std::process::Command::new("sleep").arg("5").spawn().unwrap();
+        assert!(descends_from(child.id(), me));
+        let _ = child.kill();
+        let _ = child.wait();
+        assert!(!descends_from(1, me), "init is nobody's descendant");
+        let parent = std::os::unix::process::parent_id();
+        assert!(!descends_from(parent, me), "the parent is above, not below");
+    }
 }

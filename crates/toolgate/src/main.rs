@@ -101,6 +101,11 @@ echo '{\"command\": \"cargo test\"}' | toolgate call bash - --auto\n  toolgate c
         /// Run bash in this sandbox mode (off, read-only, workspace-write), over the config's.
         #[arg(long, value_name = "MODE", value_parser = parse_mode)]
         sandbox: Option<toolgate_sandbox::Mode>,
+        /// Let background processes the call starts outlive it: `toolgate call` exits once
+        /// the answer is printed, and a holder process keeps them (output logged, every exec
+        /// checked) until they end or it gets SIGINT/SIGTERM.
+        #[arg(long)]
+        detach: bool,
     },
     /// Which effect the rules give an action on resources, and which rule decides.
     #[command(
@@ -379,6 +384,20 @@ fn main() -> ExitCode {
             auto,
             json,
             sandbox,
+            detach,
+        } if detach && std::env::var_os(run::HOLD_ENV).is_none() => {
+            let _ = (tool, input, project, session, auto, json, sandbox);
+            run::detach()
+        }
+        Command::Call {
+            tool,
+            input,
+            project,
+            session,
+            auto,
+            json,
+            sandbox,
+            ..
         } => run::call(
             &project,
             run::CallArgs {

@@ -66,6 +66,16 @@ impl RuntimeFile {
         use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
         let (path, socket) = paths(data, dir);
         let run = run_dir(data);
+        if let Some(other) = std::fs::read_to_string(&path)
+            .ok()
+            .and_then(|text| serde_json::from_str::<Runtime>(&text).ok())
+            .filter(|other| Path::new(&format!("/proc/{}", other.pid)).exists() && other.pid != std::process::id())
+        {
+            eprintln!(
+                "toolgate: warning: another `toolgate serve` of this project runs (pid {}, {}); `toolgate pending`, `approve` and `shells` reach this one from now on",
+                other.pid, other.address
+            );
+        }
         std::fs::DirBuilder::new().recursive(true).mode(0o700).create(&run)?;
         std::fs::set_permissions(&run, std::fs::Permissions::from_mode(0o700))?;
         let runtime = Runtime {
@@ -125,8 +135,30 @@ fn find(project: &Project) -> Result<Runtime, Failure> {
         ))
     };
     let text = std::fs::read_to_string(&path).map_err(|_| not_running())?;
-    serde_json::from_str(&text)
-        .map_err(|e| Failure::runtime(format!("{}: not a runtime file ({e}); remove it", path.display())))
+    let runtime: Runtime = serde_json::from_str(&text)
+        .map_err(|e| Failure::runtime(format!("{}: not a runtime file ({e}); remove it", path.display())))?;
+    // Only what this user made alone is followed: an answer sent to a socket someone
+    // else planted would be a person's approval in a stranger's hands.
+    ours_alone(&path)?;
+    ours_alone(&runtime.socket)?;
+    Ok(runtime)
+}
+
+/// `path` (not followed if a link) is owned by this user and nobody else may write it.
+fn ours_alone(path: &Path) -> Result<(), Failure> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::symlink_metadata(path)
+        .map_err(|e| Failure::runtime(format!("{}: {e} (is `toolgate serve` running?)", path.display())))?;
+    let me = rustix::process::geteuid().as_raw();
+    if meta.uid() != me || meta.mode() & 0o022 != 0 || meta.file_type().is_symlink() {
+        return Err(Failure::runtime(format!(
+            "{}: not this user's own (owner {}, mode {:o}): not followed; remove it and restart `toolgate serve`",
+            path.display(),
+            meta.uid(),
+            meta.mode() & 0o7777
+        )));
+    }
+    Ok(())
 }
 
 /// One request to the project's server; the answer's JSON, or a failure in one line.
@@ -190,7 +222,11 @@ pub(crate) fn pending(project: &Project, as_json: bool) -> Result<(), Failure> {
             text(ask, "id"),
             text(ask, "sessionID"),
             text(ask, "action"),
-            list(ask, "resources").join("  ")
+            list(ask, "resources")
+                .iter()
+                .map(|r| one_line(r))
+                .collect::<Vec<_>>()
+                .join("  ")
         );
         let save = list(ask, "save");
         if !save.is_empty() {
@@ -207,6 +243,19 @@ pub(crate) fn answer(project: &Project, id: &str, reply: &str, message: Option<&
     if let Some(message) = message {
         body["message"] = json!(message);
     }
+    // What "always" would save, to say what it did.
+    let saves = if reply == "always" {
+        call(project, "GET", "/permission", None)?
+            .as_array()
+            .and_then(|asks| {
+                asks.iter()
+                    .find(|ask| ask.get("id").and_then(Value::as_str) == Some(id))
+                    .cloned()
+            })
+            .map(|ask| list(&ask, "save"))
+    } else {
+        None
+    };
     let path = format!("/permission/{}/reply", percent(id));
     call(project, "POST", &path, Some(&body)).map_err(|failure| {
         if failure.message.starts_with("no pending permission request") {
@@ -218,10 +267,11 @@ pub(crate) fn answer(project: &Project, id: &str, reply: &str, message: Option<&
             failure
         }
     })?;
-    let done = match reply {
-        "always" => "allowed, and saved",
-        "once" => "allowed once",
-        _ => "rejected",
+    let done = match (reply, saves) {
+        ("always", Some(saves)) if !saves.is_empty() => format!("allowed, and saved: {}", saves.join(", ")),
+        ("always", _) => "allowed once (it has nothing that can be saved)".to_string(),
+        ("once", _) => "allowed once".to_string(),
+        _ => "rejected".to_string(),
     };
     outln!("{id}: {done}");
     Ok(())
@@ -304,6 +354,26 @@ pub(crate) fn shells(
     Ok(())
 }
 
+/// A resource on one line of a terminal: control characters (line breaks, tabs, the
+/// escape sequences that could move the cursor or hide text) shown escaped, `\n`,
+/// `\u{1b}`, and at most 160 characters shown (a multi-line script would otherwise break
+/// the list apart, and an escape sequence could make a command look like another).
+pub(crate) fn one_line(text: &str) -> String {
+    let mut shown = String::new();
+    for (count, c) in text.chars().enumerate() {
+        if count == 160 {
+            shown.push('…');
+            break;
+        }
+        if c.is_control() || matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}') {
+            shown.extend(c.escape_default());
+        } else {
+            shown.push(c);
+        }
+    }
+    shown
+}
+
 /// `id` as one path segment: ids are `[A-Za-z0-9_]`, anything else is escaped.
 fn percent(id: &str) -> String {
     id.bytes()
@@ -319,7 +389,15 @@ fn percent(id: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{key, percent};
+    use super::{key, one_line, percent};
+
+    #[test]
+    fn a_resource_is_one_terminal_line_whatever_it_holds() {
+        assert_eq!(one_line("rm -rf /\x1b[2K\rls"), "rm -rf /\\u{1b}[2K\\rls");
+        assert_eq!(one_line("a\nb\tc"), "a\\nb\\tc");
+        assert_eq!(one_line("x\u{202e}y"), "x\\u{202e}y");
+        assert_eq!(one_line(&"é".repeat(200)).chars().count(), 161);
+    }
 
     #[test]
     fn keys_are_stable_and_ids_stay_one_segment() {

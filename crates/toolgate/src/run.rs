@@ -125,6 +125,9 @@ pub(crate) fn call(project: &Project, args: CallArgs<'_>) -> Result<(), Failure>
         .map(str::to_string)
         .unwrap_or_else(|| toolgate_core::ascending_id("ses"));
     let runtime = runtime()?;
+    // `--detach`: this is the process that holds the background processes after the
+    // caller got its answer (see `detach`).
+    let hold = std::env::var_os(HOLD_ENV).map(std::path::PathBuf::from);
     let settled = runtime.block_on(async {
         // Spill files older than 7 days go also when only short-lived calls run (spec
         // §3.6): at most one scan a day between all of them, beside the call.
@@ -139,10 +142,142 @@ pub(crate) fn call(project: &Project, args: CallArgs<'_>) -> Result<(), Failure>
         if let Some(prompt) = prompt {
             prompt.abort();
         }
-        app.shutdown().await;
+        if hold.is_none() {
+            app.shutdown().await;
+        }
         let _ = upkeep.await;
         settled
     });
+    let result = report(settled, &args, &app);
+    let Some(status) = hold else { return result };
+    // Nobody is at a prompt any more: an ask from now on (an exec the guard stops) is
+    // declined, unless --auto answers it.
+    if mode == AskMode::Interactive {
+        setup.service.shutdown();
+    }
+    hold_until_idle(&runtime, &app, &status, result)
+}
+
+/// The variable that makes `toolgate call` the holder of a `--detach`ed call: it names
+/// the file the exit code goes to.
+pub(crate) const HOLD_ENV: &str = "TOOLGATE_DETACH_STATUS";
+
+/// The holder's part: tells the caller the exit code, lets go of its pipes (the caller
+/// sees them close and goes on), then keeps the background processes — their output
+/// read, their execs checked — until every one ended or a SIGINT or SIGTERM came, and
+/// ends what is left. A closed terminal (SIGHUP) does not end them: that is what
+/// `--detach` asks for.
+fn hold_until_idle(
+    runtime: &tokio::runtime::Runtime,
+    app: &crate::app::App,
+    status: &std::path::Path,
+    result: Result<(), Failure>,
+) -> Result<(), Failure> {
+    use std::io::Write;
+    let code = match &result {
+        Ok(()) => 0,
+        Err(failure) => {
+            if !failure.message.is_empty() {
+                eprintln!(
+                    "toolgate: {}",
+                    failure.message.split_whitespace().collect::<Vec<_>>().join(" ")
+                );
+            }
+            failure.code
+        }
+    };
+    let _ = std::io::stdout().flush();
+    let _ = std::io::stderr().flush();
+    let _ = std::fs::write(status, code.to_string());
+    if let Ok(null) = std::fs::OpenOptions::new().read(true).write(true).open("/dev/null") {
+        let _ = rustix::stdio::dup2_stdin(&null);
+        let _ = rustix::stdio::dup2_stdout(&null);
+        let _ = rustix::stdio::dup2_stderr(&null);
+    }
+    runtime.block_on(async {
+        use tokio::signal::unix::{SignalKind, signal};
+        let _hangup = signal(SignalKind::hangup());
+        let mut terminate = signal(SignalKind::terminate()).ok();
+        tokio::select! {
+            () = app.shells.wait_idle() => {}
+            _ = tokio::signal::ctrl_c() => {}
+            _ = async { match terminate.as_mut() { Some(s) => { s.recv().await; } None => std::future::pending::<()>().await } } => {}
+        }
+        app.shutdown().await;
+    });
+    Err(Failure {
+        code,
+        message: String::new(),
+    })
+}
+
+/// `toolgate call --detach`: runs the same call in a holder process (this binary again,
+/// with [`HOLD_ENV`]) and passes its output through; once the holder let go of its
+/// output the answer is complete, and this process exits with the holder's code while
+/// the holder keeps the background processes under the same rules.
+pub(crate) fn detach() -> Result<(), Failure> {
+    let exe = std::env::current_exe().map_err(|e| Failure::runtime(format!("cannot find this program: {e}")))?;
+    let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).filter(|arg| arg != "--detach").collect();
+    let status = std::env::temp_dir().join(format!(
+        ".toolgate-detach-{}-{}",
+        std::process::id(),
+        toolgate_core::ascending_id("d")
+    ));
+    let mut child = std::process::Command::new(exe)
+        .args(&args)
+        .env(HOLD_ENV, &status)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .map_err(|e| Failure::runtime(format!("cannot start the call: {e}")))?;
+    let relay = |from: Option<Box<dyn std::io::Read + Send>>, to: fn() -> Box<dyn std::io::Write>| {
+        std::thread::spawn(move || {
+            if let Some(mut from) = from {
+                let _ = std::io::copy(&mut from, &mut to());
+            }
+        })
+    };
+    let out = relay(
+        child
+            .stdout
+            .take()
+            .map(|s| Box::new(s) as Box<dyn std::io::Read + Send>),
+        || Box::new(std::io::stdout()),
+    );
+    let err = relay(
+        child
+            .stderr
+            .take()
+            .map(|s| Box::new(s) as Box<dyn std::io::Read + Send>),
+        || Box::new(std::io::stderr()),
+    );
+    let _ = out.join();
+    let _ = err.join();
+    let code = match std::fs::read_to_string(&status) {
+        Ok(text) => {
+            let _ = std::fs::remove_file(&status);
+            text.trim().parse::<u8>().unwrap_or(1)
+        }
+        // The holder ended before it answered (killed, or it failed to start the call).
+        Err(_) => child
+            .wait()
+            .ok()
+            .and_then(|status| status.code())
+            .and_then(|code| u8::try_from(code).ok())
+            .unwrap_or(1),
+    };
+    Err(Failure {
+        code,
+        message: String::new(),
+    })
+}
+
+/// What `call` prints for a settled call, and its exit code.
+fn report(
+    settled: Result<toolgate_gate::Settled, GateError>,
+    args: &CallArgs<'_>,
+    app: &crate::app::App,
+) -> Result<(), Failure> {
     let settled = match settled {
         Ok(settled) => settled.settlement,
         Err(denied @ GateError::Unknown { denied: Some(_), .. }) => {

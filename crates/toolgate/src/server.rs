@@ -118,11 +118,7 @@ async fn announce_asks(mut events: tokio::sync::broadcast::Receiver<toolgate_per
                 let resources: Vec<String> = request
                     .resources
                     .iter()
-                    .map(|resource| resource.split_whitespace().collect::<Vec<_>>().join(" "))
-                    .map(|resource| match resource.char_indices().nth(120) {
-                        Some((at, _)) => format!("{}…", &resource[..at]),
-                        None => resource,
-                    })
+                    .map(|resource| crate::remote::one_line(resource))
                     .collect();
                 eprintln!(
                     "toolgate: ask {} ({} in session {}): {} — `toolgate approve {}` [--always] or `toolgate reject {}`",

@@ -402,6 +402,82 @@ fn a_call_that_starts_a_background_process_ends_it_when_toolgate_call_exits() {
     assert_eq!(running_with(&format!("86400.{marker}")), Vec::<u32>::new());
 }
 
+fn parent_of(pid: u32) -> u32 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let after = &stat[stat.rfind(')').unwrap() + 2..];
+    after.split(' ').nth(1).unwrap().parse().unwrap()
+}
+
+fn gone(marker: &str) -> bool {
+    (0..200).any(|_| {
+        std::thread::sleep(Duration::from_millis(100));
+        running_with(marker).is_empty()
+    })
+}
+
+/// `call --detach`: the call returns once its answer is printed, and a holder keeps the
+/// background process (its execs still checked) until the process ends by itself or
+/// the holder is stopped; the exit code is the call's.
+#[test]
+fn a_detached_call_returns_and_its_holder_keeps_the_process_until_it_ends_or_is_stopped() {
+    let sandbox = Sandbox::new();
+    let marker = marker(95);
+    let input = json!({"command": format!("echo up; exec sleep 86400.{marker}"), "background": true,
+                       "wait_for": {"pattern": "^up$"}})
+    .to_string();
+    let (code, out, err) = sandbox.run(&["call", "bash", &input, "--auto", "--detach"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains("Command moved to the background") && out.contains("Ready: "),
+        "{out}"
+    );
+    let sleeping: Vec<u32> = running_with(&format!("86400.{marker}"))
+        .into_iter()
+        .filter(|pid| std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| c.starts_with(b"sleep\0")))
+        .collect();
+    assert_eq!(sleeping.len(), 1, "the process outlived the call");
+    let holder = parent_of(sleeping[0]);
+    let cmdline =
+        String::from_utf8_lossy(&std::fs::read(format!("/proc/{holder}/cmdline")).unwrap()).replace('\0', " ");
+    assert!(
+        cmdline.contains(" call bash ") && !cmdline.contains("--detach"),
+        "{cmdline}"
+    );
+    rustix::process::kill_process(
+        rustix::process::Pid::from_raw(holder as i32).unwrap(),
+        rustix::process::Signal::TERM,
+    )
+    .unwrap();
+    assert!(gone(&marker), "SIGTERM to the holder ends the process, and the holder");
+
+    // A process that ends by itself: the holder goes with it.
+    let marker = format!("{marker}7");
+    let input = json!({"command": format!("echo up; sleep 1.{marker}"), "background": true,
+                       "wait_for": {"pattern": "^up$"}})
+    .to_string();
+    let (code, out, err) = sandbox.run(&["call", "bash", &input, "--auto", "--detach"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(gone(&marker), "the holder exits once its processes ended");
+
+    // The call's own exit code and error come through.
+    let plain = sandbox.run(&["call", "bash", r#"{"command": "echo out; exit 3"}"#, "--auto"]);
+    let detached = sandbox.run(&[
+        "call",
+        "bash",
+        r#"{"command": "echo out; exit 3"}"#,
+        "--auto",
+        "--detach",
+    ]);
+    assert_eq!(plain, detached);
+    assert!(
+        detached.1.contains("out") && detached.1.contains("code 3"),
+        "{detached:?}"
+    );
+    let (code, _, err) = sandbox.run(&["call", "no_such_tool", "{}", "--detach"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("unknown tool"), "{err}");
+}
+
 /// The events of `/event`, as `(type, data)`, read by a task.
 async fn events(served: &Served) -> tokio::sync::mpsc::UnboundedReceiver<(String, Value)> {
     use futures_util::StreamExt;
@@ -637,6 +713,10 @@ except (ConnectionResetError, BrokenPipeError):\n    print(repr(b''))";
             String::from_utf8_lossy(&out.stderr)
         );
         std::fs::set_permissions(&run, std::fs::Permissions::from_mode(0o700)).unwrap();
+        // A socket others may write is not followed by the terminal commands.
+        let (code, refused) = cli(&sandbox, &["pending"]);
+        assert!(code == 1 && refused.contains("not this user's own"), "{refused}");
+        std::fs::set_permissions(socket, std::fs::Permissions::from_mode(0o600)).unwrap();
     }
 
     let call = |command: &'static str| {
@@ -664,6 +744,38 @@ except (ConnectionResetError, BrokenPipeError):\n    print(repr(b''))";
         }
         panic!("no ask became pending");
     };
+
+    // A command the server runs is the server's descendant: it cannot answer asks there,
+    // even as the same user with the socket's path in hand.
+    {
+        let socket = files
+            .iter()
+            .find(|p| p.extension().is_some_and(|e| e == "sock"))
+            .unwrap();
+        let probe = format!(
+            "/usr/bin/python3 -c \"import socket\ns=socket.socket(socket.AF_UNIX)\ns.connect('{}')\n\
+try:\n    s.sendall(b'GET /permission HTTP/1.1\\r\\nHost: localhost\\r\\n\\r\\n')\n    print('ANSWER', s.recv(4096))\n\
+except OSError:\n    print('ANSWER', b'')\"",
+            socket.display()
+        );
+        let base = served.base.clone();
+        let probing = tokio::spawn(async move {
+            let response = client()
+                .post(format!("{base}/session/ses_term/call"))
+                .bearer_auth(TOKEN)
+                .body(json!({"tool": "bash", "input": {"command": probe}}).to_string())
+                .send()
+                .await
+                .unwrap();
+            serde_json::from_slice::<Value>(&response.bytes().await.unwrap()).unwrap()
+        });
+        // Inline code is asked about: the person allows it from the terminal.
+        let (id, _) = pending_id();
+        let _ = stderr_lines.recv_timeout(Duration::from_secs(30));
+        assert_eq!(cli(&sandbox, &["approve", &id]).0, 0);
+        let out = probing.await.unwrap().to_string();
+        assert!(out.contains("ANSWER b''"), "a descendant got an answer: {out}");
+    }
 
     // Approve once.
     let first = call("touch once");

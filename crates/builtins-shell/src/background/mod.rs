@@ -141,6 +141,8 @@ struct Inner {
     sink: Mutex<Option<EventSink>>,
     /// Whether the tracker task runs.
     tracking: AtomicBool,
+    /// When old log files were last removed (seconds since the epoch; 0: never).
+    swept: std::sync::atomic::AtomicU64,
 }
 
 #[derive(Default)]
@@ -261,6 +263,10 @@ pub(crate) struct Proc {
     pub(crate) log: PathBuf,
     /// Whether its program is a shell: input written to it is a command line.
     pub(crate) shell_program: bool,
+    /// Whether earlier input may have left the shell in a state the analysis of a new
+    /// line cannot see (a function, an alias, an unfinished line): every later line is
+    /// then also asked for as it is.
+    pub(crate) stateful: AtomicBool,
     /// What its exec guard lets start as predicted: a line written to the shell and
     /// approved adds its parts, so its programs are not asked about a second time.
     predicted: Option<exec::Predicted>,
@@ -330,6 +336,7 @@ impl Shells {
                 table: Mutex::new(Table::default()),
                 sink: Mutex::new(None),
                 tracking: AtomicBool::new(false),
+                swept: std::sync::atomic::AtomicU64::new(0),
             }),
         }
     }
@@ -382,6 +389,21 @@ impl Shells {
             proc.terminate();
         }
         Some(running)
+    }
+
+    /// Waits until no process runs (a `--detach`ed `toolgate call` holds its processes
+    /// until then).
+    pub async fn wait_idle(&self) {
+        loop {
+            let running: Vec<Arc<Proc>> = lock(&self.inner.table)
+                .procs
+                .values()
+                .filter(|proc| proc.running())
+                .cloned()
+                .collect();
+            let Some(first) = running.first() else { return };
+            first.wait_end(Duration::from_secs(3600)).await;
+        }
     }
 
     /// Ends every process of `session` (its whole tree, TERM then KILL after 3 s) and
@@ -490,14 +512,33 @@ impl Shells {
         let failed =
             |error: std::io::Error| ToolFailure::new(format!("Unable to execute command: {}: {error}", spawn.command));
         let id = toolgate_core::ascending_id("shell");
+        // The user's alone: a command's output holds what it printed, secrets included.
+        {
+            use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+            let _ = std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(&self.inner.dir);
+            let _ = std::fs::set_permissions(&self.inner.dir, std::fs::Permissions::from_mode(0o700));
+        }
         std::fs::create_dir_all(&self.inner.dir).map_err(|error| {
             ToolFailure::new(format!(
                 "Unable to create the output directory {}: {error}",
                 self.inner.dir.display()
             ))
         })?;
+        self.sweep();
         let log = self.inner.dir.join(format!("{id}.log"));
-        let file = std::fs::File::create(&log).map_err(failed)?;
+        let file = {
+            use std::os::unix::fs::OpenOptionsExt;
+            std::fs::OpenOptions::new()
+                .write(true)
+                .create(true)
+                .truncate(true)
+                .mode(0o600)
+                .open(&log)
+                .map_err(failed)?
+        };
         let (reader, writer, theirs) = io::open(tty).map_err(failed)?;
         let predicted = guard.as_ref().and_then(exec::Guard::predictions);
         let started = exec::start(
@@ -523,6 +564,7 @@ impl Shells {
             tty: tty.is_some(),
             log: log.clone(),
             shell_program: is_shell_program(spawn.command),
+            stateful: AtomicBool::new(false),
             predicted,
             writer,
             out: Mutex::new(Out {
@@ -559,6 +601,30 @@ impl Shells {
         ));
         self.track();
         Ok(proc)
+    }
+
+    /// Removes log files older than [`LOG_MAX_AGE`] that no listed process writes, at
+    /// most once every [`SWEEP_EVERY`], off the async workers: the directory is shared by
+    /// every front end of this data directory and would otherwise only grow.
+    fn sweep(&self) {
+        let now = now_ms() / 1000;
+        let last = self.inner.swept.load(Ordering::Relaxed);
+        if now.saturating_sub(last) < SWEEP_EVERY.as_secs()
+            || self
+                .inner
+                .swept
+                .compare_exchange(last, now, Ordering::SeqCst, Ordering::Relaxed)
+                .is_err()
+        {
+            return;
+        }
+        let dir = self.inner.dir.clone();
+        let keep: std::collections::HashSet<PathBuf> = lock(&self.inner.table)
+            .procs
+            .values()
+            .map(|proc| proc.log.clone())
+            .collect();
+        tokio::task::spawn_blocking(move || sweep_logs(&dir, &keep, SystemTime::now()));
     }
 
     /// Starts the tracker unless it runs: once a second, while any process lives, every
@@ -622,21 +688,44 @@ fn release(inner: &Inner, session: &str) {
         .collect();
     if ended.len() > MAX_ENDED_PER_SESSION {
         for id in &ended[..ended.len() - MAX_ENDED_PER_SESSION] {
-            table.procs.remove(id);
+            // Forgotten, so nobody can read it through the tools: its log goes too, or
+            // the logs would grow with every process started (64 MiB each at most).
+            if let Some(proc) = table.procs.remove(id) {
+                let _ = std::fs::remove_file(&proc.log);
+            }
         }
     }
 }
 
-/// Whether `command` runs a shell: its first word (after `exec`, `env` and assignments)
-/// names one. Input written to such a process is a command line, analysed as one.
+/// Whether `command` runs a shell somewhere in it (see the list below). Input written to
+/// such a process is a command line, analysed as one.
 fn is_shell_program(command: &str) -> bool {
-    const SHELLS: [&str; 8] = ["bash", "sh", "dash", "zsh", "ksh", "mksh", "ash", "fish"];
-    let program = command
-        .split_whitespace()
-        .find(|word| !matches!(*word, "exec" | "env" | "command") && !word.contains('='));
-    program
+    // Any word naming a shell, or something that runs its input as commands (`eval`,
+    // `source`, `script`, which starts `$SHELL`), makes the input a command line: behind
+    // `cat |`, `nice`, `timeout 9`, `stdbuf -oL`, `xargs … bash -c` a shell still reads it.
+    // Taking too much for a shell costs an analysis; taking too little skipped the rules.
+    const RUNS_INPUT: [&str; 12] = [
+        "bash", "sh", "dash", "zsh", "ksh", "mksh", "ash", "fish", "eval", "source", ".", "script",
+    ];
+    command
+        .split(|c: char| c.is_whitespace() || matches!(c, '|' | ';' | '&' | '(' | ')' | '`' | '"' | '\''))
+        .filter(|word| !word.is_empty() && !word.contains('='))
         .map(|word| word.rsplit('/').next().unwrap_or(word))
-        .is_some_and(|name| SHELLS.contains(&name))
+        .any(|name| RUNS_INPUT.contains(&name))
+}
+
+/// Whether input to a shell may mean something other than its text once the shell has
+/// it: terminal line editing (control bytes, a tab completing, `!` history), or a line
+/// that defines what a later line runs (a function, an alias) or is not finished (a
+/// trailing backslash). Such input is asked for as it is, besides its analysis.
+pub(crate) fn input_beyond_its_text(input: &str, tty: bool) -> bool {
+    let editing = tty && input.chars().any(|c| (c.is_control() && c != '\n') || c == '!');
+    let defines = input.contains("()")
+        || input
+            .split_whitespace()
+            .any(|word| matches!(word, "function" | "alias" | "source" | "." | "eval"));
+    let unfinished = input.lines().any(|line| line.ends_with('\\')) || (!input.is_empty() && !input.ends_with('\n'));
+    editing || defines || unfinished
 }
 
 impl Proc {
@@ -1007,6 +1096,39 @@ async fn end_tree(proc: &Proc) {
     }
 }
 
+/// Log files older than this go (a week, as the spill files of large outputs).
+pub(crate) const LOG_MAX_AGE: Duration = Duration::from_secs(7 * 86_400);
+/// How often old log files are looked for.
+const SWEEP_EVERY: Duration = Duration::from_secs(3600);
+
+/// Removes the `shell_*.log` files in `dir` last written more than [`LOG_MAX_AGE`] before
+/// `now`, except `keep`; returns how many went. Only regular files of the names this
+/// module writes are touched: a link or anything else someone put there stays.
+pub(crate) fn sweep_logs(dir: &Path, keep: &std::collections::HashSet<PathBuf>, now: SystemTime) -> usize {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    let mut removed = 0;
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        if !(name.starts_with("shell_") && name.ends_with(".log")) || keep.contains(&path) {
+            continue;
+        }
+        let Ok(meta) = entry.metadata() else { continue };
+        let old = meta
+            .modified()
+            .ok()
+            .and_then(|modified| now.duration_since(modified).ok())
+            .is_some_and(|age| age > LOG_MAX_AGE);
+        if meta.file_type().is_file() && old && std::fs::remove_file(&path).is_ok() {
+            removed += 1;
+        }
+    }
+    removed
+}
+
 /// The log directory under a data directory.
 pub fn log_dir(data: &Path) -> PathBuf {
     data.join("shell")
@@ -1016,14 +1138,57 @@ pub fn log_dir(data: &Path) -> PathBuf {
 mod tests {
     #![allow(clippy::unwrap_used)]
 
-    use super::is_shell_program;
+    use super::{LOG_MAX_AGE, is_shell_program, sweep_logs};
+    use std::time::{Duration, SystemTime};
+
+    #[test]
+    fn only_old_logs_of_ended_processes_are_swept() {
+        let dir = tempfile::tempdir().unwrap();
+        let write = |name: &str| {
+            let path = dir.path().join(name);
+            std::fs::write(&path, "x").unwrap();
+            path
+        };
+        let (old, live, other) = (write("shell_01.log"), write("shell_02.log"), write("notes.log"));
+        let fresh = write("shell_03.log");
+        std::os::unix::fs::symlink(&fresh, dir.path().join("shell_04.log")).unwrap();
+        // A week and a minute from now, every file is old.
+        let later = SystemTime::now() + LOG_MAX_AGE + Duration::from_secs(60);
+        let keep = [live.clone()].into_iter().collect();
+        assert_eq!(
+            sweep_logs(dir.path(), &keep, SystemTime::now()),
+            0,
+            "nothing is old yet"
+        );
+        assert_eq!(sweep_logs(dir.path(), &keep, later), 2, "01 and 03");
+        assert!(!old.exists() && !fresh.exists());
+        assert!(
+            live.exists() && other.exists(),
+            "a live process's log and other files stay"
+        );
+        assert!(
+            dir.path().join("shell_04.log").symlink_metadata().is_ok(),
+            "a link stays"
+        );
+    }
 
     #[test]
     fn a_shell_program_is_known_by_its_first_word() {
         for command in ["bash", "bash -i", "/bin/sh", "exec zsh", "env FOO=1 bash --norc"] {
             assert!(is_shell_program(command), "{command}");
         }
-        for command in ["python3", "node", "bashful", "echo bash", "psql"] {
+        for command in [
+            "cat | bash",
+            "nice bash",
+            "timeout 1000 bash",
+            "stdbuf -oL bash",
+            "script -q",
+            "xargs -I{} bash -c {}",
+            "while read l; do eval \"$l\"; done",
+        ] {
+            assert!(is_shell_program(command), "{command}");
+        }
+        for command in ["python3", "node", "bashful", "psql", "python3 -i repl.py"] {
             assert!(!is_shell_program(command), "{command}");
         }
     }

@@ -394,23 +394,37 @@ fn write_tool(shared: Arc<Shared>, shells: Shells) -> Tool {
                     .resources([proc.command.clone()])
                     .save(["*"]);
                 shared.permissions.assert(&ctx, request).await?;
+                let shown = format!("{} <<< {}", proc.command, input.input.trim_end_matches('\n'));
+                // Input as it is: no allow rule for the program itself (`cat *` for a
+                // `cat | bash`) may stand for whatever the input makes it do.
+                let as_it_is = || {
+                    PermissionRequest::new("bash")
+                        .opaque([shown.clone()])
+                        .metadata("command", proc.command.clone())
+                        .metadata("input", input.input.clone())
+                };
                 if proc.shell_program {
                     // A command line for the shell: analysed and asked as a bash call.
+                    let beyond = super::input_beyond_its_text(&input.input, proc.tty);
+                    if beyond || proc.stateful.load(std::sync::atomic::Ordering::SeqCst) {
+                        shared.permissions.assert(&ctx, as_it_is()).await?;
+                    }
                     let workdir = proc.workdir.to_string_lossy().into_owned();
                     let authorized = crate::authorize(&shared, &input.input, Some(&workdir), None, &ctx).await?;
-                    proc.predict(authorized.predicted);
-                } else {
-                    let shown = format!("{} <<< {}", proc.command, input.input.trim_end_matches('\n'));
-                    let mut request = PermissionRequest::new("bash")
+                    if beyond {
+                        proc.stateful.store(true, std::sync::atomic::Ordering::SeqCst);
+                    } else {
+                        proc.predict(authorized.predicted);
+                    }
+                } else if plain_data(&input.input) {
+                    let request = PermissionRequest::new("bash")
                         .resources([shown.clone()])
+                        .save([shown.clone()])
                         .metadata("command", proc.command.clone())
                         .metadata("input", input.input.clone());
-                    if plain_data(&input.input) {
-                        request = request.save([shown]);
-                    } else {
-                        request = request.unsaveable([shown]);
-                    }
                     shared.permissions.assert(&ctx, request).await?;
+                } else {
+                    shared.permissions.assert(&ctx, as_it_is()).await?;
                 }
                 if let Some(size) = input.tty_size {
                     proc.resize(Size {
