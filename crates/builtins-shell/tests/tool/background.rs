@@ -284,9 +284,10 @@ async fn input_to_another_interpreter_is_asked_as_bash_with_the_input_and_code_i
     read_until(&fixture, "ses_i", &id, "yes").await;
     let asked = permissions.asked.lock().unwrap().clone();
     let code = asked.iter().find(|r| r.resources == ["cat <<< print(1)"]).unwrap();
+    // As it is: never saved, and no allow rule of `cat`'s own may stand for it.
     assert_eq!(
-        (code.action.as_str(), code.unsaveable.clone()),
-        ("bash", vec!["cat <<< print(1)".to_string()])
+        (code.action.as_str(), code.opaque.clone(), code.save.clone()),
+        ("bash", vec!["cat <<< print(1)".to_string()], Vec::<String>::new())
     );
     let data = asked.iter().find(|r| r.resources == ["cat <<< yes"]).unwrap();
     assert!(data.unsaveable.is_empty());
