@@ -589,3 +589,38 @@ fn the_elicitation_offers_once_session_always_with_checks_patterns_and_never_alw
     assert!(listed.contains("echo *"), "{listed}");
     assert!(!listed.contains("touch *"), "{listed}");
 }
+
+/// A second request under the id of a request still running (its ask is with the
+/// client's form) is answered with -32600 naming the id, never run; the first still
+/// gets its own answer once the form is answered, and the id is free again after.
+#[test]
+fn over_stdio_a_request_id_in_use_is_refused_and_the_first_answer_still_comes() {
+    let sandbox = Sandbox::new();
+    project(&sandbox);
+    let mut pipes = Pipes::start(&sandbox, json!({"elicitation": {}}));
+    pipes.send(json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "bash",
+        "arguments": {"command": "echo first", "description": "first"}}}));
+    let form = pipes.receive();
+    assert_eq!(form["method"], "elicitation/create", "{form}");
+    pipes.send(json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "bash",
+        "arguments": {"command": "echo second", "description": "second"}}}));
+    let refused = pipes.receive();
+    assert_eq!(refused["id"], 7, "{refused}");
+    assert_eq!(refused["error"]["code"], -32600, "{refused}");
+    assert_eq!(
+        refused["error"]["message"],
+        "Invalid Request: request id 7 is already in use by a request that is still running"
+    );
+    pipes.send(json!({"jsonrpc": "2.0", "id": form["id"], "result": {"action": "accept", "content": {"decision": "once"}}}));
+    let first = pipes.response(7, "once");
+    assert_eq!(first["result"]["isError"], false, "{first}");
+    assert!(
+        first["result"]["content"][0]["text"].as_str().unwrap().contains("first"),
+        "{first}"
+    );
+    // Answered: the id may be used again.
+    pipes.send(json!({"jsonrpc": "2.0", "id": 7, "method": "ping"}));
+    assert_eq!(pipes.response(7, "once")["result"], json!({}));
+    drop(pipes.input);
+    assert!(pipes.child.wait().unwrap().success());
+}
