@@ -39,7 +39,7 @@ pub use http::{
     HostRule, MIN_TOKEN_CHARS, Options as HttpOptions, TokenError, check_token, random_token, serve as serve_http,
 };
 pub use listen::{Connection, Limits, connection_cap, raise_file_limit, serve as serve_router};
-pub use mcp::{ClientHandle, Elicited, serve_stdio};
+pub use mcp::{ClientHandle, Elicited, PartsFor, serve_stdio, serve_stdio_rooted};
 pub use trust::{ProjectTrust, TrustError, TrustFile, TrustPart};
 
 /// What a session owns beyond its calls (background processes): the servers end it when

@@ -30,7 +30,10 @@ use toolgate_permission::{Event, PermissionService, Reply};
 use crate::Parts;
 
 mod ids;
+mod rooted;
 pub(crate) mod stdio;
+
+pub use rooted::PartsFor;
 
 /// The client of `toolgate mcp`, once it has listed or called: permission asks and the
 /// elicitations of upstream MCP servers are put to the person through it. Cheap to clone.
@@ -222,23 +225,28 @@ fn content_block(part: &Content) -> ContentBlock {
     }
 }
 
+/// What toolgate says of itself at `initialize`.
+#[allow(deprecated)]
+fn server_info() -> ServerConfig {
+    ServerConfig::new(
+        ServerCapabilities::builder()
+            .enable_tools()
+            .enable_tool_list_changed()
+            // Logging notifications carry the session's background-process events
+            // (deprecated by SEP-2577, but what clients show today).
+            .enable_logging()
+            .build(),
+    )
+    .with_server_info(rmcp::model::Implementation::new("toolgate", env!("CARGO_PKG_VERSION")))
+    .with_instructions(
+        "toolgate's tools (read, edit, bash, …) under its permission rules: a call may be refused by a rule or by the \
+         person you are working with; a refusal's message says why.",
+    )
+}
+
 impl ServerHandler for Mcp {
-    #[allow(deprecated)]
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(
-            ServerCapabilities::builder()
-                .enable_tools()
-                .enable_tool_list_changed()
-                // Logging notifications carry the session's background-process events
-                // (deprecated by SEP-2577, but what clients show today).
-                .enable_logging()
-                .build(),
-        )
-            .with_server_info(rmcp::model::Implementation::new("toolgate", env!("CARGO_PKG_VERSION")))
-            .with_instructions(
-            "toolgate's tools (read, edit, bash, …) under its permission rules: a call may be refused by a rule or by the \
-             person you are working with; a refusal's message says why.",
-        )
+        server_info()
     }
 
     /// The level is accepted: toolgate sends only its background-process events (info),
@@ -806,22 +814,19 @@ async fn announce_changes(
 /// Serves `parts` over MCP on stdin/stdout until the client closes stdin. `client` is
 /// filled in once the client is known, so others (the MCP gateway) can elicit through it.
 pub async fn serve_stdio(parts: Parts, client: ClientHandle) -> Result<(), String> {
-    // Spill files older than 7 days go now and every hour, called or not.
-    parts.gate.start_upkeep();
-    let clients = Clients::default();
-    let asks = tokio::spawn(answer_asks(
-        parts.gate.permissions().clone(),
-        clients.clone(),
-        Unanswerable::Decline,
-    ));
-    let questions = tokio::spawn(answer_questions(
-        parts.questions.clone(),
-        clients.clone(),
-        Unanswerable::Decline,
-    ));
-    let service = parts.gate.permissions().clone();
-    let ending = parts.clone();
-    let handler = Mcp::new(parts, client, clients, Unanswerable::Decline);
+    serve_lazily(rooted::Lazy::built(parts, client)).await
+}
+
+/// Serves MCP on stdin/stdout like [`serve_stdio`], with parts built by `build` once
+/// the client is initialized: from the client's first `file://` root when it declares
+/// the `roots` capability (`toolgate mcp` without `--dir`), else for the directory the
+/// command line names.
+pub async fn serve_stdio_rooted(build: PartsFor, client: ClientHandle) -> Result<(), String> {
+    serve_lazily(rooted::Lazy::deferred(build, client)).await
+}
+
+async fn serve_lazily(handler: rooted::Lazy) -> Result<(), String> {
+    let built = handler.watch();
     let (input, output) = rmcp::transport::stdio_pipes();
     let running = handler
         .serve(stdio::LineTransport::new(input, output))
@@ -836,10 +841,17 @@ pub async fn serve_stdio(parts: Parts, client: ClientHandle) -> Result<(), Strin
     });
     let ended = running.waiting().await;
     signalled.abort();
-    service.shutdown();
-    asks.abort();
-    questions.abort();
-    ending.end_sessions().await;
+    let ready = match built.borrow().as_ref() {
+        Some(Ok(ready)) => Some(Arc::clone(ready)),
+        _ => None,
+    };
+    if let Some(ready) = ready {
+        ready.mcp.parts.gate.permissions().shutdown();
+        for task in &ready.tasks {
+            task.abort();
+        }
+        ready.mcp.parts.end_sessions().await;
+    }
     ended.map(|_| ()).map_err(|e| format!("MCP server stopped: {e}"))
 }
 

@@ -624,3 +624,37 @@ fn over_stdio_a_request_id_in_use_is_refused_and_the_first_answer_still_comes() 
     drop(pipes.input);
     assert!(pipes.child.wait().unwrap().success());
 }
+
+/// Without `--dir`, `toolgate mcp` asks a client that declares `roots` for them once it
+/// is initialized, and its first `file://` root is the project (README "MCP roots"):
+/// started elsewhere, the server reads the root's files.
+#[test]
+fn without_dir_the_clients_first_file_root_is_the_project() {
+    let sandbox = Sandbox::new();
+    project(&sandbox);
+    let elsewhere = sandbox.root.path().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    std::fs::write(elsewhere.join("hello.txt"), "not this one\n").unwrap();
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("python/mcp_roots.py");
+    let output = Command::new(e2e::python_with_mcp())
+        .arg(script)
+        .arg(e2e::toolgate_binary())
+        .arg(&elsewhere)
+        .arg(sandbox.project())
+        .env("TOOLGATE_DATA_DIR", sandbox.data_dir())
+        .env("TOOLGATE_CONFIG_DIR", sandbox.config_dir())
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let seen: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(seen["asked"], 1, "{seen}");
+    assert_eq!(seen["read_error"], false, "{seen}");
+    assert!(seen["read"][0].as_str().unwrap().contains("1: hello world"), "{seen}");
+    // glob answers its structured value too: the project's files.
+    let files = seen["glob_structured"]["files"].as_array().unwrap();
+    assert_eq!(files.len(), 1, "{seen}");
+    assert!(
+        files[0].as_str().unwrap().ends_with("project/hello.txt"),
+        "{seen}"
+    );
+}
