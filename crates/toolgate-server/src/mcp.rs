@@ -454,8 +454,8 @@ impl Waits {
             };
             sent = sent.saturating_add(1);
             // The value only has to grow (MCP); there is no total to wait for.
-            let progress = rmcp::model::ProgressNotificationParam::new(token.clone(), f64::from(sent))
-                .with_message(message);
+            let progress =
+                rmcp::model::ProgressNotificationParam::new(token.clone(), f64::from(sent)).with_message(message);
             if peer.notify_progress(progress).await.is_err() {
                 return;
             }
@@ -484,7 +484,9 @@ impl Waits {
                 Some(&format!("`toolgate approve {}`", request.id)),
                 &format!("POST /permission/{}/reply", request.id),
             );
-            return Some(format!("waiting for a person to answer a permission ask ({what}) {how}"));
+            return Some(format!(
+                "waiting for a person to answer a permission ask ({what}) {how}"
+            ));
         }
         let question = self
             .parts
@@ -492,7 +494,11 @@ impl Waits {
             .pending()
             .into_iter()
             .find(|question| question.session_id == self.session)?;
-        let first = question.questions.first().map(|prompt| prompt.question.as_str()).unwrap_or("");
+        let first = question
+            .questions
+            .first()
+            .map(|prompt| prompt.question.as_str())
+            .unwrap_or("");
         let how = self.how(elicited, None, &format!("POST /question/{}/reply", question.id));
         Some(format!(
             "waiting for a person to answer a question ({}) {how}",

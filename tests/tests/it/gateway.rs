@@ -452,15 +452,18 @@ fn toolgate_mcp_as_a_gateway_list_changed_elicitation_cancellation_and_a_crash()
     // The server's own description passes on: its hints, its output schema (every member
     // optional, as toolgate lists every output schema) and its structured content.
     let described = &seen["described"];
-    assert_eq!(described["py_add"]["annotations"], json!({"readOnlyHint": true}), "{seen}");
+    assert_eq!(
+        described["py_add"]["annotations"],
+        json!({"readOnlyHint": true}),
+        "{seen}"
+    );
     assert_eq!(
         described["py_wipe"]["annotations"],
         json!({"readOnlyHint": false, "destructiveHint": true}),
         "{seen}"
     );
     assert_eq!(
-        described["py_add"]["outputSchema"]["properties"]["sum"]["type"],
-        "integer",
+        described["py_add"]["outputSchema"]["properties"]["sum"]["type"], "integer",
         "{seen}"
     );
     assert_eq!(seen["add_structured"], json!({"sum": 42}), "{seen}");

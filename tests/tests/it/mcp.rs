@@ -598,12 +598,16 @@ fn over_stdio_a_request_id_in_use_is_refused_and_the_first_answer_still_comes() 
     let sandbox = Sandbox::new();
     project(&sandbox);
     let mut pipes = Pipes::start(&sandbox, json!({"elicitation": {}}));
-    pipes.send(json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "bash",
-        "arguments": {"command": "echo first", "description": "first"}}}));
+    pipes.send(
+        json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "bash",
+        "arguments": {"command": "echo first", "description": "first"}}}),
+    );
     let form = pipes.receive();
     assert_eq!(form["method"], "elicitation/create", "{form}");
-    pipes.send(json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "bash",
-        "arguments": {"command": "echo second", "description": "second"}}}));
+    pipes.send(
+        json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "bash",
+        "arguments": {"command": "echo second", "description": "second"}}}),
+    );
     let refused = pipes.receive();
     assert_eq!(refused["id"], 7, "{refused}");
     assert_eq!(refused["error"]["code"], -32600, "{refused}");
@@ -611,11 +615,16 @@ fn over_stdio_a_request_id_in_use_is_refused_and_the_first_answer_still_comes() 
         refused["error"]["message"],
         "Invalid Request: request id 7 is already in use by a request that is still running"
     );
-    pipes.send(json!({"jsonrpc": "2.0", "id": form["id"], "result": {"action": "accept", "content": {"decision": "once"}}}));
+    pipes.send(
+        json!({"jsonrpc": "2.0", "id": form["id"], "result": {"action": "accept", "content": {"decision": "once"}}}),
+    );
     let first = pipes.response(7, "once");
     assert_eq!(first["result"]["isError"], false, "{first}");
     assert!(
-        first["result"]["content"][0]["text"].as_str().unwrap().contains("first"),
+        first["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("first"),
         "{first}"
     );
     // Answered: the id may be used again.
@@ -653,8 +662,5 @@ fn without_dir_the_clients_first_file_root_is_the_project() {
     // glob answers its structured value too: the project's files.
     let files = seen["glob_structured"]["files"].as_array().unwrap();
     assert_eq!(files.len(), 1, "{seen}");
-    assert!(
-        files[0].as_str().unwrap().ends_with("project/hello.txt"),
-        "{seen}"
-    );
+    assert!(files[0].as_str().unwrap().ends_with("project/hello.txt"), "{seen}");
 }

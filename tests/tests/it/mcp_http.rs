@@ -89,7 +89,10 @@ async fn a_typescript_sdk_client_waits_three_minutes_for_a_person_because_progre
     let id = asks[0]["id"].as_str().unwrap().to_string();
     // A person away for three minutes: three times the client's request timeout.
     tokio::time::sleep(Duration::from_secs(180)).await;
-    assert!(!client_ended.is_finished(), "the client gave up before the person answered");
+    assert!(
+        !client_ended.is_finished(),
+        "the client gave up before the person answered"
+    );
     reply(&served, &id, json!({"reply": "once"})).await;
     let Ok(output) = tokio::time::timeout(Duration::from_secs(60), client_ended).await else {
         let _ = rustix::process::kill_process(
@@ -113,7 +116,11 @@ async fn a_typescript_sdk_client_waits_three_minutes_for_a_person_because_progre
     assert!(seen["seconds"].as_f64().unwrap() >= 180.0, "{seen}");
     let progress = seen["progress"].as_array().unwrap();
     // One every 3 s while the ask waits: far more than the 3 a 60 s timeout needs.
-    assert!(progress.len() >= 30, "{} progress notifications: {seen}", progress.len());
+    assert!(
+        progress.len() >= 30,
+        "{} progress notifications: {seen}",
+        progress.len()
+    );
     let last = progress.last().unwrap()["at"].as_f64().unwrap();
     assert!(last >= 170.0, "progress kept coming until the answer: {seen}");
     let message = progress[0]["message"].as_str().unwrap();
@@ -234,7 +241,10 @@ async fn over_http_a_request_id_in_use_is_refused_and_the_first_answer_still_com
         .unwrap();
     assert_eq!(answered["result"]["isError"], false, "{answered}");
     assert!(
-        answered["result"]["content"][0]["text"].as_str().unwrap().contains("first"),
+        answered["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("first"),
         "{answered}"
     );
     // Answered: the id may be used again.

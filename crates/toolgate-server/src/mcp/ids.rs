@@ -13,10 +13,12 @@ use std::sync::{Arc, Mutex};
 use std::task::Poll;
 
 use futures_util::Stream;
-use rmcp::model::{ClientJsonRpcMessage, ClientNotification, ErrorData, JsonRpcMessage, RequestId, ServerJsonRpcMessage};
+use rmcp::model::{
+    ClientJsonRpcMessage, ClientNotification, ErrorData, JsonRpcMessage, RequestId, ServerJsonRpcMessage,
+};
+use rmcp::transport::streamable_http_server::SessionManager;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::session::{RestoreOutcome, ServerSseMessage, SessionId};
-use rmcp::transport::streamable_http_server::SessionManager;
 
 /// The ids of the requests that are running, by session (stdio has one session).
 #[derive(Clone, Default)]
@@ -30,13 +32,17 @@ impl InFlight {
     /// Takes note of a message from the client of `session`: a request's id is taken
     /// (`Err` with the refusal to send back when it is already in use), a cancellation
     /// frees the id it names (rmcp sends no answer to a cancelled request).
-    pub(crate) fn arrived(&self, session: &SessionId, message: &ClientJsonRpcMessage) -> Result<(), ServerJsonRpcMessage> {
+    pub(crate) fn arrived(
+        &self,
+        session: &SessionId,
+        message: &ClientJsonRpcMessage,
+    ) -> Result<(), Box<ServerJsonRpcMessage>> {
         match message {
             JsonRpcMessage::Request(request) => {
                 if self.lock().insert((Arc::clone(session), request.id.clone())) {
                     Ok(())
                 } else {
-                    Err(in_use(&request.id))
+                    Err(Box::new(in_use(&request.id)))
                 }
             }
             JsonRpcMessage::Notification(notification) => {
@@ -160,7 +166,7 @@ impl SessionManager for OneAnswerPerId {
             _ => None,
         };
         if let Err(refusal) = self.running.arrived(id, &message) {
-            let refused = futures_util::stream::iter([ServerSseMessage::from_message(refusal)]);
+            let refused = futures_util::stream::iter([ServerSseMessage::from_message(*refusal)]);
             return Ok(futures_util::future::Either::Left(refused));
         }
         let answering = Answering {

@@ -10,11 +10,11 @@
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
+use rmcp::ServerHandler;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, ErrorData, ListToolsResult, PaginatedRequestParams, ServerConfig,
 };
 use rmcp::service::{NotificationContext, Peer, RequestContext, RoleServer};
-use rmcp::ServerHandler;
 
 use super::{ClientHandle, Clients, Mcp, Unanswerable, answer_asks, answer_questions, server_info};
 use crate::Parts;
@@ -113,9 +113,7 @@ impl Lazy {
 /// declared roots and answers `roots/list` in time.
 #[allow(deprecated)]
 async fn root_of(peer: &Peer<RoleServer>) -> Option<PathBuf> {
-    let declared = peer
-        .peer_info()
-        .is_some_and(|info| info.capabilities.roots.is_some());
+    let declared = peer.peer_info().is_some_and(|info| info.capabilities.roots.is_some());
     if !declared {
         return None;
     }
@@ -235,7 +233,10 @@ mod tests {
 
     #[test]
     fn file_urls_are_local_paths_with_escapes_decoded() {
-        assert_eq!(file_path("file:///home/ada/my%20project"), Some(PathBuf::from("/home/ada/my project")));
+        assert_eq!(
+            file_path("file:///home/ada/my%20project"),
+            Some(PathBuf::from("/home/ada/my project"))
+        );
         assert_eq!(file_path("file://localhost/srv/app"), Some(PathBuf::from("/srv/app")));
         assert_eq!(file_path("file:///srv/app?x=1#top"), Some(PathBuf::from("/srv/app")));
         assert_eq!(file_path("file://server/share"), None);
