@@ -8,7 +8,8 @@
 //!
 //! The API: [`serve_http`] (with [`HttpOptions`], [`HostRule`] and the listener's
 //! [`Limits`]), [`serve_stdio`] (with the [`ClientHandle`] through which a front end
-//! elicits from the connected client), the token helpers, and [`serve_router`], the
+//! elicits from the connected client) and [`serve_stdio_rooted`] (its parts built for
+//! the project the client's MCP roots name, [`PartsFor`]), the token helpers, and [`serve_router`], the
 //! accept loop with timeouts and a connection cap under any axum router.
 //!
 //! ```
