@@ -85,6 +85,30 @@ fn check_python_session(sandbox: &Sandbox, seen: &Value) {
         seen["question"][0],
         "User has answered your questions: \"Which colour?\"=\"Blue, and tea\", \"Which languages?\"=\"Rust, Go, and tea\". You can now continue with the user's answers in mind."
     );
+    // Structured output, checked by the SDK against the listed schema.
+    assert_eq!(seen["echoed_error"], false, "{seen}");
+    assert_eq!(seen["echoed_structured"]["exit"], 0, "{seen}");
+    assert_eq!(seen["read_structured"]["kind"], "file", "{seen}");
+    assert_eq!(seen["read_structured"]["start"], 1, "{seen}");
+    assert!(seen["read_structured"].get("next").is_none(), "no nulls: {seen}");
+    // Titles and hints from the tools themselves.
+    let described = &seen["described"];
+    let hint = |tool: &str, name: &str| described[tool]["annotations"][name].clone();
+    for tool in ["read", "glob", "grep"] {
+        assert_eq!(hint(tool, "readOnlyHint"), true, "{tool}: {seen}");
+    }
+    for tool in ["write", "edit", "apply_patch", "bash"] {
+        assert_eq!(hint(tool, "readOnlyHint"), false, "{tool}: {seen}");
+        assert_eq!(hint(tool, "destructiveHint"), true, "{tool}: {seen}");
+    }
+    for tool in ["webfetch", "websearch"] {
+        assert_eq!(hint(tool, "openWorldHint"), true, "{tool}: {seen}");
+    }
+    assert_eq!(described["bash"]["title"], "Run a shell command", "{seen}");
+    assert_eq!(
+        described["read"]["outputSchema"]["properties"]["kind"]["type"], "string",
+        "{seen}"
+    );
     assert_eq!(seen["denied_error"], true);
     let denied = seen["denied"][0].as_str().unwrap();
     assert!(
