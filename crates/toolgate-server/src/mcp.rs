@@ -9,8 +9,11 @@
 //! question: its options as an enum, an array of them when several may be chosen, and a
 //! free-text field). A client that cannot elicit is not offered `question`; its asks are
 //! declined over stdio (unless `--auto` approves them once) and wait for the HTTP API
-//! (`/permission/{id}/reply`) under `toolgate serve`. stdout belongs to the protocol:
-//! nothing else is ever written there.
+//! (`/permission/{id}/reply`) under `toolgate serve`. While a call waits for a person,
+//! a client that asked for progress gets `notifications/progress` naming what is asked
+//! and where it can be answered, so it can keep waiting. Tools are listed with their
+//! titles, annotations and (for object outputs) output schemas, and answer
+//! `structuredContent`. stdout belongs to the protocol: nothing else is ever written there.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
