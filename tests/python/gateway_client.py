@@ -42,9 +42,26 @@ async def main():
     seen = {"elicited": [], "list_changed": 0}
     changed = asyncio.Event()
 
+    seen["asks"] = []
+
     async def elicit(context, params):
-        seen["elicited"].append({"message": params.message, "schema": params.requested_schema})
+        schema = params.requested_schema
+        if hasattr(schema, "model_dump"):
+            schema = schema.model_dump(by_alias=True, exclude_none=True)
+        if "decision" in schema.get("properties", {}):
+            # toolgate's own permission form (for `py_wipe`): rejected.
+            seen["asks"].append({"message": params.message, "schema": schema})
+            return types.ElicitResult(action="accept", content={"decision": "reject"})
+        seen["elicited"].append({"message": params.message, "schema": schema})
         return types.ElicitResult(action="accept", content={"name": "Ada"})
+
+    def described(tool):
+        annotations = tool.annotations.model_dump(by_alias=True, exclude_none=True) if tool.annotations else None
+        return {
+            "title": tool.title,
+            "annotations": annotations,
+            "outputSchema": getattr(tool, "output_schema", getattr(tool, "outputSchema", None)),
+        }
 
     async def on_message(message):
         if isinstance(message, types.ToolListChangedNotification):
@@ -54,9 +71,15 @@ async def main():
     async with stdio_client(params) as (read, write):
         async with ClientSession(read, write, elicitation_callback=elicit, message_handler=on_message) as session:
             await session.initialize()
-            before = [t.name for t in (await session.list_tools()).tools]
+            listed = (await session.list_tools()).tools
+            before = [t.name for t in listed]
             seen["before"] = before
-            seen["add"] = texts(await session.call_tool("py_add", {"a": 2, "b": 40}))
+            seen["described"] = {t.name: described(t) for t in listed if t.name in ("py_add", "py_wipe", "read")}
+            added = await session.call_tool("py_add", {"a": 2, "b": 40})
+            seen["add"] = texts(added)
+            seen["add_structured"] = getattr(added, "structured_content", getattr(added, "structuredContent", None))
+            wiped = await session.call_tool("py_wipe", {"target": "build"})
+            seen["wipe"] = [error(wiped)] + texts(wiped)
             grown = await session.call_tool("py_grow", {})
             seen["grow"] = texts(grown)
             await wait_for(changed)

@@ -86,6 +86,9 @@ async def drive(read, write):
             },
         )
         denied = await session.call_tool("bash", {"command": "rm -rf build"})
+        # Approved through the form; the SDK checks the structured content against the
+        # listed output schema.
+        echoed = await session.call_tool("bash", {"command": "echo structured", "description": "echo"})
     return {
         "tools": [tool.name for tool in listed.tools],
         "read": texts(read_result),
@@ -98,6 +101,18 @@ async def drive(read, write):
         "question_error": flag(question, "is_error", "isError"),
         "denied": texts(denied),
         "denied_error": flag(denied, "is_error", "isError"),
+        "echoed": texts(echoed),
+        "echoed_error": flag(echoed, "is_error", "isError"),
+        "echoed_structured": getattr(echoed, "structured_content", getattr(echoed, "structuredContent", None)),
+        "read_structured": getattr(read_result, "structured_content", getattr(read_result, "structuredContent", None)),
+        "described": {
+            tool.name: {
+                "title": tool.title,
+                "annotations": tool.annotations.model_dump(by_alias=True, exclude_none=True) if tool.annotations else None,
+                "outputSchema": getattr(tool, "output_schema", getattr(tool, "outputSchema", None)),
+            }
+            for tool in listed.tools
+        },
     }
 
 

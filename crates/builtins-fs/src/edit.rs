@@ -3,7 +3,7 @@
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use toolgate_core::{Content, Context, Tool, ToolFailure};
+use toolgate_core::{Annotations, Content, Context, Tool, ToolFailure};
 
 use crate::change::{Cancel, ChangeError, Write, lock_all, transact};
 use crate::common::{BOM, Services, blocking, change_failure, unified_diff};
@@ -94,6 +94,8 @@ pub fn edit_tool(services: Services) -> Tool {
         async move { edit(&services, input, &ctx).await }
     })
     .project(|output: &EditOutput| vec![Content::text(output.text.clone())])
+    .title("Edit a file")
+    .annotations(Annotations::destructive())
     .build()
 }
 

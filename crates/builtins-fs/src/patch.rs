@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use toolgate_core::{Content, Context, PathKind, PermissionRequest, Tool, ToolFailure};
+use toolgate_core::{Annotations, Content, Context, PathKind, PermissionRequest, Tool, ToolFailure};
 
 use crate::change::{Cancel, ChangeError, Write, lock_all, transact};
 use crate::common::{BOM, Services, blocking, changed, too_large, unified_diff};
@@ -456,6 +456,8 @@ pub fn patch_tool(services: Services) -> Tool {
         }
         vec![Content::text(text)]
     })
+    .title("Apply a patch")
+    .annotations(Annotations::destructive())
     .build()
     .with_permission("edit")
 }

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use base64::Engine;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use toolgate_core::{Content, Context, Tool, ToolFailure};
+use toolgate_core::{Annotations, Content, Context, Tool, ToolFailure};
 use unicode_normalization::UnicodeNormalization;
 
 use crate::common::{ReadSight, Services, Sight, Withheld, blocking};
@@ -81,6 +81,8 @@ pub fn read_tool(services: Services) -> Tool {
         async move { read(&services, input, &ctx).await }
     })
     .project(|output: &ReadOutput| output.content.clone())
+    .title("Read a file or directory")
+    .annotations(Annotations::read_only())
     .build()
 }
 

@@ -11,7 +11,7 @@ use grep_searcher::{BinaryDetection, SearcherBuilder, sinks::Bytes};
 use ignore::{WalkBuilder, WalkState, overrides::Override, overrides::OverrideBuilder};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use toolgate_core::{Content, Context, PathKind, Tool, ToolFailure};
+use toolgate_core::{Annotations, Content, Context, PathKind, Tool, ToolFailure};
 
 use crate::common::{ReadSight, Services, Sight, Withheld, blocking};
 
@@ -441,6 +441,8 @@ pub fn glob_tool(services: Services) -> Tool {
         }
     })
     .project(|output: &SearchOutput| vec![Content::text(output.text.clone())])
+    .title("Find files by name")
+    .annotations(Annotations::read_only())
     .build()
 }
 
@@ -544,6 +546,8 @@ pub fn grep_tool(services: Services) -> Tool {
         }
     })
     .project(|output: &SearchOutput| vec![Content::text(output.text.clone())])
+    .title("Search file contents")
+    .annotations(Annotations::read_only())
     .build()
 }
 

@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use toolgate_core::{Content, Context, PermissionRequest, Tool, ToolFailure};
+use toolgate_core::{Annotations, Content, Context, PermissionRequest, Tool, ToolFailure};
 
 use crate::common::{Services, blocking};
 
@@ -202,5 +202,7 @@ pub fn skill_tool(services: Services, dirs: Vec<PathBuf>) -> Tool {
         }
     })
     .project(|output: &SkillOutput| vec![Content::text(output.output.clone())])
+    .title("Load a skill")
+    .annotations(Annotations::read_only())
     .build()
 }

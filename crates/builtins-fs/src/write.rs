@@ -2,7 +2,7 @@
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use toolgate_core::{Content, Context, Tool, ToolFailure};
+use toolgate_core::{Annotations, Content, Context, Tool, ToolFailure};
 
 use crate::change::{Cancel, ChangeError, Write, lock_all, transact};
 use crate::common::{BOM, Services, blocking, change_failure, unified_diff};
@@ -44,6 +44,8 @@ pub fn write_tool(services: Services) -> Tool {
         let verb = if output.existed { "Wrote" } else { "Created" };
         vec![Content::text(format!("{verb} file successfully: {}", output.resource))]
     })
+    .title("Write a file")
+    .annotations(Annotations::destructive().idempotent(true))
     .build()
     .with_permission("edit")
 }

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use toolgate_core::{Content, Context, PermissionRequest, Permissions, Tool, ToolFailure};
+use toolgate_core::{Annotations, Content, Context, PermissionRequest, Permissions, Tool, ToolFailure};
 
 use crate::guard::{GuardedResolver, Refused, check};
 use crate::html;
@@ -221,6 +221,8 @@ pub fn webfetch_tool(config: FetchConfig, permissions: Arc<dyn Permissions>) -> 
         async move { fetch(&shared, input, &ctx).await }
     })
     .project(|output: &FetchOutput| vec![Content::text(output.output.clone())])
+    .title("Fetch a URL")
+    .annotations(Annotations::read_only().open_world(true))
     .build()
 }
 

@@ -6,7 +6,7 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use toolgate_core::{Content, Context, PermissionRequest, Permissions, Tool, ToolFailure};
+use toolgate_core::{Annotations, Content, Context, PermissionRequest, Permissions, Tool, ToolFailure};
 
 /// Largest answer read.
 pub(crate) const MAX_RESPONSE_BYTES: usize = 256 * 1024;
@@ -200,6 +200,8 @@ pub fn websearch_tool(config: SearchConfig, permissions: Arc<dyn Permissions>) -
         async move { search(&shared, input, &ctx).await }
     })
     .project(|output: &SearchOutput| vec![Content::text(output.text.clone())])
+    .title("Search the web")
+    .annotations(Annotations::read_only().open_world(true))
     .build()
 }
 

@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tokio::sync::{broadcast, oneshot};
-use toolgate_core::{Content, Context, PermissionRequest, Permissions, Refusal, Tool, ToolFailure};
+use toolgate_core::{Annotations, Content, Context, PermissionRequest, Permissions, Refusal, Tool, ToolFailure};
 
 /// One choice.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -280,5 +280,7 @@ pub fn question_tool(service: QuestionService, permissions: Arc<dyn Permissions>
         }
     })
     .project(|output: &QuestionOutput| vec![Content::text(output.text.clone())])
+    .title("Ask the user")
+    .annotations(Annotations::read_only())
     .build()
 }

@@ -7,7 +7,7 @@ use std::time::Duration;
 use rusqlite::{Connection, params};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use toolgate_core::{Content, Context, PermissionRequest, Permissions, Tool, ToolFailure};
+use toolgate_core::{Annotations, Content, Context, PermissionRequest, Permissions, Tool, ToolFailure};
 
 /// Where a todo stands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -207,5 +207,7 @@ pub fn todowrite_tool(store: TodoStore, permissions: Arc<dyn Permissions>) -> To
             serde_json::to_string_pretty(&output.todos).unwrap_or_default(),
         )]
     })
+    .title("Write the todo list")
+    .annotations(Annotations::additive().idempotent(true))
     .build()
 }

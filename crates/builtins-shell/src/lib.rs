@@ -49,7 +49,7 @@ use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use toolgate_core::Content;
+use toolgate_core::{Annotations, Content};
 use toolgate_shell_analysis::plan_with;
 
 pub use background::{
@@ -381,6 +381,8 @@ fn bash_of(shared: Arc<Shared>) -> Tool {
         async move { execute(&shared, input, ctx).await }
     })
     .project(|output: &BashOutput| vec![Content::text(output.text.clone())])
+    .title("Run a shell command")
+    .annotations(Annotations::destructive().open_world(true))
     .build()
 }
 

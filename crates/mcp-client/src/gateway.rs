@@ -15,7 +15,7 @@ use rmcp::{ClientHandler, ServiceExt};
 use serde::Serialize;
 use serde_json::{Value, json};
 use tokio::sync::watch;
-use toolgate_core::{Context, PermissionRequest, Permissions, Tool, ToolFailure, ToolOutput};
+use toolgate_core::{Annotations, Context, PermissionRequest, Permissions, Tool, ToolFailure, ToolOutput};
 
 use crate::config::{Launch, ServerConfig};
 use crate::elicitation::{DeclineAll, Elicitation, ElicitationAnswer, Elicitor, with_defaults};
@@ -786,6 +786,25 @@ fn build_tool(inner: Weak<Inner>, index: usize, name: &str, tool: &rmcp::model::
         },
         move |input, ctx| Arc::clone(&call).run(input, ctx),
     );
+    // The server's title and hints pass on as it gave them (MCP: `title`, else the
+    // annotations' `title`), for toolgate's own MCP clients to show.
+    let title = tool
+        .title
+        .clone()
+        .or_else(|| tool.annotations.as_ref().and_then(|a| a.title.clone()));
+    let builder = match title {
+        Some(title) => builder.title(title),
+        None => builder,
+    };
+    let builder = match &tool.annotations {
+        Some(a) => builder.annotations(Annotations::from_hints(
+            a.read_only_hint,
+            a.destructive_hint,
+            a.idempotent_hint,
+            a.open_world_hint,
+        )),
+        None => builder,
+    };
     Ok(match &tool.output_schema {
         Some(schema) => {
             let schema = Value::Object(schema.as_ref().clone());

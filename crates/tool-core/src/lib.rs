@@ -60,7 +60,7 @@ pub use permissions::{
     AllowAll, DenyAll, PermissionRequest, Permissions, Refusal, ResourceKind, RuleDecision, RuleRef, Verdict,
 };
 pub use resource::{Hole, HoleClass, Resource, Segment};
-pub use tool::{Defect, ModelDefinition, Outcome, SchemaToolBuilder, Tool, ToolBuilder, ToolFailure};
+pub use tool::{Annotations, Defect, ModelDefinition, Outcome, SchemaToolBuilder, Tool, ToolBuilder, ToolFailure};
 
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]

@@ -104,6 +104,105 @@ pub struct ModelDefinition {
     /// JSON Schema of the output.
     #[serde(rename = "outputSchema")]
     pub output_schema: Arc<Value>,
+    /// A short name for people (a client's tool list, a permission form); `None` when
+    /// the tool gave none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<Arc<str>>,
+    /// What the tool says about its effects, for clients that show or sort by them.
+    #[serde(skip_serializing_if = "Annotations::is_empty")]
+    pub annotations: Annotations,
+}
+
+/// What a tool says about its effects: hints for clients (MCP's tool annotations),
+/// never a decision — permission rules alone decide what runs. `None` is "not said".
+///
+/// ```
+/// use toolgate_core::Annotations;
+///
+/// let read = Annotations::read_only();
+/// assert_eq!(read.read_only, Some(true));
+/// assert!(Annotations::default().is_empty());
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct Annotations {
+    /// The tool does not change its environment.
+    #[serde(rename = "readOnlyHint", skip_serializing_if = "Option::is_none")]
+    pub read_only: Option<bool>,
+    /// The tool may overwrite or delete what exists (meaningful when not read-only).
+    #[serde(rename = "destructiveHint", skip_serializing_if = "Option::is_none")]
+    pub destructive: Option<bool>,
+    /// Calling it again with the same input changes nothing more.
+    #[serde(rename = "idempotentHint", skip_serializing_if = "Option::is_none")]
+    pub idempotent: Option<bool>,
+    /// The tool reaches outside the project (the network, other systems).
+    #[serde(rename = "openWorldHint", skip_serializing_if = "Option::is_none")]
+    pub open_world: Option<bool>,
+}
+
+impl Annotations {
+    /// A tool that only reads (read-only, idempotent), within the project.
+    pub fn read_only() -> Self {
+        Annotations {
+            read_only: Some(true),
+            destructive: Some(false),
+            idempotent: Some(true),
+            open_world: Some(false),
+        }
+    }
+
+    /// A tool that changes what exists and may overwrite or remove it, within the project.
+    pub fn destructive() -> Self {
+        Annotations {
+            read_only: Some(false),
+            destructive: Some(true),
+            idempotent: Some(false),
+            open_world: Some(false),
+        }
+    }
+
+    /// A tool that changes only state of its own and overwrites nothing else.
+    pub fn additive() -> Self {
+        Annotations {
+            read_only: Some(false),
+            destructive: Some(false),
+            idempotent: Some(false),
+            open_world: Some(false),
+        }
+    }
+
+    /// The same hints, idempotent as given.
+    pub fn idempotent(mut self, idempotent: bool) -> Self {
+        self.idempotent = Some(idempotent);
+        self
+    }
+
+    /// The same hints, reaching outside the project as given.
+    pub fn open_world(mut self, open_world: bool) -> Self {
+        self.open_world = Some(open_world);
+        self
+    }
+
+    /// Hints as a server gave them, each possibly absent.
+    pub fn from_hints(
+        read_only: Option<bool>,
+        destructive: Option<bool>,
+        idempotent: Option<bool>,
+        open_world: Option<bool>,
+    ) -> Self {
+        Annotations {
+            read_only,
+            destructive,
+            idempotent,
+            open_world,
+        }
+    }
+
+    /// True when nothing is said.
+    pub fn is_empty(&self) -> bool {
+        *self == Annotations::default()
+    }
 }
 
 /// The type-erased executor behind a handle.
@@ -153,6 +252,8 @@ type Schemas = (Arc<Value>, Arc<Value>);
 
 struct Inner {
     description: Arc<str>,
+    title: Option<Arc<str>>,
+    annotations: Annotations,
     /// Built on first use: a process that calls one tool builds no other tool's schema.
     schemas: OnceLock<Schemas>,
     /// Generates the schemas (`schema_for::<I>`, `schema_for::<O>`).
@@ -213,6 +314,8 @@ impl Tool {
     {
         ToolBuilder {
             description: description.into(),
+            title: None,
+            annotations: Annotations::default(),
             execute,
             project: None,
             _types: PhantomData,
@@ -257,6 +360,8 @@ impl Tool {
     {
         SchemaToolBuilder {
             description: description.into(),
+            title: None,
+            annotations: Annotations::default(),
             input_schema,
             output_schema: Value::Object(serde_json::Map::new()),
             validate_input: Arc::new(validate),
@@ -273,6 +378,8 @@ impl Tool {
             description: Arc::clone(&self.inner.description),
             input_schema: Arc::clone(input_schema),
             output_schema: Arc::clone(output_schema),
+            title: self.inner.title.clone(),
+            annotations: self.inner.annotations,
         }
     }
 
@@ -337,6 +444,8 @@ impl Runtime for Schemaless {
 /// Configures a [`Tool`] described by a raw JSON Schema; see [`Tool::from_schema`].
 pub struct SchemaToolBuilder {
     description: String,
+    title: Option<String>,
+    annotations: Annotations,
     input_schema: Value,
     output_schema: Value,
     validate_input: Validator,
@@ -358,11 +467,25 @@ impl SchemaToolBuilder {
         self
     }
 
+    /// Sets the title people see (see [`ModelDefinition::title`]).
+    pub fn title(mut self, title: impl Into<String>) -> Self {
+        self.title = Some(title.into());
+        self
+    }
+
+    /// Sets what the tool says about its effects (see [`Annotations`]).
+    pub fn annotations(mut self, annotations: Annotations) -> Self {
+        self.annotations = annotations;
+        self
+    }
+
     /// Builds the handle.
     pub fn build(self) -> Tool {
         Tool {
             inner: Arc::new(Inner {
                 description: Arc::from(self.description),
+                title: self.title.map(Arc::from),
+                annotations: self.annotations,
                 // Known already: set now, never generated.
                 schemas: OnceLock::from((Arc::new(self.input_schema), Arc::new(self.output_schema))),
                 make_schemas: || (Arc::new(Value::Null), Arc::new(Value::Null)),
@@ -380,6 +503,8 @@ impl SchemaToolBuilder {
 /// Configures a [`Tool`]; see [`Tool::builder`].
 pub struct ToolBuilder<I, O, F> {
     description: String,
+    title: Option<String>,
+    annotations: Annotations,
     execute: F,
     project: Option<Projection<O>>,
     _types: PhantomData<fn(I) -> O>,
@@ -399,6 +524,18 @@ where
         self
     }
 
+    /// Sets the title people see (see [`ModelDefinition::title`]).
+    pub fn title(mut self, title: impl Into<String>) -> Self {
+        self.title = Some(title.into());
+        self
+    }
+
+    /// Sets what the tool says about its effects (see [`Annotations`]).
+    pub fn annotations(mut self, annotations: Annotations) -> Self {
+        self.annotations = annotations;
+        self
+    }
+
     /// Builds the handle. The schemas are generated once, when a definition is first
     /// asked for: building a tool costs no schema work.
     pub fn build(self) -> Tool {
@@ -410,6 +547,8 @@ where
         Tool {
             inner: Arc::new(Inner {
                 description: Arc::from(self.description),
+                title: self.title.map(Arc::from),
+                annotations: self.annotations,
                 schemas: OnceLock::new(),
                 make_schemas: || (Arc::new(schema_for::<I>()), Arc::new(schema_for::<O>())),
                 runtime,

@@ -8,7 +8,8 @@
 //!
 //! The API: [`serve_http`] (with [`HttpOptions`], [`HostRule`] and the listener's
 //! [`Limits`]), [`serve_stdio`] (with the [`ClientHandle`] through which a front end
-//! elicits from the connected client), the token helpers, and [`serve_router`], the
+//! elicits from the connected client) and [`serve_stdio_rooted`] (its parts built for
+//! the project the client's MCP roots name, [`PartsFor`]), the token helpers, and [`serve_router`], the
 //! accept loop with timeouts and a connection cap under any axum router.
 //!
 //! ```
@@ -40,7 +41,7 @@ pub use http::{
     HostRule, MIN_TOKEN_CHARS, Options as HttpOptions, TokenError, check_token, random_token, serve as serve_http,
 };
 pub use listen::{Connection, Limits, connection_cap, raise_file_limit, serve as serve_router};
-pub use mcp::{ClientHandle, Elicited, serve_stdio};
+pub use mcp::{ClientHandle, Elicited, PartsFor, serve_stdio, serve_stdio_rooted};
 pub use trust::{ProjectTrust, TrustError, TrustFile, TrustPart};
 
 /// What a session owns beyond its calls (background processes): the servers end it when

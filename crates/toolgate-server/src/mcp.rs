@@ -9,8 +9,11 @@
 //! question: its options as an enum, an array of them when several may be chosen, and a
 //! free-text field). A client that cannot elicit is not offered `question`; its asks are
 //! declined over stdio (unless `--auto` approves them once) and wait for the HTTP API
-//! (`/permission/{id}/reply`) under `toolgate serve`. stdout belongs to the protocol:
-//! nothing else is ever written there.
+//! (`/permission/{id}/reply`) under `toolgate serve`. While a call waits for a person,
+//! a client that asked for progress gets `notifications/progress` naming what is asked
+//! and where it can be answered, so it can keep waiting. Tools are listed with their
+//! titles, annotations and (for object outputs) output schemas, and answer
+//! `structuredContent`. stdout belongs to the protocol: nothing else is ever written there.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -29,7 +32,11 @@ use toolgate_permission::{Event, PermissionService, Reply};
 
 use crate::Parts;
 
+mod ids;
+mod rooted;
 pub(crate) mod stdio;
+
+pub use rooted::PartsFor;
 
 /// The client of `toolgate mcp`, once it has listed or called: permission asks and the
 /// elicitations of upstream MCP servers are put to the person through it. Cheap to clone.
@@ -143,6 +150,8 @@ struct Mcp {
     listed: Arc<std::sync::atomic::AtomicU64>,
     /// Tasks that live as long as the session (the `tools/list_changed` announcer).
     tasks: Vec<tokio::task::AbortHandle>,
+    /// Who answers what this session's client cannot (named in progress messages).
+    unanswerable: Unanswerable,
 }
 
 impl Drop for Mcp {
@@ -163,7 +172,7 @@ impl Drop for Mcp {
 }
 
 impl Mcp {
-    fn new(parts: Parts, peer: ClientHandle, clients: Clients) -> Mcp {
+    fn new(parts: Parts, peer: ClientHandle, clients: Clients, unanswerable: Unanswerable) -> Mcp {
         let session = toolgate_core::ascending_id("ses");
         clients.insert(&session, peer.clone());
         let listed = Arc::new(std::sync::atomic::AtomicU64::new(0));
@@ -183,7 +192,20 @@ impl Mcp {
             clients,
             listed,
             tasks,
+            unanswerable,
         }
+    }
+
+    /// Whether `tool` is listed with an output schema (see [`output_schema`]), so its
+    /// results carry `structuredContent`.
+    fn has_output_schema(&self, tool: &str) -> bool {
+        self.parts
+            .gate
+            .catalog(&self.parts.agent)
+            .definitions()
+            .iter()
+            .find(|definition| definition.name == tool)
+            .is_some_and(|definition| output_schema(definition).is_some())
     }
 
     /// Whether this client may be offered `name` at all: `question` only to a client that
@@ -206,23 +228,28 @@ fn content_block(part: &Content) -> ContentBlock {
     }
 }
 
+/// What toolgate says of itself at `initialize`.
+#[allow(deprecated)]
+fn server_info() -> ServerConfig {
+    ServerConfig::new(
+        ServerCapabilities::builder()
+            .enable_tools()
+            .enable_tool_list_changed()
+            // Logging notifications carry the session's background-process events
+            // (deprecated by SEP-2577, but what clients show today).
+            .enable_logging()
+            .build(),
+    )
+    .with_server_info(rmcp::model::Implementation::new("toolgate", env!("CARGO_PKG_VERSION")))
+    .with_instructions(
+        "toolgate's tools (read, edit, bash, …) under its permission rules: a call may be refused by a rule or by the \
+         person you are working with; a refusal's message says why.",
+    )
+}
+
 impl ServerHandler for Mcp {
-    #[allow(deprecated)]
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(
-            ServerCapabilities::builder()
-                .enable_tools()
-                .enable_tool_list_changed()
-                // Logging notifications carry the session's background-process events
-                // (deprecated by SEP-2577, but what clients show today).
-                .enable_logging()
-                .build(),
-        )
-            .with_server_info(rmcp::model::Implementation::new("toolgate", env!("CARGO_PKG_VERSION")))
-            .with_instructions(
-            "toolgate's tools (read, edit, bash, …) under its permission rules: a call may be refused by a rule or by the \
-             person you are working with; a refusal's message says why.",
-        )
+        server_info()
     }
 
     /// The level is accepted: toolgate sends only its background-process events (info),
@@ -255,17 +282,7 @@ impl ServerHandler for Mcp {
             .definitions()
             .iter()
             .filter(|definition| Self::suits_client(&definition.name, &context.peer))
-            .map(|definition| {
-                let schema = match definition.input_schema.as_ref() {
-                    Value::Object(map) => map.clone(),
-                    _ => serde_json::Map::new(),
-                };
-                rmcp::model::Tool::new(
-                    definition.name.clone(),
-                    definition.description.to_string(),
-                    Arc::new(schema),
-                )
-            })
+            .map(mcp_tool)
             .collect();
         Ok(ListToolsResult::with_all_items(tools))
     }
@@ -276,6 +293,7 @@ impl ServerHandler for Mcp {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         self.peer.set(&context.peer);
+        let tool_name = request.name.to_string();
         let input = request
             .arguments
             .map(Value::Object)
@@ -293,9 +311,25 @@ impl ServerHandler for Mcp {
         // MCP has no assistant messages: the session is one message, so doom_loop counts
         // identical calls across it (spec §4.11).
         let one_message = Call::new(self.session.clone(), request.name, input).in_message(self.session.clone());
+        let waits = Waits {
+            parts: self.parts.clone(),
+            call_id: one_message.id.clone(),
+            session: self.session.clone(),
+            unanswerable: self.unanswerable,
+        };
         let call = self.parts.gate.run(&self.parts.agent, one_message);
+        // While the call waits for a person, its client is told so (MCP progress), when
+        // it asked for progress: a client that resets its timeout on progress then waits
+        // as long as the person takes.
+        let progress = async {
+            if let Some(token) = context.meta.get_progress_token() {
+                waits.report(&context.peer, token).await;
+            }
+            std::future::pending::<std::convert::Infallible>().await
+        };
         let settled = tokio::select! {
             settled = call => settled,
+            never = progress => match never {},
             () = context.ct.cancelled() => {
                 return Err(ErrorData::internal_error("the call was cancelled by the client", None));
             }
@@ -313,13 +347,187 @@ impl ServerHandler for Mcp {
             }
             Err(failure) => return Err(ErrorData::internal_error(failure.to_string(), None)),
         };
-        let result = match &settled.result {
+        let mut result = match &settled.result {
             ModelResult::Error(message) => CallToolResult::error(vec![ContentBlock::text(message.clone())]),
             ModelResult::Text(text) => CallToolResult::success(vec![ContentBlock::text(text.clone())]),
             ModelResult::Content(parts) => CallToolResult::success(parts.iter().map(content_block).collect()),
             ModelResult::Json(value) => CallToolResult::success(vec![ContentBlock::text(value.to_string())]),
         };
+        // A tool with an output schema (one listed with `outputSchema`) answers with its
+        // structured value too; a client checks it against the schema.
+        if !settled.result.is_error()
+            && self.has_output_schema(&tool_name)
+            && let Some(Value::Object(structured)) = settled.output.as_ref().map(|output| &output.structured)
+        {
+            let mut structured = Value::Object(structured.clone());
+            drop_nulls(&mut structured);
+            result.structured_content = Some(structured);
+        }
         Ok(result.into())
+    }
+}
+
+/// A tool as MCP lists it: its name, title, description and input schema, its
+/// annotations (hints the tool gives about itself, [`toolgate_core::Annotations`]) and,
+/// when its output is an object, its output schema.
+fn mcp_tool(definition: &toolgate_core::ModelDefinition) -> rmcp::model::Tool {
+    let schema = match definition.input_schema.as_ref() {
+        Value::Object(map) => map.clone(),
+        _ => serde_json::Map::new(),
+    };
+    let mut tool = rmcp::model::Tool::new(
+        definition.name.clone(),
+        definition.description.to_string(),
+        Arc::new(schema),
+    );
+    if let Some(title) = &definition.title {
+        tool = tool.with_title(title.to_string());
+    }
+    let hints = definition.annotations;
+    if !hints.is_empty() {
+        tool = tool.with_annotations(rmcp::model::ToolAnnotations::from_raw(
+            None,
+            hints.read_only,
+            hints.destructive,
+            hints.idempotent,
+            hints.open_world,
+        ));
+    }
+    if let Some(output) = output_schema(definition) {
+        tool = tool.with_raw_output_schema(Arc::new(output));
+    }
+    tool
+}
+
+/// The output schema MCP lists for a tool whose output is an object (MCP wants an
+/// object schema there; a tool answering plain text has none). Every member is
+/// optional: a result whose text was cut to a file, or that carries media, keeps no
+/// structured value but `{}` (the output store's bound, spec §3.5), and a client
+/// checks `structuredContent` against this schema.
+fn output_schema(definition: &toolgate_core::ModelDefinition) -> Option<serde_json::Map<String, Value>> {
+    let Value::Object(schema) = definition.output_schema.as_ref() else {
+        return None;
+    };
+    if schema.get("type").and_then(Value::as_str) != Some("object") {
+        return None;
+    }
+    let mut schema = schema.clone();
+    schema.remove("required");
+    Some(schema)
+}
+
+/// Removes members whose value is `null`, at every depth: the schemas describe an
+/// absent optional member as absent, never as null (as the input schemas do).
+fn drop_nulls(value: &mut Value) {
+    match value {
+        Value::Object(members) => {
+            members.retain(|_, member| !member.is_null());
+            members.values_mut().for_each(drop_nulls);
+        }
+        Value::Array(items) => items.iter_mut().for_each(drop_nulls),
+        _ => {}
+    }
+}
+
+/// How often a call waiting for a person says so to its client: well inside the
+/// shortest timeouts clients put on a request (some give up after 5 s).
+const WAIT_PROGRESS_EVERY: std::time::Duration = std::time::Duration::from_secs(3);
+
+/// What one call may wait for: a permission ask of its own, or (for `question`) a
+/// question of its session.
+struct Waits {
+    parts: Parts,
+    call_id: String,
+    session: String,
+    unanswerable: Unanswerable,
+}
+
+impl Waits {
+    /// Sends `notifications/progress` with `token` every [`WAIT_PROGRESS_EVERY`] while
+    /// the call waits for a person, naming what is asked and where it can be answered.
+    /// Never returns; dropped with the call.
+    async fn report(&self, peer: &Peer<RoleServer>, token: rmcp::model::ProgressToken) {
+        let mut ticks = tokio::time::interval(WAIT_PROGRESS_EVERY);
+        ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut sent = 0u32;
+        loop {
+            ticks.tick().await;
+            let Some(message) = self.waiting(elicits(peer)) else {
+                continue;
+            };
+            sent = sent.saturating_add(1);
+            // The value only has to grow (MCP); there is no total to wait for.
+            let progress =
+                rmcp::model::ProgressNotificationParam::new(token.clone(), f64::from(sent)).with_message(message);
+            if peer.notify_progress(progress).await.is_err() {
+                return;
+            }
+        }
+    }
+
+    /// What the call waits for now, as a sentence; `None` when it waits for no one.
+    fn waiting(&self, elicited: bool) -> Option<String> {
+        if let Some(request) = self
+            .parts
+            .gate
+            .permissions()
+            .pending()
+            .into_iter()
+            .find(|request| request.source.call_id == self.call_id)
+        {
+            let asked: Vec<&str> = request
+                .resources
+                .iter()
+                .filter(|resource| !request.allowed.contains(resource))
+                .map(String::as_str)
+                .collect();
+            let what = shorten(&format!("{}: {}", request.action, asked.join(", ")), 160);
+            let how = self.how(
+                elicited,
+                Some(&format!("`toolgate approve {}`", request.id)),
+                &format!("POST /permission/{}/reply", request.id),
+            );
+            return Some(format!(
+                "waiting for a person to answer a permission ask ({what}) {how}"
+            ));
+        }
+        let question = self
+            .parts
+            .questions
+            .pending()
+            .into_iter()
+            .find(|question| question.session_id == self.session)?;
+        let first = question
+            .questions
+            .first()
+            .map(|prompt| prompt.question.as_str())
+            .unwrap_or("");
+        let how = self.how(elicited, None, &format!("POST /question/{}/reply", question.id));
+        Some(format!(
+            "waiting for a person to answer a question ({}) {how}",
+            shorten(first, 160)
+        ))
+    }
+
+    /// Where the person answers: the client's form, else `toolgate serve`'s page, the
+    /// terminal or its HTTP API.
+    fn how(&self, elicited: bool, terminal: Option<&str>, route: &str) -> String {
+        match (elicited, self.unanswerable, terminal) {
+            (true, _, _) => "via elicitation (a form in this MCP client)".to_string(),
+            (false, Unanswerable::Leave, Some(terminal)) => {
+                format!("in toolgate serve's page, on the terminal ({terminal}) or with {route}")
+            }
+            (false, Unanswerable::Leave, None) => format!("in toolgate serve's page or with {route}"),
+            (false, Unanswerable::Decline, _) => "by no one (this client cannot show forms)".to_string(),
+        }
+    }
+}
+
+/// `text` cut to `limit` characters, with an ellipsis when cut.
+fn shorten(text: &str, limit: usize) -> String {
+    match text.char_indices().nth(limit) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.to_string(),
     }
 }
 
@@ -330,6 +538,11 @@ fn message(request: &toolgate_permission::Request) -> String {
         && request.action == "bash"
     {
         text.push_str(&format!("\n$ {command}"));
+    }
+    // What the terminal prompt shows under the action: for an MCP server's tool, the
+    // server, the hints it gives and the arguments (the gateway writes them there).
+    if let Some(description) = request.metadata.get("description").and_then(Value::as_str) {
+        text.push_str(&format!("\n{description}"));
     }
     for resource in &request.resources {
         if request.allowed.contains(resource) {
@@ -610,22 +823,19 @@ async fn announce_changes(
 /// Serves `parts` over MCP on stdin/stdout until the client closes stdin. `client` is
 /// filled in once the client is known, so others (the MCP gateway) can elicit through it.
 pub async fn serve_stdio(parts: Parts, client: ClientHandle) -> Result<(), String> {
-    // Spill files older than 7 days go now and every hour, called or not.
-    parts.gate.start_upkeep();
-    let clients = Clients::default();
-    let asks = tokio::spawn(answer_asks(
-        parts.gate.permissions().clone(),
-        clients.clone(),
-        Unanswerable::Decline,
-    ));
-    let questions = tokio::spawn(answer_questions(
-        parts.questions.clone(),
-        clients.clone(),
-        Unanswerable::Decline,
-    ));
-    let service = parts.gate.permissions().clone();
-    let ending = parts.clone();
-    let handler = Mcp::new(parts, client, clients);
+    serve_lazily(rooted::Lazy::built(parts, client)).await
+}
+
+/// Serves MCP on stdin/stdout like [`serve_stdio`], with parts built by `build` once
+/// the client is initialized: from the client's first `file://` root when it declares
+/// the `roots` capability (`toolgate mcp` without `--dir`), else for the directory the
+/// command line names.
+pub async fn serve_stdio_rooted(build: PartsFor, client: ClientHandle) -> Result<(), String> {
+    serve_lazily(rooted::Lazy::deferred(build, client)).await
+}
+
+async fn serve_lazily(handler: rooted::Lazy) -> Result<(), String> {
+    let built = handler.watch();
     let (input, output) = rmcp::transport::stdio_pipes();
     let running = handler
         .serve(stdio::LineTransport::new(input, output))
@@ -640,10 +850,17 @@ pub async fn serve_stdio(parts: Parts, client: ClientHandle) -> Result<(), Strin
     });
     let ended = running.waiting().await;
     signalled.abort();
-    service.shutdown();
-    asks.abort();
-    questions.abort();
-    ending.end_sessions().await;
+    let ready = match built.borrow().as_ref() {
+        Some(Ok(ready)) => Some(Arc::clone(ready)),
+        _ => None,
+    };
+    if let Some(ready) = ready {
+        ready.mcp.parts.gate.permissions().shutdown();
+        for task in &ready.tasks {
+            task.abort();
+        }
+        ready.mcp.parts.end_sessions().await;
+    }
     ended.map(|_| ()).map_err(|e| format!("MCP server stopped: {e}"))
 }
 
@@ -652,16 +869,7 @@ pub async fn serve_stdio(parts: Parts, client: ClientHandle) -> Result<(), Strin
 ///
 /// The caller guards it: `Host`, `Origin` and the bearer token are checked before a
 /// request gets here.
-pub(crate) fn streamable_http(
-    parts: Parts,
-) -> (
-    rmcp::transport::StreamableHttpService<
-        impl ServerHandler,
-        impl rmcp::transport::streamable_http_server::SessionManager,
-    >,
-    Box<dyn Fn() + Send + Sync>,
-) {
-    use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+pub(crate) fn streamable_http(parts: Parts) -> (McpHttp, Box<dyn Fn() + Send + Sync>) {
     let clients = Clients::default();
     tokio::spawn(answer_asks(
         parts.gate.permissions().clone(),
@@ -678,9 +886,44 @@ pub(crate) fn streamable_http(
     let config = rmcp::transport::StreamableHttpServerConfig::default().disable_allowed_hosts();
     let cancel = config.cancellation_token.clone();
     let service = rmcp::transport::StreamableHttpService::new(
-        move || Ok(Mcp::new(parts.clone(), ClientHandle::default(), clients.clone())),
-        Arc::new(LocalSessionManager::default()),
+        move || {
+            Ok(Mcp::new(
+                parts.clone(),
+                ClientHandle::default(),
+                clients.clone(),
+                Unanswerable::Leave,
+            ))
+        },
+        Arc::new(ids::OneAnswerPerId::default()),
         config,
     );
-    (service, Box::new(move || cancel.cancel()))
+    (McpHttp(service), Box::new(move || cancel.cancel()))
+}
+
+/// `/mcp`: rmcp's streamable HTTP service, with `DELETE` (a client ending its
+/// session) answered `204 No Content` — what the SDKs expect of a session ended —
+/// where rmcp answers `202 Accepted`.
+#[derive(Clone)]
+pub(crate) struct McpHttp(rmcp::transport::StreamableHttpService<Mcp, ids::OneAnswerPerId>);
+
+impl tower_service::Service<axum::extract::Request> for McpHttp {
+    type Response = axum::response::Response;
+    type Error = std::convert::Infallible;
+    type Future = std::pin::Pin<Box<dyn Future<Output = Result<Self::Response, Self::Error>> + Send>>;
+
+    fn poll_ready(&mut self, _context: &mut std::task::Context<'_>) -> std::task::Poll<Result<(), Self::Error>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: axum::extract::Request) -> Self::Future {
+        let ending = request.method() == axum::http::Method::DELETE;
+        let answer = self.0.call(request);
+        Box::pin(async move {
+            let mut response = answer.await?.map(axum::body::Body::new);
+            if ending && response.status() == axum::http::StatusCode::ACCEPTED {
+                *response.status_mut() = axum::http::StatusCode::NO_CONTENT;
+            }
+            Ok(response)
+        })
+    }
 }

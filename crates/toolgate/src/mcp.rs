@@ -1,7 +1,7 @@
 //! `toolgate mcp`: builds the parts and hands them to `toolgate_server::mcp`;
 //! `toolgate mcp list`: the configured MCP servers.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use toolgate_builtins_session::QuestionService;
 use toolgate_permission::AskMode;
@@ -10,20 +10,59 @@ use crate::app::{App, server_parts, server_runtime};
 use crate::setup::Setup;
 use crate::{Failure, Project};
 
-/// `toolgate mcp`.
+/// `toolgate mcp`. Without `--dir`, the project is the client's first `file://` root
+/// when it declares the `roots` capability (README "MCP roots"), else the current
+/// directory: the tools are built once the client is initialized.
 pub(crate) fn serve_stdio(
     project: &Project,
     auto: bool,
     sandbox: Option<toolgate_sandbox::Mode>,
 ) -> Result<(), Failure> {
-    let mode = if auto { AskMode::Auto } else { AskMode::Interactive };
     // Questions go to the client through elicitation (and `question` is offered only to
     // clients that can show forms).
     crate::app::hide_environment();
-    let (parts, gateway) = server_parts(project, mode, true, sandbox)?;
     let client = toolgate_server::ClientHandle::default();
+    let gateway: Arc<Mutex<Option<toolgate_mcp_client::Gateway>>> = Arc::default();
+    let build = {
+        let (project, client, gateway) = (project.clone(), client.clone(), Arc::clone(&gateway));
+        move |root: Option<std::path::PathBuf>| -> Result<toolgate_server::Parts, String> {
+            let mut project = project;
+            if root.is_some() {
+                project.dir = root;
+            }
+            let (parts, built) = stdio_parts(&project, auto, sandbox, &client).map_err(|f| f.message)?;
+            if let Ok(mut slot) = gateway.lock() {
+                *slot = built;
+            }
+            Ok(parts)
+        }
+    };
+    let runtime = crate::app::stdio_runtime()?;
+    let served = if project.dir.is_some() {
+        // The project is given: built now, so a config error stops the command at once.
+        let parts = build(None).map_err(Failure::runtime)?;
+        runtime.block_on(toolgate_server::serve_stdio(parts, client))
+    } else {
+        runtime.block_on(toolgate_server::serve_stdio_rooted(Box::new(build), client))
+    };
+    let gateway = gateway.lock().ok().and_then(|mut slot| slot.take());
+    if let Some(gateway) = gateway {
+        runtime.block_on(gateway.shutdown());
+    }
+    served.map_err(Failure::runtime)
+}
+
+/// The parts of `toolgate mcp` for `project`, and its MCP gateway (upstream
+/// elicitations go to this server's own client, schema and all).
+fn stdio_parts(
+    project: &Project,
+    auto: bool,
+    sandbox: Option<toolgate_sandbox::Mode>,
+    client: &toolgate_server::ClientHandle,
+) -> Result<(toolgate_server::Parts, Option<toolgate_mcp_client::Gateway>), Failure> {
+    let mode = if auto { AskMode::Auto } else { AskMode::Interactive };
+    let (parts, gateway) = server_parts(project, mode, true, sandbox)?;
     if let Some(gateway) = &gateway {
-        // Upstream elicitations go to this server's own client, schema and all.
         let elicitor: Arc<dyn toolgate_mcp_client::Elicitor> = if auto {
             Arc::new(toolgate_mcp_client::AcceptDefaults)
         } else {
@@ -31,16 +70,7 @@ pub(crate) fn serve_stdio(
         };
         gateway.set_elicitor(elicitor);
     }
-    let runtime = crate::app::stdio_runtime()?;
-    runtime
-        .block_on(async {
-            let served = toolgate_server::serve_stdio(parts, client).await;
-            if let Some(gateway) = &gateway {
-                gateway.shutdown().await;
-            }
-            served
-        })
-        .map_err(Failure::runtime)
+    Ok((parts, gateway))
 }
 
 /// `toolgate mcp list`: starts every configured server and shows what came of it.

@@ -414,7 +414,7 @@ fn toolgate_mcp_as_a_gateway_list_changed_elicitation_cancellation_and_a_crash()
         "command": [e2e::python_with_mcp(), server_script(), "stdio"],
         "environment": {"MARKS": marks(&sandbox)},
         "timeout": {"startup": 30000, "request": 5000},
-    }}}});
+    }}}, "permission": {"py_wipe": "ask"}});
     write_config(&sandbox, &config);
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("python/gateway_client.py");
     let output = Command::new(e2e::python_with_mcp())
@@ -449,6 +449,40 @@ fn toolgate_mcp_as_a_gateway_list_changed_elicitation_cancellation_and_a_crash()
     assert!(before.contains(&"read") && before.contains(&"py_add"), "{before:?}");
     assert!(!before.contains(&"py_added_later"));
     assert_eq!(seen["add"][0], "{\n  \"sum\": 42\n}");
+    // The server's own description passes on: its hints, its output schema (every member
+    // optional, as toolgate lists every output schema) and its structured content.
+    let described = &seen["described"];
+    assert_eq!(
+        described["py_add"]["annotations"],
+        json!({"readOnlyHint": true}),
+        "{seen}"
+    );
+    assert_eq!(
+        described["py_wipe"]["annotations"],
+        json!({"readOnlyHint": false, "destructiveHint": true}),
+        "{seen}"
+    );
+    assert_eq!(
+        described["py_add"]["outputSchema"]["properties"]["sum"]["type"], "integer",
+        "{seen}"
+    );
+    assert_eq!(seen["add_structured"], json!({"sum": 42}), "{seen}");
+    // The builtins describe themselves too.
+    assert_eq!(described["read"]["title"], "Read a file or directory", "{seen}");
+    assert_eq!(described["read"]["annotations"]["readOnlyHint"], true, "{seen}");
+    // The ask of an MCP tool shows, over MCP as on the terminal, the server's hints and
+    // the arguments; the form asks for a decision and feedback only.
+    let ask = &seen["asks"][0];
+    let message = ask["message"].as_str().unwrap();
+    assert!(
+        message.contains("MCP tool `wipe` of server `py` (server says: may modify, destructive)"),
+        "{message}"
+    );
+    assert!(message.contains(r#"arguments: {"target":"build"}"#), "{message}");
+    let fields: Vec<&String> = ask["schema"]["properties"].as_object().unwrap().keys().collect();
+    assert_eq!(fields, ["decision", "feedback"], "{ask}");
+    assert_eq!(seen["wipe"][0], true, "rejected: {seen}");
+    assert!(!sandbox.root.path().join("marks/wiped").exists(), "{seen}");
     // The upstream list_changed reached toolgate's own client, and the new tool is offered.
     assert!(seen["list_changed"].as_u64().unwrap() >= 1, "{seen}");
     assert!(

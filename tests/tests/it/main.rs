@@ -10,7 +10,8 @@
 //!   tool, every spelling of a path, protected files, refusals that name their rule),
 //!   `trust` (a project file's MCP servers, weaker sandbox and `shell_env` only once trusted).
 //! - The servers: `server` and `server_hardening` (`toolgate serve` over HTTP, and
-//!   attacked), `mcp` (`toolgate mcp` with real clients), `conformance` and
+//!   attacked), `mcp` (`toolgate mcp` with real clients), `mcp_http` (`/mcp` with
+//!   clients that wait for a person), `conformance` and
 //!   `conformance_client` (the official MCP conformance suite, server and client).
 //! - The MCP gateway: `gateway`, `gateway_registry`, `gateway_serve`.
 //! - The bash tool's confinement: `sandbox` (the kernel sandbox and the shell's
@@ -33,6 +34,7 @@ mod gateway;
 mod gateway_registry;
 mod gateway_serve;
 mod mcp;
+mod mcp_http;
 mod opencode_config;
 mod permission_config;
 mod rules_hold;

@@ -85,6 +85,30 @@ fn check_python_session(sandbox: &Sandbox, seen: &Value) {
         seen["question"][0],
         "User has answered your questions: \"Which colour?\"=\"Blue, and tea\", \"Which languages?\"=\"Rust, Go, and tea\". You can now continue with the user's answers in mind."
     );
+    // Structured output, checked by the SDK against the listed schema.
+    assert_eq!(seen["echoed_error"], false, "{seen}");
+    assert_eq!(seen["echoed_structured"]["exit"], 0, "{seen}");
+    assert_eq!(seen["read_structured"]["kind"], "file", "{seen}");
+    assert_eq!(seen["read_structured"]["start"], 1, "{seen}");
+    assert!(seen["read_structured"].get("next").is_none(), "no nulls: {seen}");
+    // Titles and hints from the tools themselves.
+    let described = &seen["described"];
+    let hint = |tool: &str, name: &str| described[tool]["annotations"][name].clone();
+    for tool in ["read", "glob", "grep"] {
+        assert_eq!(hint(tool, "readOnlyHint"), true, "{tool}: {seen}");
+    }
+    for tool in ["write", "edit", "apply_patch", "bash"] {
+        assert_eq!(hint(tool, "readOnlyHint"), false, "{tool}: {seen}");
+        assert_eq!(hint(tool, "destructiveHint"), true, "{tool}: {seen}");
+    }
+    for tool in ["webfetch", "websearch"] {
+        assert_eq!(hint(tool, "openWorldHint"), true, "{tool}: {seen}");
+    }
+    assert_eq!(described["bash"]["title"], "Run a shell command", "{seen}");
+    assert_eq!(
+        described["read"]["outputSchema"]["properties"]["kind"]["type"], "string",
+        "{seen}"
+    );
     assert_eq!(seen["denied_error"], true);
     let denied = seen["denied"][0].as_str().unwrap();
     assert!(
@@ -588,4 +612,79 @@ fn the_elicitation_offers_once_session_always_with_checks_patterns_and_never_alw
     let (_, listed, _) = sandbox.run(&["approvals", "list", "--json"]);
     assert!(listed.contains("echo *"), "{listed}");
     assert!(!listed.contains("touch *"), "{listed}");
+}
+
+/// A second request under the id of a request still running (its ask is with the
+/// client's form) is answered with -32600 naming the id, never run; the first still
+/// gets its own answer once the form is answered, and the id is free again after.
+#[test]
+fn over_stdio_a_request_id_in_use_is_refused_and_the_first_answer_still_comes() {
+    let sandbox = Sandbox::new();
+    project(&sandbox);
+    let mut pipes = Pipes::start(&sandbox, json!({"elicitation": {}}));
+    pipes.send(
+        json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "bash",
+        "arguments": {"command": "echo first", "description": "first"}}}),
+    );
+    let form = pipes.receive();
+    assert_eq!(form["method"], "elicitation/create", "{form}");
+    pipes.send(
+        json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "bash",
+        "arguments": {"command": "echo second", "description": "second"}}}),
+    );
+    let refused = pipes.receive();
+    assert_eq!(refused["id"], 7, "{refused}");
+    assert_eq!(refused["error"]["code"], -32600, "{refused}");
+    assert_eq!(
+        refused["error"]["message"],
+        "Invalid Request: request id 7 is already in use by a request that is still running"
+    );
+    pipes.send(
+        json!({"jsonrpc": "2.0", "id": form["id"], "result": {"action": "accept", "content": {"decision": "once"}}}),
+    );
+    let first = pipes.response(7, "once");
+    assert_eq!(first["result"]["isError"], false, "{first}");
+    assert!(
+        first["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("first"),
+        "{first}"
+    );
+    // Answered: the id may be used again.
+    pipes.send(json!({"jsonrpc": "2.0", "id": 7, "method": "ping"}));
+    assert_eq!(pipes.response(7, "once")["result"], json!({}));
+    drop(pipes.input);
+    assert!(pipes.child.wait().unwrap().success());
+}
+
+/// Without `--dir`, `toolgate mcp` asks a client that declares `roots` for them once it
+/// is initialized, and its first `file://` root is the project (README "MCP roots"):
+/// started elsewhere, the server reads the root's files.
+#[test]
+fn without_dir_the_clients_first_file_root_is_the_project() {
+    let sandbox = Sandbox::new();
+    project(&sandbox);
+    let elsewhere = sandbox.root.path().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    std::fs::write(elsewhere.join("hello.txt"), "not this one\n").unwrap();
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("python/mcp_roots.py");
+    let output = Command::new(e2e::python_with_mcp())
+        .arg(script)
+        .arg(e2e::toolgate_binary())
+        .arg(&elsewhere)
+        .arg(sandbox.project())
+        .env("TOOLGATE_DATA_DIR", sandbox.data_dir())
+        .env("TOOLGATE_CONFIG_DIR", sandbox.config_dir())
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let seen: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(seen["asked"], 1, "{seen}");
+    assert_eq!(seen["read_error"], false, "{seen}");
+    assert!(seen["read"][0].as_str().unwrap().contains("1: hello world"), "{seen}");
+    // glob answers its structured value too: the project's files.
+    let files = seen["glob_structured"]["files"].as_array().unwrap();
+    assert_eq!(files.len(), 1, "{seen}");
+    assert!(files[0].as_str().unwrap().ends_with("project/hello.txt"), "{seen}");
 }

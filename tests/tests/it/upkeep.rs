@@ -73,6 +73,9 @@ fn mcp_removes_an_eight_day_old_spill_at_start_without_any_call() {
         r#"{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{{"protocolVersion":"2025-06-18","capabilities":{{}},"clientInfo":{{"name":"t","version":"1"}}}}}}"#
     )
     .unwrap();
+    // Without `--dir` the tools (and their upkeep) start once the client is initialized:
+    // only then is its project known (README "MCP roots").
+    writeln!(input, r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#).unwrap();
     let removed = gone_within(&old, Duration::from_secs(10));
     drop(input);
     let _ = child.wait();

@@ -7,7 +7,7 @@ use std::time::Duration;
 use rustix::process::Signal;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use toolgate_core::{Content, Context, PermissionRequest, Tool, ToolFailure};
+use toolgate_core::{Annotations, Content, Context, PermissionRequest, Tool, ToolFailure};
 
 use super::{Proc, ShellInfo, Shells, Size};
 use crate::{BashOutput, Shared, WaitFor};
@@ -247,6 +247,8 @@ fn list_tool(shared: Arc<Shared>, shells: Shells) -> Tool {
             .collect();
         vec![Content::text(lines.join("\n"))]
     })
+    .title("List background processes")
+    .annotations(Annotations::read_only())
     .build()
 }
 
@@ -343,6 +345,8 @@ fn output_tool(shared: Arc<Shared>, shells: Shells) -> Tool {
         },
     )
     .project(|output: &OutputOutput| vec![Content::text(output.text.clone())])
+    .title("Read a background process's output")
+    .annotations(Annotations::read_only().idempotent(false))
     .build()
 }
 
@@ -449,6 +453,8 @@ fn write_tool(shared: Arc<Shared>, shells: Shells) -> Tool {
             output.bytes, output.id
         ))]
     })
+    .title("Write to a background process")
+    .annotations(Annotations::additive())
     .build()
 }
 
@@ -546,6 +552,8 @@ fn kill_tool(shared: Arc<Shared>, shells: Shells) -> Tool {
         },
     )
     .project(|output: &KillOutput| vec![Content::text(output.text.clone())])
+    .title("Signal a background process")
+    .annotations(Annotations::destructive().idempotent(true))
     .build()
 }
 

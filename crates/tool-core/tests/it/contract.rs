@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
-use toolgate_core::{Content, Context, Defect, ModelResult, Refusal, Tool, ToolFailure, ToolOutput};
+use toolgate_core::{Annotations, Content, Context, Defect, ModelResult, Refusal, Tool, ToolFailure, ToolOutput};
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -229,6 +229,46 @@ fn spec_1_3_definition_schema_is_inline_optional_and_standard() {
     let json = serde_json::to_value(&definition).unwrap();
     assert_eq!(json["name"], "schema");
     assert!(json.get("inputSchema").is_some() && json.get("outputSchema").is_some());
+}
+
+/// A tool's title and hints are part of its definition, on every handle of it (a
+/// permission label changes neither), and a tool that gives none says nothing.
+#[test]
+fn titles_and_annotations_are_in_the_definition() {
+    let plain = counting_tool(Arc::new(AtomicUsize::new(0)));
+    let definition = plain.definition("read");
+    assert_eq!((definition.title, definition.annotations.is_empty()), (None, true));
+    let described = Tool::builder("Read a file.", |_: ReadInput, _ctx: Context| async {
+        Ok::<_, ToolFailure>("ok")
+    })
+    .title("Read a file")
+    .annotations(Annotations::read_only())
+    .build()
+    .with_permission("read");
+    let definition = described.definition("view");
+    assert_eq!(definition.title.as_deref(), Some("Read a file"));
+    assert_eq!(definition.annotations, Annotations::read_only());
+    let wire = serde_json::to_value(&definition).unwrap();
+    assert_eq!(
+        wire["annotations"],
+        json!({"readOnlyHint": true, "destructiveHint": false, "idempotentHint": true, "openWorldHint": false})
+    );
+    // Hints as a server gave them: only those it gave.
+    let upstream = Tool::from_schema(
+        "Wipe.",
+        json!({"type": "object"}),
+        |_| Ok(()),
+        |_, _ctx: Context| async { Ok(ToolOutput::text("wiped")) },
+    )
+    .title("Wipe")
+    .annotations(Annotations::from_hints(Some(false), Some(true), None, None))
+    .build();
+    let definition = upstream.definition("srv_wipe");
+    assert_eq!(definition.title.as_deref(), Some("Wipe"));
+    assert_eq!(
+        serde_json::to_value(&definition).unwrap()["annotations"],
+        json!({"readOnlyHint": false, "destructiveHint": true})
+    );
 }
 
 #[test]

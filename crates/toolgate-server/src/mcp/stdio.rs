@@ -31,6 +31,15 @@ pub(crate) struct LineTransport {
     incoming: mpsc::Receiver<RxJsonRpcMessage<RoleServer>>,
     output: Output,
     reader: tokio::task::JoinHandle<()>,
+    /// The ids of the requests running (one answer per id, [`super::ids`]).
+    running: Running,
+}
+
+/// The running requests' ids of the one stdio session.
+#[derive(Clone)]
+struct Running {
+    ids: super::ids::InFlight,
+    session: rmcp::transport::streamable_http_server::SessionId,
 }
 
 impl LineTransport {
@@ -41,11 +50,16 @@ impl LineTransport {
     ) -> LineTransport {
         let output: Output = Arc::new(Mutex::new(Box::new(output)));
         let (deliver, incoming) = mpsc::channel(64);
-        let reader = tokio::spawn(read_lines(input, deliver, Arc::clone(&output)));
+        let running = Running {
+            ids: super::ids::InFlight::default(),
+            session: Arc::from("stdio"),
+        };
+        let reader = tokio::spawn(read_lines(input, deliver, Arc::clone(&output), running.clone()));
         LineTransport {
             incoming,
             output,
             reader,
+            running,
         }
     }
 }
@@ -71,6 +85,7 @@ impl rmcp::transport::Transport<RoleServer> for LineTransport {
         item: TxJsonRpcMessage<RoleServer>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
         let output = Arc::clone(&self.output);
+        self.running.ids.sent(&self.running.session, &item);
         async move {
             let line = serde_json::to_vec(&item).map_err(std::io::Error::other)?;
             write_line(&output, line).await
@@ -103,6 +118,7 @@ async fn read_lines(
     input: impl AsyncRead + Unpin,
     deliver: mpsc::Sender<RxJsonRpcMessage<RoleServer>>,
     output: Output,
+    running: Running,
 ) {
     let mut reader = BufReader::with_capacity(64 * 1024, input);
     let mut line: Vec<u8> = Vec::new();
@@ -152,12 +168,15 @@ async fn read_lines(
             length = 0;
             let answer = match whole {
                 Line::Whole(bytes) => match parse(&bytes) {
-                    Parsed::Message(message) => {
-                        if deliver.send(*message).await.is_err() {
-                            return;
+                    Parsed::Message(message) => match running.ids.arrived(&running.session, &message) {
+                        Ok(()) => {
+                            if deliver.send(*message).await.is_err() {
+                                return;
+                            }
+                            None
                         }
-                        None
-                    }
+                        Err(refusal) => serde_json::to_vec(&refusal).ok(),
+                    },
                     Parsed::Answer(answer) => Some(answer),
                     Parsed::Nothing => None,
                 },
