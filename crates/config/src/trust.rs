@@ -14,7 +14,9 @@
 //! - `sandbox.enforce_exec: false` where the user's is not `false` (its default is on);
 //! - `sandbox.network: true` and `sandbox.writable` directories the user's does not list;
 //! - `shell_env.set` and `shell_env.exclude` (what commands run with: `PATH`, `LD_PRELOAD`,
-//!   secrets no longer held back), and a `shell_env.inherit` wider than the user's.
+//!   secrets no longer held back), and a `shell_env.inherit` wider than the user's;
+//! - `notify` (webhooks): every ask's command and paths would go to its URLs, with a
+//!   link that answers the ask.
 
 use std::fmt;
 use std::path::PathBuf;
@@ -185,6 +187,11 @@ impl Loaded {
                         parts.push(Gated::new(&["shell_env", key], value));
                     }
                 }
+            }
+            if let Some(notify @ Value::Array(targets)) = layer.raw.get("notify")
+                && !targets.is_empty()
+            {
+                parts.push(Gated::new(&["notify"], notify));
             }
             if !parts.is_empty() {
                 out.push(Untrusted {

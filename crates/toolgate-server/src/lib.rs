@@ -28,11 +28,13 @@
 //! # let _ = options;
 //! ```
 
+mod answers;
 mod http;
 mod hub;
 mod listen;
 mod mcp;
 mod trust;
+mod web;
 mod wire;
 
 pub use http::{
@@ -40,6 +42,7 @@ pub use http::{
 };
 pub use listen::{Connection, Limits, connection_cap, raise_file_limit, serve as serve_router};
 pub use mcp::{ClientHandle, Elicited, serve_stdio};
+pub use web::AskLinks;
 pub use trust::{ProjectTrust, TrustError, TrustFile, TrustPart};
 
 /// What a session owns beyond its calls (background processes): the servers end it when
