@@ -215,7 +215,10 @@ function diffTable(diff) {
   const rows = [];
   let oldLine = 0;
   let newLine = 0;
-  for (const line of String(diff).split("\n")) {
+  const lines = String(diff).split("\n");
+  // A diff ends with a newline: no empty last line.
+  if (lines.length && lines[lines.length - 1] === "") lines.pop();
+  for (const line of lines) {
     const hunk = /^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@/.exec(line);
     let kind = "ctx";
     let left = "";
@@ -235,7 +238,6 @@ function diffTable(diff) {
     } else if (line.startsWith("\\")) {
       kind = "meta";
     } else {
-      if (line === "" && rows.length > 0 && oldLine === 0 && newLine === 0) continue;
       left = oldLine ? oldLine++ : "";
       right = newLine ? newLine++ : "";
     }
