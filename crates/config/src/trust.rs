@@ -269,6 +269,20 @@ mod tests {
     }
 
     #[test]
+    fn a_project_files_webhooks_need_trust_and_the_users_do_not() {
+        let hooks = r#"{"notify": [{"url": "https://hooks.example/x", "template": {"text": "{text}"}}]}"#;
+        let found = parts("{}", hooks);
+        assert_eq!(found.len(), 1);
+        assert!(found[0].starts_with("notify [{"), "{found:?}");
+        assert!(parts(hooks, "{}").is_empty());
+        assert!(parts("{}", r#"{"notify": []}"#).is_empty());
+        let (_dir, mut loaded) = project("{}", hooks);
+        let untrusted = loaded.untrusted();
+        loaded.withhold(&untrusted[0]).unwrap();
+        assert_eq!(loaded.settings().unwrap().notify, None);
+    }
+
+    #[test]
     fn only_what_starts_programs_or_weakens_the_sandbox_needs_trust() {
         let servers = r#"{"mcp": {"a": {"type": "local", "command": ["x"]}, "b": {"type": "remote", "url": "https://h"},
             "c": {"enabled": false}, "d": {"command": ["y"], "enabled": false}}}"#;

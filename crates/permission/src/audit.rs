@@ -495,3 +495,50 @@ fn rotated(path: &Path) -> PathBuf {
     name.push(".1");
     PathBuf::from(name)
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn a_query_filters_by_session_tool_and_effect_and_keeps_the_newest_across_rotation() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("audit.jsonl");
+        let line = |n: u32, session: &str, tool: &str, effect: Option<&str>| {
+            let mut entry = serde_json::json!({"n": n, "session": session, "tool": tool});
+            if let Some(effect) = effect {
+                entry["effect"] = effect.into();
+            }
+            entry.to_string() + "\n"
+        };
+        // The rotated file holds the older entries.
+        std::fs::write(
+            rotated(&path),
+            [line(1, "a", "bash", Some("allow")), line(2, "b", "bash", Some("deny"))].concat(),
+        )
+        .unwrap();
+        std::fs::write(
+            &path,
+            [
+                line(3, "a", "read", Some("allow")),
+                line(4, "a", "bash", None),
+                "not json\n".to_string(),
+                line(5, "a", "bash", Some("allow")),
+            ]
+            .concat(),
+        )
+        .unwrap();
+        let log = AuditLog::new(&path);
+        let numbers = |query: AuditQuery| -> Vec<u64> {
+            log.query(&query).iter().map(|e| e["n"].as_u64().unwrap()).collect()
+        };
+        assert_eq!(numbers(AuditQuery::last(10)), [1, 2, 3, 4, 5]);
+        assert_eq!(numbers(AuditQuery::last(2)), [4, 5]);
+        assert_eq!(numbers(AuditQuery::last(10).session("a").tool("bash")), [1, 4, 5]);
+        assert_eq!(numbers(AuditQuery::last(10).effect("allow")), [1, 3, 5]);
+        assert_eq!(numbers(AuditQuery::last(1).effect("deny")), [2]);
+        assert_eq!(numbers(AuditQuery::last(10).session("c")), Vec::<u64>::new());
+        assert_eq!(log.tail(3).len(), 3);
+    }
+}
