@@ -530,9 +530,8 @@ mod tests {
         )
         .unwrap();
         let log = AuditLog::new(&path);
-        let numbers = |query: AuditQuery| -> Vec<u64> {
-            log.query(&query).iter().map(|e| e["n"].as_u64().unwrap()).collect()
-        };
+        let numbers =
+            |query: AuditQuery| -> Vec<u64> { log.query(&query).iter().map(|e| e["n"].as_u64().unwrap()).collect() };
         assert_eq!(numbers(AuditQuery::last(10)), [1, 2, 3, 4, 5]);
         assert_eq!(numbers(AuditQuery::last(2)), [4, 5]);
         assert_eq!(numbers(AuditQuery::last(10).session("a").tool("bash")), [1, 4, 5]);

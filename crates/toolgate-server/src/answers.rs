@@ -78,7 +78,12 @@ impl Answers {
         let (kind, session, action, resources) = match inner.asked.get_mut(id) {
             Some(asked) => {
                 asked.answered = Some((reply.to_string(), by.to_string()));
-                (asked.kind, asked.session.clone(), asked.action.clone(), asked.resources.clone())
+                (
+                    asked.kind,
+                    asked.session.clone(),
+                    asked.action.clone(),
+                    asked.resources.clone(),
+                )
             }
             None => ("permission", String::new(), None, Vec::new()),
         };
@@ -142,7 +147,11 @@ impl Answers {
                     .ok()
                     .and_then(|value| value.as_str().map(str::to_string))
                     .unwrap_or_default();
-                let known = self.lock().asked.get(request_id).and_then(|asked| asked.answered.clone());
+                let known = self
+                    .lock()
+                    .asked
+                    .get(request_id)
+                    .and_then(|asked| asked.answered.clone());
                 // Replies through the HTTP API are recorded with who answered before or
                 // after their event; the others came from elsewhere.
                 let by = known.map_or_else(
@@ -169,8 +178,14 @@ impl Answers {
                     answered: None,
                 },
             ),
-            QuestionEvent::Replied { request_id, answers, .. } => {
-                let text = answers.iter().map(|labels| labels.join(", ")).collect::<Vec<_>>().join("; ");
+            QuestionEvent::Replied {
+                request_id, answers, ..
+            } => {
+                let text = answers
+                    .iter()
+                    .map(|labels| labels.join(", "))
+                    .collect::<Vec<_>>()
+                    .join("; ");
                 let by = self.by_or_elsewhere(request_id);
                 self.answered(request_id, &format!("answered: {text}"), &by, None);
             }

@@ -379,9 +379,7 @@ async fn authorize(server: Shared, mut request: Request, next: Next) -> Response
         !request.headers().contains_key(header::AUTHORIZATION) && crate::web::has_session_cookie(request.headers());
     let caller = if by_cookie {
         let Some((scope, csrf)) = server.logins.session(request.headers()) else {
-            return server
-                .refuse(request, "unknown or expired session cookie")
-                .await;
+            return server.refuse(request, "unknown or expired session cookie").await;
         };
         if crate::web::changes_state(request.method()) {
             // A cookie rides along with any request the browser makes: what changes
@@ -588,7 +586,9 @@ async fn reply(
         .unwrap_or_default();
     match server.service().reply(&id, body.reply, body.message.as_deref()) {
         Ok(()) => {
-            server.answers.answered(&id, &reply, caller.by(), body.message.as_deref());
+            server
+                .answers
+                .answered(&id, &reply, caller.by(), body.message.as_deref());
             axum::Json(true).into_response()
         }
         Err(ReplyError::NotFound(_)) => gone(&server, "permission request", &id),
@@ -638,10 +638,17 @@ async fn answer(
         Ok(body) => body,
         Err(refused) => return refused.into_response(),
     };
-    let text = body.answers.iter().map(|labels| labels.join(", ")).collect::<Vec<_>>().join("; ");
+    let text = body
+        .answers
+        .iter()
+        .map(|labels| labels.join(", "))
+        .collect::<Vec<_>>()
+        .join("; ");
     match server.parts.questions.reply(&id, body.answers) {
         Ok(()) => {
-            server.answers.answered(&id, &format!("answered: {text}"), caller.by(), None);
+            server
+                .answers
+                .answered(&id, &format!("answered: {text}"), caller.by(), None);
             axum::Json(true).into_response()
         }
         Err(toolgate_builtins_session::QuestionError::NotFound(_)) => gone(&server, "question", &id),
@@ -736,7 +743,10 @@ async fn login_link(
                 "logged in; the page is at /",
             )
                 .into_response();
-            with_cookie(response, crate::web::set_cookie(request_port(&request.headers), &session.cookie))
+            with_cookie(
+                response,
+                crate::web::set_cookie(request_port(&request.headers), &session.cookie),
+            )
         }
         Err(refusal) => {
             let reason = match refusal {
@@ -770,7 +780,10 @@ async fn login_token(State(server): State<Shared>, request: axum::http::request:
     };
     if !bool::from(body.token.trim().as_bytes().ct_eq(server.token.as_bytes())) {
         server.pause_refused(&request, "wrong token at login").await;
-        return error(StatusCode::UNAUTHORIZED, "wrong token: use the one `toolgate serve` printed (or $TOOLGATE_SERVER_TOKEN)");
+        return error(
+            StatusCode::UNAUTHORIZED,
+            "wrong token: use the one `toolgate serve` printed (or $TOOLGATE_SERVER_TOKEN)",
+        );
     }
     match server.logins.open(crate::web::Scope::All) {
         Ok(session) => with_cookie(
@@ -784,7 +797,10 @@ async fn login_token(State(server): State<Shared>, request: axum::http::request:
 /// `POST /logout`: ends the page's session.
 async fn logout(State(server): State<Shared>, headers: HeaderMap) -> Response {
     server.logins.close(&headers);
-    with_cookie(axum::Json(true).into_response(), crate::web::clear_cookie(request_port(&headers)))
+    with_cookie(
+        axum::Json(true).into_response(),
+        crate::web::clear_cookie(request_port(&headers)),
+    )
 }
 
 /// `GET /whoami`: how this request was authenticated, the CSRF token of a page session,
@@ -826,9 +842,8 @@ async fn audit(State(server): State<Shared>, Query(params): Query<AuditParams>) 
     let Some(log) = server.service().audit().cloned() else {
         return axum::Json(Vec::<Value>::new()).into_response();
     };
-    let mut query = toolgate_permission::AuditQuery::last(
-        params.limit.unwrap_or(AUDIT_DEFAULT_LIMIT).min(AUDIT_MAX_LIMIT),
-    );
+    let mut query =
+        toolgate_permission::AuditQuery::last(params.limit.unwrap_or(AUDIT_DEFAULT_LIMIT).min(AUDIT_MAX_LIMIT));
     let given = |value: Option<String>| value.filter(|value| !value.is_empty());
     if let Some(session) = given(params.session) {
         query = query.session(session);
@@ -911,26 +926,26 @@ async fn event_stream(
     let stream = futures_util::stream::unfold((subscriber, closing), move |(mut subscriber, mut closing)| {
         let only = only.clone();
         async move {
-        let next = loop {
-            let next = tokio::select! {
-                next = subscriber.next() => next,
-                _ = closing.wait_for(|closed| *closed) => return None,
+            let next = loop {
+                let next = tokio::select! {
+                    next = subscriber.next() => next,
+                    _ = closing.wait_for(|closed| *closed) => return None,
+                };
+                match (&next, &only) {
+                    (HubNext::Event(entry), Some(id)) if !entry.data.contains(id.as_str()) => continue,
+                    (HubNext::Lagged(_), Some(_)) => continue,
+                    _ => break next,
+                }
             };
-            match (&next, &only) {
-                (HubNext::Event(entry), Some(id)) if !entry.data.contains(id.as_str()) => continue,
-                (HubNext::Lagged(_), Some(_)) => continue,
-                _ => break next,
-            }
-        };
-        let event = match next {
-            HubNext::Event(entry) => SseEvent::default().event(&entry.kind).data(&entry.data),
-            // A client too slow for the event buffer misses the oldest events rather
-            // than stalling everyone or holding unbounded memory; it is told so.
-            HubNext::Lagged(missed) => SseEvent::default()
-                .event("events.lagged")
-                .data(json!({"missed": missed}).to_string()),
-        };
-        Some((Ok(event), (subscriber, closing)))
+            let event = match next {
+                HubNext::Event(entry) => SseEvent::default().event(&entry.kind).data(&entry.data),
+                // A client too slow for the event buffer misses the oldest events rather
+                // than stalling everyone or holding unbounded memory; it is told so.
+                HubNext::Lagged(missed) => SseEvent::default()
+                    .event("events.lagged")
+                    .data(json!({"missed": missed}).to_string()),
+            };
+            Some((Ok(event), (subscriber, closing)))
         }
     });
     Sse::new(stream).keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))

@@ -42,8 +42,8 @@ pub use http::{
 };
 pub use listen::{Connection, Limits, connection_cap, raise_file_limit, serve as serve_router};
 pub use mcp::{ClientHandle, Elicited, serve_stdio};
-pub use web::AskLinks;
 pub use trust::{ProjectTrust, TrustError, TrustFile, TrustPart};
+pub use web::AskLinks;
 
 /// What a session owns beyond its calls (background processes): the servers end it when
 /// the session ends (`DELETE /session/{id}`, an MCP client gone) and all of it when they

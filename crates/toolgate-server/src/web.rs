@@ -68,10 +68,12 @@ fn hmac_sha256(key: &[u8; 32], message: &[u8]) -> [u8; 32] {
 
 fn hex(bytes: &[u8]) -> String {
     use std::fmt::Write;
-    bytes.iter().fold(String::with_capacity(bytes.len() * 2), |mut out, byte| {
-        let _ = write!(out, "{byte:02x}");
-        out
-    })
+    bytes
+        .iter()
+        .fold(String::with_capacity(bytes.len() * 2), |mut out, byte| {
+            let _ = write!(out, "{byte:02x}");
+            out
+        })
 }
 
 fn unix_now() -> u64 {
@@ -129,7 +131,10 @@ impl AskLinks {
                 }
             })
             .collect();
-        format!("{}/login?ask={ask}&exp={expires}&sig={signature}", base.trim_end_matches('/'))
+        format!(
+            "{}/login?ask={ask}&exp={expires}&sig={signature}",
+            base.trim_end_matches('/')
+        )
     }
 
     /// Whether `signature` signs `ask` until `expires`, which has not passed.
@@ -168,7 +173,9 @@ impl Caller {
         match self {
             Caller::Bearer => "an API client (bearer token)",
             Caller::Page { scope: Scope::All, .. } => "the page",
-            Caller::Page { scope: Scope::Ask(_), .. } => "the page (a link sent for this ask)",
+            Caller::Page {
+                scope: Scope::Ask(_), ..
+            } => "the page (a link sent for this ask)",
         }
     }
 
@@ -258,7 +265,11 @@ impl Logins {
         let Ok(expires) = expires.parse::<u64>() else {
             return false;
         };
-        if !self.links.as_ref().is_some_and(|links| links.verify(ask, expires, signature)) {
+        if !self
+            .links
+            .as_ref()
+            .is_some_and(|links| links.verify(ask, expires, signature))
+        {
             return false;
         }
         let mut used = self.used_links.lock().unwrap_or_else(|poison| poison.into_inner());
@@ -274,7 +285,9 @@ impl Logins {
                 return Err(LoginError::Code);
             }
             Scope::All
-        } else if let (Some(ask), Some(expires), Some(signature)) = (query.get("ask"), query.get("exp"), query.get("sig")) {
+        } else if let (Some(ask), Some(expires), Some(signature)) =
+            (query.get("ask"), query.get("exp"), query.get("sig"))
+        {
             if !self.take_link(ask, expires, signature) {
                 return Err(LoginError::Link);
             }

@@ -64,12 +64,13 @@ fn values(request: &Request, link: &str) -> Vec<(&'static str, String)> {
 
 fn client() -> Result<reqwest::Client, String> {
     use rustls_platform_verifier::BuilderVerifierExt;
-    let tls = rustls::ClientConfig::builder_with_provider(std::sync::Arc::new(rustls::crypto::ring::default_provider()))
-        .with_safe_default_protocol_versions()
-        .map_err(|error| error.to_string())?
-        .with_platform_verifier()
-        .map_err(|error| error.to_string())?
-        .with_no_client_auth();
+    let tls =
+        rustls::ClientConfig::builder_with_provider(std::sync::Arc::new(rustls::crypto::ring::default_provider()))
+            .with_safe_default_protocol_versions()
+            .map_err(|error| error.to_string())?
+            .with_platform_verifier()
+            .map_err(|error| error.to_string())?
+            .with_no_client_auth();
     reqwest::Client::builder()
         .tls_backend_preconfigured(tls)
         // A webhook answers, it does not send us elsewhere.
@@ -98,7 +99,10 @@ pub(crate) fn start(
                 reqwest::header::HeaderValue::from_str(value),
             ) {
                 (Ok(name), Ok(value)) => headers.push((name, value)),
-                _ => warnings.push(format!("notify {}: header {name:?} is not a valid header; left out", entry.url.0)),
+                _ => warnings.push(format!(
+                    "notify {}: header {name:?} is not a valid header; left out",
+                    entry.url.0
+                )),
             }
         }
         targets.push(Target {

@@ -68,7 +68,11 @@ pub(crate) fn serve(
         let hosts = toolgate_server::HostRule::new(bound, allow_hosts).map_err(Failure::usage)?;
         // Links name an address a browser can open: loopback for a wildcard bind.
         let page = if bound.ip().is_unspecified() {
-            let loopback = if bound.is_ipv4() { "127.0.0.1".to_string() } else { "[::1]".to_string() };
+            let loopback = if bound.is_ipv4() {
+                "127.0.0.1".to_string()
+            } else {
+                "[::1]".to_string()
+            };
             format!("http://{loopback}:{}", bound.port())
         } else {
             format!("http://{bound}")

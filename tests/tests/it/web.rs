@@ -44,7 +44,13 @@ fn call(served: &Served, session: &str, tool: &str, input: Value) -> tokio::task
     let url = format!("{}/session/{session}/call", served.base);
     let body = json!({"tool": tool, "input": input}).to_string();
     tokio::spawn(async move {
-        let response = client().post(url).bearer_auth(SERVER_TOKEN).body(body).send().await.unwrap();
+        let response = client()
+            .post(url)
+            .bearer_auth(SERVER_TOKEN)
+            .body(body)
+            .send()
+            .await
+            .unwrap();
         json_of(response).await.1
     })
 }
@@ -58,7 +64,10 @@ async fn pending(served: &Served, count: usize) -> Vec<Value> {
         if list.len() == count {
             return list;
         }
-        assert!(std::time::Instant::now() < deadline, "never {count} asks pending: {list:?}");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "never {count} asks pending: {list:?}"
+        );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
@@ -78,10 +87,7 @@ fn cookie(name: &str, value: &str) -> String {
 }
 
 /// The script's next JSON line, which must be step `step`.
-async fn step(
-    lines: &mut tokio::io::Lines<tokio::io::BufReader<tokio::process::ChildStdout>>,
-    step: &str,
-) -> Value {
+async fn step(lines: &mut tokio::io::Lines<tokio::io::BufReader<tokio::process::ChildStdout>>, step: &str) -> Value {
     let line = tokio::time::timeout(Duration::from_secs(180), lines.next_line())
         .await
         .unwrap_or_else(|_| panic!("the browser script never reached {step:?}"))
@@ -95,7 +101,10 @@ async fn step(
 #[tokio::test]
 async fn the_page_in_a_browser_answers_asks_and_removes_an_approval() {
     let sandbox = Sandbox::new();
-    sandbox.write("project/toolgate.json", r#"{"permission": {"bash": "ask", "edit": "ask"}}"#);
+    sandbox.write(
+        "project/toolgate.json",
+        r#"{"permission": {"bash": "ask", "edit": "ask"}}"#,
+    );
     sandbox.write("project/notes.txt", "line one\nline two\nline three\n");
     let mut served = sandbox.serve(&[]);
     let link = served.line_after("toolgate: page ");
@@ -103,7 +112,12 @@ async fn the_page_in_a_browser_answers_asks_and_removes_an_approval() {
 
     // Each in its own session: a rejection refuses every other ask of its session.
     let once = call(&served, "ses_once", "bash", json!({"command": "echo once-approved"}));
-    let always = call(&served, "ses_always", "bash", json!({"command": "echo always-approved"}));
+    let always = call(
+        &served,
+        "ses_always",
+        "bash",
+        json!({"command": "echo always-approved"}),
+    );
     let rejected = call(&served, "ses_reject", "bash", json!({"command": "touch rejected.txt"}));
     let edited = call(
         &served,
@@ -178,7 +192,10 @@ async fn the_page_in_a_browser_answers_asks_and_removes_an_approval() {
             .unwrap(),
     )
     .await;
-    assert_eq!((status, body["error"].as_str()), (404, Some("no saved approval per_none")));
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (404, Some("no saved approval per_none"))
+    );
     // A cross-origin POST is refused whatever its credentials.
     let ask = asks[0]["id"].as_str().unwrap();
     let cross = client()
@@ -211,7 +228,12 @@ async fn the_page_in_a_browser_answers_asks_and_removes_an_approval() {
         .as_array()
         .unwrap()
         .iter()
-        .map(|a| (a["action"].as_str().unwrap().into(), a["resource"].as_str().unwrap().into()))
+        .map(|a| {
+            (
+                a["action"].as_str().unwrap().into(),
+                a["resource"].as_str().unwrap().into(),
+            )
+        })
         .collect();
     assert_eq!(saved, [("bash".to_string(), "echo *".to_string())]);
     stdin.write_all(b"go\n").await.unwrap();
@@ -255,13 +277,22 @@ async fn the_page_and_its_logins_refuse_what_they_must() {
     let page = client().get(format!("{}/", served.base)).send().await.unwrap();
     assert_eq!(page.status().as_u16(), 200);
     let policy = page.headers()["content-security-policy"].to_str().unwrap().to_string();
-    assert!(policy.contains("default-src 'self'") && policy.contains("frame-ancestors 'none'"), "{policy}");
+    assert!(
+        policy.contains("default-src 'self'") && policy.contains("frame-ancestors 'none'"),
+        "{policy}"
+    );
     assert_eq!(page.headers()["x-frame-options"], "DENY");
     assert_eq!(page.headers()["referrer-policy"], "no-referrer");
     assert_eq!(page.headers()["x-content-type-options"], "nosniff");
     assert!(!page.text().await.unwrap().contains("<script>"), "no inline script");
     assert_eq!(
-        client().get(format!("{}/whoami", served.base)).send().await.unwrap().status().as_u16(),
+        client()
+            .get(format!("{}/whoami", served.base))
+            .send()
+            .await
+            .unwrap()
+            .status()
+            .as_u16(),
         401
     );
     // A page of another site cannot log in for the person, nor read the page through a
@@ -291,7 +322,10 @@ async fn the_page_and_its_logins_refuse_what_they_must() {
     assert_eq!(wrong.status().as_u16(), 401);
     assert!(wrong.headers().get("set-cookie").is_none());
     let made_up = client()
-        .get(format!("{}/login?code=0123456789abcdefghijklmnopqrstuvwxyzABCDEFG", served.base))
+        .get(format!(
+            "{}/login?code=0123456789abcdefghijklmnopqrstuvwxyzABCDEFG",
+            served.base
+        ))
         .send()
         .await
         .unwrap();
@@ -308,12 +342,24 @@ async fn the_page_and_its_logins_refuse_what_they_must() {
     let set = login.headers()["set-cookie"].to_str().unwrap().to_string();
     let port = served.address().port();
     assert!(set.starts_with(&format!("toolgate_session_{port}=")), "{set}");
-    assert!(set.contains("; HttpOnly") && set.contains("; SameSite=Strict") && set.contains("; Path=/"), "{set}");
+    assert!(
+        set.contains("; HttpOnly") && set.contains("; SameSite=Strict") && set.contains("; Path=/"),
+        "{set}"
+    );
     let jar = set.split(';').next().unwrap().to_string();
     let csrf = json_of(login).await.1["csrf"].as_str().unwrap().to_string();
     let whoami = |jar: String| {
         let url = format!("{}/whoami", served.base);
-        async move { client().get(url).header("Cookie", jar).send().await.unwrap().status().as_u16() }
+        async move {
+            client()
+                .get(url)
+                .header("Cookie", jar)
+                .send()
+                .await
+                .unwrap()
+                .status()
+                .as_u16()
+        }
     };
     assert_eq!(whoami(jar.clone()).await, 200);
     assert_eq!(whoami(format!("toolgate_session_{port}=forged")).await, 401);
@@ -360,7 +406,10 @@ async fn a_reply_to_an_ask_whose_call_ended_or_that_was_answered_is_a_conflict()
     pending(&served, 0).await;
     let (status, body) = reply(id.clone(), "once").await;
     assert_eq!(status, 409, "{body}");
-    assert!(body["error"].as_str().unwrap().contains("is no longer pending"), "{body}");
+    assert!(
+        body["error"].as_str().unwrap().contains("is no longer pending"),
+        "{body}"
+    );
 
     let answered = call(&served, "s2", "bash", json!({"command": "echo answered"}));
     let id = pending(&served, 1).await[0]["id"].as_str().unwrap().to_string();
@@ -421,7 +470,10 @@ async fn a_webhook_per_ask_with_a_signed_link_that_opens_that_ask_only() {
     assert_eq!(sent["command"], "echo via-link");
     assert_eq!(sent["n"], 1);
     let link = sent["open"].as_str().unwrap().to_string();
-    assert!(link.starts_with(&format!("{}/login?ask={id}&exp=", served.base)), "{link}");
+    assert!(
+        link.starts_with(&format!("{}/login?ask={id}&exp=", served.base)),
+        "{link}"
+    );
     assert!(sent["text"].as_str().unwrap().contains(&link), "{sent}");
     // Another ask, in another session: its own webhook.
     let second = call(&served, "s2", "bash", json!({"command": "echo other"}));
@@ -450,9 +502,20 @@ async fn a_webhook_per_ask_with_a_signed_link_that_opens_that_ask_only() {
     let (_, me) = json_of(as_page(reqwest::Method::GET, "/whoami".into()).send().await.unwrap()).await;
     assert_eq!(me["ask"], id.as_str());
     let csrf = me["csrf"].as_str().unwrap().to_string();
-    let (status, shown) = json_of(as_page(reqwest::Method::GET, "/permission".into()).send().await.unwrap()).await;
+    let (status, shown) = json_of(
+        as_page(reqwest::Method::GET, "/permission".into())
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
     assert_eq!(status, 200);
-    let shown: Vec<&str> = shown.as_array().unwrap().iter().map(|a| a["id"].as_str().unwrap()).collect();
+    let shown: Vec<&str> = shown
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["id"].as_str().unwrap())
+        .collect();
     assert_eq!(shown, [id.as_str()], "the other ask stays hidden");
     let approvals = as_page(reqwest::Method::GET, "/approvals".into()).send().await.unwrap();
     assert_eq!(approvals.status().as_u16(), 403);
