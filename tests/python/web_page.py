@@ -9,7 +9,8 @@ session: `echo once-approved`, `echo always-approved`, `touch rejected.txt` (bas
 an edit of notes.txt. This script logs in through the printed link, checks the session
 cookie, takes the screenshot with every ask shown (the diff too), then answers on the
 page as a person would, with the buttons' names: "Allow once" (the echo and the edit),
-"Allow always", "Reject" with feedback; and "Remove" on the saved approval.
+"Allow always", "Reject" with feedback; "Remove" on the saved approval; "Kill" on the
+background process (`sleep 600`) the test started.
 
 It talks with the test over stdin/stdout, one JSON object a line: it prints
 {"step": "cookie", ...} and {"step": "saved", ...} and waits for a line on stdin after
@@ -124,6 +125,13 @@ def main():
         page.get_by_role("button", name="Filter").click()
         expect(page.locator("#audit-list tr", has_text="echo once-approved").first).to_be_visible()
         expect(page.locator("#audit-list tr", has_text="edit")).to_have_count(0)
+
+        # The background process: its output panel, and Kill.
+        shell = page.locator("article[data-shell]", has_text="sleep 600")
+        expect(shell).to_have_count(1)
+        expect(shell).to_contain_text("running")
+        shell.get_by_role("button", name="Kill").click()
+        expect(page.locator("article[data-shell]", has_text="sleep 600")).to_contain_text("exited", timeout=15000)
 
         # A phone: the same page, one column, buttons still reachable.
         phone = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)

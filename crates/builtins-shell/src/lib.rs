@@ -54,7 +54,7 @@ use toolgate_shell_analysis::plan_with;
 
 pub use background::{
     DEFAULT_LOG_BYTES, DEFAULT_MAX_PER_SESSION, DEFAULT_MAX_TOTAL, DEFAULT_RING_BYTES, ShellEvent, ShellInfo,
-    ShellLimits, Shells, log_dir,
+    ShellLimits, ShellOutput, Shells, log_dir,
 };
 pub use env::{DEFAULT_EXCLUDE, EnvPolicyError, Inherit, ShellEnvPolicy, is_toolgate_secret};
 

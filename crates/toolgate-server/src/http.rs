@@ -369,6 +369,11 @@ async fn guard(State(server): State<Shared>, request: Request, next: Next) -> Re
 
 async fn authorize(server: Shared, mut request: Request, next: Next) -> Response {
     use crate::web::{Caller, Scope};
+    // The local socket's peer was checked to be the server's own user (`local`).
+    if request.extensions().get::<crate::local::LocalPeer>().is_some() {
+        request.extensions_mut().insert(Caller::Local);
+        return next.run(request).await;
+    }
     if let Err(refusal) = server.hosts.check(request.headers(), request.uri()) {
         return error(StatusCode::FORBIDDEN, refusal);
     }
@@ -550,6 +555,48 @@ async fn end_session(State(server): State<Shared>, Path(session): Path<String>) 
         None => 0,
     };
     axum::Json(json!({"ended": ended})).into_response()
+}
+
+/// `GET /shell`: every session's background processes, for a person.
+async fn shells(State(server): State<Shared>) -> Response {
+    let list = server
+        .parts
+        .sessions
+        .as_ref()
+        .map(|sessions| sessions.list())
+        .unwrap_or_default();
+    axum::Json(list).into_response()
+}
+
+#[derive(Deserialize)]
+struct SinceQuery {
+    since: Option<u64>,
+}
+
+/// `GET /shell/{id}/output?since=N`: what a person reads of one process's output; the
+/// model's own read position does not move.
+async fn shell_output(
+    State(server): State<Shared>,
+    Path(id): Path<String>,
+    Query(query): Query<SinceQuery>,
+) -> Response {
+    match server
+        .parts
+        .sessions
+        .as_ref()
+        .and_then(|sessions| sessions.output(&id, query.since))
+    {
+        Some(read) => axum::Json(read).into_response(),
+        None => error(StatusCode::NOT_FOUND, format!("no background process {id}")),
+    }
+}
+
+/// `POST /shell/{id}/kill`: a person ends one process's whole tree (TERM, KILL 3 s later).
+async fn shell_kill(State(server): State<Shared>, Path(id): Path<String>) -> Response {
+    match server.parts.sessions.as_ref().and_then(|sessions| sessions.kill(&id)) {
+        Some(running) => axum::Json(json!({"killed": running})).into_response(),
+        None => error(StatusCode::NOT_FOUND, format!("no background process {id}")),
+    }
 }
 
 async fn permissions(State(server): State<Shared>, Extension(caller): Extension<crate::web::Caller>) -> Response {
@@ -808,6 +855,7 @@ async fn logout(State(server): State<Shared>, headers: HeaderMap) -> Response {
 async fn whoami(State(server): State<Shared>, Extension(caller): Extension<crate::web::Caller>) -> Response {
     let (via, csrf) = match &caller {
         crate::web::Caller::Bearer => ("bearer", None),
+        crate::web::Caller::Local => ("local", None),
         crate::web::Caller::Page { csrf, .. } => ("page", Some(csrf.clone())),
     };
     axum::Json(json!({
@@ -981,6 +1029,9 @@ fn openapi() -> Value {
                 "requestBody": body(json!({"type": "object", "required": ["answers"], "properties": {"answers": {"type": "array", "items": {"type": "array", "items": {"type": "string"}}}}})),
                 "responses": {"200": ok("true"), "400": error, "401": error, "404": error}}},
             "/question/{id}/reject": {"post": {"summary": "Dismiss questions", "parameters": id("id"), "responses": {"200": ok("true"), "401": error, "404": error}}},
+            "/shell": {"get": {"summary": "Every session's background processes: id, sessionID, command, pid, state, exit, started, bytes, dropped, tty, output (the log file)", "responses": {"200": ok("[ShellInfo]"), "401": error}}},
+            "/shell/{id}/output": {"get": {"summary": "A background process's output from byte `since` (default 0: all still kept), at most 32 KiB shown; the model's read position does not move", "parameters": [{"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}, {"name": "since", "in": "query", "schema": {"type": "integer"}}], "responses": {"200": ok("{id, text, from, next, dropped, left_out, running, exit}"), "401": error, "404": error}}},
+            "/shell/{id}/kill": {"post": {"summary": "End a background process's whole tree (TERM, KILL 3 s later)", "parameters": id("id"), "responses": {"200": ok("{killed: whether it was running}"), "401": error, "404": error}}},
             "/approvals": {"get": {"summary": "Saved approvals of the project", "responses": {"200": ok("[Approval]"), "401": error}}},
             "/approvals/{id}": {"delete": {"summary": "Remove a saved approval", "parameters": id("id"), "responses": {"200": ok("true"), "401": error, "404": error}}},
             "/trust": {"get": {"summary": "The project's config files whose parts need trust and are not trusted: path, sha256, and the parts (ignored until trusted) with what each would change", "responses": {"200": ok("[{path, sha256, trusted, parts: [{key, change, value}]}]"), "401": error}},
@@ -1022,6 +1073,9 @@ pub struct Options {
     /// What signs links to one ask (the webhooks'); `None`: a secret of the server's own,
     /// and nobody outside signs links.
     pub ask_links: Option<crate::web::AskLinks>,
+    /// The local socket for the terminal commands, bound by [`crate::local::bind`]
+    /// (`None`: no socket).
+    pub local: Option<Arc<std::os::unix::net::UnixListener>>,
 }
 
 impl Options {
@@ -1033,6 +1087,7 @@ impl Options {
             limits: Limits::default(),
             login_code: None,
             ask_links: None,
+            local: None,
         }
     }
 
@@ -1045,6 +1100,14 @@ impl Options {
     /// The same options checking ask links signed by `links`.
     pub fn ask_links(mut self, links: crate::web::AskLinks) -> Options {
         self.ask_links = Some(links);
+        self
+    }
+
+    /// The same options, also serving the API on `listener` (from
+    /// [`crate::local::bind`]), a Unix socket only this user can use, without the token
+    /// (for `toolgate pending`, `approve`, `shells`).
+    pub fn local_socket(mut self, listener: std::os::unix::net::UnixListener) -> Options {
+        self.local = Some(Arc::new(listener));
         self
     }
 
@@ -1167,6 +1230,9 @@ pub(crate) fn router(parts: Parts, options: &Options) -> (Router, Arc<Server>) {
         .route("/question", get(list_questions))
         .route("/question/{id}/reply", post(answer))
         .route("/question/{id}/reject", post(dismiss))
+        .route("/shell", get(shells))
+        .route("/shell/{id}/output", get(shell_output))
+        .route("/shell/{id}/kill", post(shell_kill))
         .route("/approvals", get(approvals))
         .route("/approvals/{id}", delete(remove_approval))
         .route("/trust", get(untrusted).post(trust_file))
@@ -1196,6 +1262,18 @@ pub async fn serve(parts: Parts, listener: tokio::net::TcpListener, options: Opt
     parts.gate.start_upkeep();
     let (router, server) = router(parts, &options);
     let (stop, stopped) = tokio::sync::watch::channel(false);
+    if let Some(local) = &options.local {
+        let listener = local
+            .try_clone()
+            .and_then(|listener| tokio::net::UnixListener::from_std(listener));
+        match listener {
+            Ok(listener) => {
+                tokio::spawn(crate::local::serve(listener, router.clone(), stopped.clone()));
+            }
+            // The HTTP API still works; only the terminal commands cannot reach it.
+            Err(error) => tracing::warn!("the local socket for the terminal commands: {error}"),
+        }
+    }
     let served = crate::listen::serve(listener, router, options.limits.clone(), stopped);
     tokio::pin!(served);
     tokio::select! {

@@ -32,6 +32,7 @@ mod answers;
 mod http;
 mod hub;
 mod listen;
+pub mod local;
 mod mcp;
 mod trust;
 mod web;
@@ -53,6 +54,23 @@ pub trait SessionEnd: Send + Sync {
     fn end_session<'a>(&'a self, session: &'a str) -> toolgate_core::BoxFuture<'a, usize>;
     /// Ends what every session owns; how many things were running.
     fn end_all(&self) -> toolgate_core::BoxFuture<'_, usize>;
+    /// What every session owns, for a person (`GET /shell`, `toolgate shells`): one JSON
+    /// object each, with `id` and `sessionID`. None by default.
+    fn list(&self) -> Vec<serde_json::Value> {
+        Vec::new()
+    }
+    /// What a person reads of thing `id` from byte `since` (`GET /shell/{id}/output`);
+    /// `None`: no such thing.
+    fn output(&self, id: &str, since: Option<u64>) -> Option<serde_json::Value> {
+        let _ = (id, since);
+        None
+    }
+    /// Ends thing `id` of any session for a person (`POST /shell/{id}/kill`): `None`: no
+    /// such thing; `Some(false)`: it had ended already.
+    fn kill(&self, id: &str) -> Option<bool> {
+        let _ = id;
+        None
+    }
 }
 
 /// An event from outside the call pipeline (a background process started, wrote, ended)

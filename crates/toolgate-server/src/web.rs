@@ -156,8 +156,10 @@ pub(crate) enum Scope {
 /// Who made a request, for the handlers: the bearer token, or a browser session.
 #[derive(Clone, Debug)]
 pub(crate) enum Caller {
-    /// `Authorization: Bearer` (an API client, the terminal commands).
+    /// `Authorization: Bearer` (an API client).
     Bearer,
+    /// The server's own user over its local socket (`toolgate approve`, `reject`).
+    Local,
     /// The page, logged in with this session.
     Page {
         /// What it may do.
@@ -172,6 +174,7 @@ impl Caller {
     pub(crate) fn by(&self) -> &'static str {
         match self {
             Caller::Bearer => "an API client (bearer token)",
+            Caller::Local => "the terminal (toolgate approve or reject)",
             Caller::Page { scope: Scope::All, .. } => "the page",
             Caller::Page {
                 scope: Scope::Ask(_), ..

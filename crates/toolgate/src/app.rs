@@ -215,6 +215,22 @@ impl toolgate_server::SessionEnd for SessionShells {
     fn end_all(&self) -> toolgate_core::BoxFuture<'_, usize> {
         Box::pin(self.0.end_all())
     }
+
+    fn list(&self) -> Vec<serde_json::Value> {
+        self.0
+            .list(None)
+            .iter()
+            .filter_map(|info| serde_json::to_value(info).ok())
+            .collect()
+    }
+
+    fn output(&self, id: &str, since: Option<u64>) -> Option<serde_json::Value> {
+        self.0.peek(id, since).and_then(|read| serde_json::to_value(read).ok())
+    }
+
+    fn kill(&self, id: &str) -> Option<bool> {
+        self.0.kill(id)
+    }
 }
 
 /// A multi-threaded runtime for the servers.

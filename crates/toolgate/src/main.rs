@@ -20,6 +20,7 @@ mod gateway;
 mod log;
 mod mcp;
 mod notify;
+mod remote;
 mod run;
 mod sandbox;
 mod server;
@@ -196,6 +197,59 @@ toolgate trust\n  toolgate trust --dir ~/src/app\n  toolgate trust --revoke"
         #[arg(long)]
         revoke: bool,
     },
+    /// The permission asks a running `toolgate serve` of the project waits on.
+    #[command(
+        after_help = "Finds the project's running `serve` through its runtime file (<data>/run/, the user's alone) and \
+asks it over its local socket; no token is needed or stored.\n\nExamples:\n  toolgate pending\n  toolgate pending --json"
+    )]
+    Pending {
+        #[command(flatten)]
+        project: Project,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Allow a pending ask of the project's running `serve`.
+    #[command(
+        after_help = "Examples:\n  toolgate approve per_0a1b2c3d4e5fXyZ\n  toolgate approve per_0a1b2c3d4e5fXyZ --always"
+    )]
+    Approve {
+        /// The ask's id (`per_…`), as `toolgate pending` shows it.
+        id: String,
+        /// Also save what `pending` shows after `--always would save` for this project.
+        #[arg(long)]
+        always: bool,
+        #[command(flatten)]
+        project: Project,
+    },
+    /// Reject a pending ask of the project's running `serve`; the model gets the message.
+    #[command(after_help = "Examples:\n  toolgate reject per_0a1b2c3d4e5fXyZ --message 'use cargo test -p toolgate'")]
+    Reject {
+        /// The ask's id (`per_…`), as `toolgate pending` shows it.
+        id: String,
+        /// Feedback the model gets with the rejection.
+        #[arg(long, short = 'm', value_name = "M")]
+        message: Option<String>,
+        #[command(flatten)]
+        project: Project,
+    },
+    /// The background processes of the project's running `serve`, every session's.
+    #[command(
+        after_help = "Examples:\n  toolgate shells\n  toolgate shells --output sh_01\n  toolgate shells --kill sh_01"
+    )]
+    Shells {
+        #[command(flatten)]
+        project: Project,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+        /// Print the output of this process (all that is still kept, at most 32 KiB shown).
+        #[arg(long, value_name = "ID", conflicts_with = "kill")]
+        output: Option<String>,
+        /// End this process's whole tree (TERM, KILL 3 s later).
+        #[arg(long, value_name = "ID")]
+        kill: Option<String>,
+    },
     /// The project's saved "always" approvals.
     #[command(
         after_help = "Examples:\n  toolgate approvals list\n  toolgate approvals remove per_0a1b2c3d4e5fXyZ\n  toolgate approvals clear"
@@ -365,6 +419,17 @@ fn main() -> ExitCode {
         Command::Audit { action, project } => match action {
             AuditAction::Tail { count, json } => run::audit_tail(&project, count, json),
         },
+        Command::Pending { project, json } => remote::pending(&project, json),
+        Command::Approve { id, always, project } => {
+            remote::answer(&project, &id, if always { "always" } else { "once" }, None)
+        }
+        Command::Reject { id, message, project } => remote::answer(&project, &id, "reject", message.as_deref()),
+        Command::Shells {
+            project,
+            json,
+            output,
+            kill,
+        } => remote::shells(&project, json, output.as_deref(), kill.as_deref()),
         Command::Trust { project, revoke } => check::trust(&project, revoke),
         Command::Approvals { action, project } => match action {
             ApprovalsAction::List { json } => check::approvals_list(&project, json),

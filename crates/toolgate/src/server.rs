@@ -59,6 +59,8 @@ pub(crate) fn serve(
     // The page's one-time login link, and what signs the webhooks' links to one ask.
     let login_code = toolgate_server::random_token().map_err(Failure::runtime)?;
     let links = toolgate_server::AskLinks::new().map_err(Failure::runtime)?;
+    let data = crate::config::Dirs::discover().data;
+    let (_, dir) = crate::setup::project_dir(project)?;
     let runtime = server_runtime()?;
     runtime.block_on(async {
         let listener = tokio::net::TcpListener::bind(address)
@@ -83,6 +85,9 @@ pub(crate) fn serve(
         if !bound.ip().is_loopback() {
             eprintln!("toolgate: warning: listening on {bound}, reachable from other machines; keep the token secret");
         }
+        // The terminal commands (`pending`, `approve`, `shells`) find this server through
+        // the runtime file and its socket, both ready before the address is printed.
+        let (runtime_file, local) = local_door(&data, &dir, &format!("http://{bound}"));
         // Written, not println!'d: a server must not die because whoever started it
         // closed its stdout after reading the address.
         {
@@ -106,16 +111,84 @@ pub(crate) fn serve(
         let token = match token {
             Token::Random(token) | Token::FromEnvironment(token) => token,
         };
-        let options = toolgate_server::HttpOptions::new(token, hosts)
+        let mut options = toolgate_server::HttpOptions::new(token, hosts)
             .limits(limits)
             .login_code(login_code)
             .ask_links(links);
+        if let Some(local) = local {
+            options = options.local_socket(local);
+        }
+        tokio::spawn(announce_asks(parts.gate.permissions().subscribe()));
         let served = toolgate_server::serve_http(parts, listener, options)
             .await
             .map_err(|e| Failure::runtime(e.to_string()));
         if let Some(gateway) = &gateway {
             gateway.shutdown().await;
         }
+        drop(runtime_file);
         served
     })
+}
+
+/// One line on stderr per ask that waits for a person, so whoever runs `serve` in a
+/// terminal sees it and can answer with `toolgate approve` (or the page, or the API).
+async fn announce_asks(mut events: tokio::sync::broadcast::Receiver<toolgate_permission::Event>) {
+    use tokio::sync::broadcast::error::RecvError;
+    loop {
+        match events.recv().await {
+            Ok(toolgate_permission::Event::Asked(request)) => {
+                let resources: Vec<String> = request
+                    .resources
+                    .iter()
+                    .map(|resource| resource.split_whitespace().collect::<Vec<_>>().join(" "))
+                    .map(|resource| match resource.char_indices().nth(120) {
+                        Some((at, _)) => format!("{}…", &resource[..at]),
+                        None => resource,
+                    })
+                    .collect();
+                eprintln!(
+                    "toolgate: ask {} ({} in session {}): {} — `toolgate approve {}` [--always] or `toolgate reject {}`",
+                    request.id,
+                    request.action,
+                    request.session_id,
+                    resources.join(", "),
+                    request.id,
+                    request.id
+                );
+            }
+            Ok(_) | Err(RecvError::Lagged(_)) => {}
+            Err(RecvError::Closed) => break,
+        }
+    }
+}
+
+/// The runtime file and the bound local socket, or a warning saying why the terminal
+/// commands will not find this server (it serves on regardless).
+fn local_door(
+    data: &std::path::Path,
+    dir: &std::path::Path,
+    address: &str,
+) -> (
+    Option<crate::remote::RuntimeFile>,
+    Option<std::os::unix::net::UnixListener>,
+) {
+    let file = match crate::remote::RuntimeFile::write(data, dir, address) {
+        Ok(file) => file,
+        Err(error) => {
+            eprintln!(
+                "toolgate: warning: no runtime file under {} ({error}): `toolgate pending` and `approve` cannot find this server",
+                data.display()
+            );
+            return (None, None);
+        }
+    };
+    match toolgate_server::local::bind(file.socket()) {
+        Ok(listener) => (Some(file), Some(listener)),
+        Err(error) => {
+            eprintln!(
+                "toolgate: warning: {error}: `toolgate pending` and `approve` cannot reach this server (a shorter TOOLGATE_DATA_DIR helps when the path is too long)"
+            );
+            (None, None)
+        }
+    }
 }

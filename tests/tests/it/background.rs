@@ -528,3 +528,201 @@ async fn a_background_shell_asks_through_the_front_end_after_the_call_returned_a
     assert_eq!(exited["properties"]["id"], json!(id));
     assert_eq!(exited["properties"]["killed"], json!(true));
 }
+
+/// `toolgate ARGS` against the sandbox's running `serve`: its exit code and stdout+stderr.
+fn cli(sandbox: &Sandbox, args: &[&str]) -> (i32, String) {
+    let out = sandbox.command(args).output().unwrap();
+    let mut text = String::from_utf8_lossy(&out.stdout).into_owned();
+    text.push_str(&String::from_utf8_lossy(&out.stderr));
+    (out.status.code().unwrap_or(-1), text)
+}
+
+/// A person answers from a terminal: `serve` prints a line per ask on stderr, `toolgate
+/// pending` lists the asks and `approve`/`reject` answer them through the runtime file's
+/// socket (no token anywhere on disk), and `toolgate shells` lists, reads and kills every
+/// session's background processes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_person_answers_and_sees_the_background_processes_from_a_terminal() {
+    let sandbox = Sandbox::new();
+    sandbox.write(
+        "project/toolgate.json",
+        r#"{"permission": {"bash": {"*": "allow", "touch *": "ask"}}}"#,
+    );
+    assert_eq!(
+        cli(&sandbox, &["pending"]).0,
+        1,
+        "no server yet: a failure that says how to start one"
+    );
+    assert!(cli(&sandbox, &["pending"]).1.contains("no running `toolgate serve`"));
+    let mut command = sandbox.command(&["serve", "--listen", "127.0.0.1:0"]);
+    command
+        .env("TOOLGATE_SERVER_TOKEN", TOKEN)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut served = Served::start(command);
+    let stderr = served.child.stderr.take().unwrap();
+    let (lines, stderr_lines) = std::sync::mpsc::channel::<String>();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            let _ = lines.send(line);
+        }
+    });
+    // The runtime file names the server and holds no token.
+    let run = sandbox.data_dir().join("run");
+    let files: Vec<_> = std::fs::read_dir(&run).unwrap().map(|e| e.unwrap().path()).collect();
+    let json = files
+        .iter()
+        .find(|p| p.extension().is_some_and(|e| e == "json"))
+        .unwrap();
+    let text = std::fs::read_to_string(json).unwrap();
+    assert!(text.contains(&served.base) && !text.contains(TOKEN), "{text}");
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(std::fs::metadata(&run).unwrap().permissions().mode() & 0o777, 0o700);
+    assert_eq!(std::fs::metadata(json).unwrap().permissions().mode() & 0o777, 0o600);
+
+    // Another user is closed on at once, whatever the file modes: opened up here on
+    // purpose, the socket still answers nobody but the server's own user.
+    if rustix::process::geteuid().is_root() && Command::new("setpriv").arg("--version").output().is_ok() {
+        let socket = files
+            .iter()
+            .find(|p| p.extension().is_some_and(|e| e == "sock"))
+            .unwrap();
+        for dir in [sandbox.root.path().to_path_buf(), sandbox.data_dir(), run.clone()] {
+            std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        std::fs::set_permissions(socket, std::fs::Permissions::from_mode(0o666)).unwrap();
+        let probe = "import socket,sys\ns=socket.socket(socket.AF_UNIX)\ns.connect(sys.argv[1])\n\
+try:\n    s.sendall(b'GET /permission HTTP/1.1\\r\\nHost: localhost\\r\\n\\r\\n')\n    print(repr(s.recv(4096)))\n\
+except (ConnectionResetError, BrokenPipeError):\n    print(repr(b''))";
+        let out = Command::new("setpriv")
+            .args([
+                "--reuid=65534",
+                "--regid=65534",
+                "--clear-groups",
+                "/usr/bin/python3",
+                "-c",
+                probe,
+            ])
+            .arg(socket)
+            .output()
+            .unwrap();
+        let answer = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && answer.trim() == "b''",
+            "another user got an answer: {answer} {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        std::fs::set_permissions(&run, std::fs::Permissions::from_mode(0o700)).unwrap();
+    }
+
+    let call = |command: &'static str| {
+        let base = served.base.clone();
+        tokio::spawn(async move {
+            let response = client()
+                .post(format!("{base}/session/ses_term/call"))
+                .bearer_auth(TOKEN)
+                .body(json!({"tool": "bash", "input": {"command": command}}).to_string())
+                .send()
+                .await
+                .unwrap();
+            serde_json::from_slice::<Value>(&response.bytes().await.unwrap()).unwrap()
+        })
+    };
+    let pending_id = || {
+        for _ in 0..600 {
+            let (code, out) = cli(&sandbox, &["pending", "--json"]);
+            assert_eq!(code, 0, "{out}");
+            let asks: Value = serde_json::from_str(&out).unwrap();
+            if let Some(ask) = asks.as_array().and_then(|a| a.first()) {
+                return (ask["id"].as_str().unwrap().to_string(), ask.clone());
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        panic!("no ask became pending");
+    };
+
+    // Approve once.
+    let first = call("touch once");
+    let (id, ask) = pending_id();
+    assert_eq!(ask["resources"], json!(["touch once"]));
+    let (code, listed) = cli(&sandbox, &["pending"]);
+    assert!(
+        code == 0 && listed.contains(&id) && listed.contains("touch once"),
+        "{listed}"
+    );
+    let line = stderr_lines.recv_timeout(Duration::from_secs(30)).unwrap();
+    assert!(
+        line.contains(&format!("ask {id} (bash in session ses_term): touch once")),
+        "{line}"
+    );
+    assert_eq!(cli(&sandbox, &["approve", &id]), (0, format!("{id}: allowed once\n")));
+    let settled = first.await.unwrap();
+    assert_eq!(settled["result"]["type"], "text", "{settled}");
+    assert!(sandbox.project().join("once").exists());
+    // An answered ask cannot be answered again.
+    let (code, again) = cli(&sandbox, &["approve", &id]);
+    assert!(code == 1 && again.contains("answered already"), "{again}");
+
+    // Reject with feedback: the model gets the message.
+    let second = call("touch never");
+    let (id, _) = pending_id();
+    let (code, out) = cli(&sandbox, &["reject", &id, "--message", "use the fixtures instead"]);
+    assert_eq!(code, 0, "{out}");
+    let settled = second.await.unwrap();
+    assert!(settled.to_string().contains("use the fixtures instead"), "{settled}");
+    assert!(!sandbox.project().join("never").exists());
+
+    // Always: saved, and the next such command is not asked.
+    let third = call("touch always");
+    let (id, _) = pending_id();
+    assert_eq!(cli(&sandbox, &["approve", &id, "--always"]).0, 0);
+    third.await.unwrap();
+    let (code, saved) = cli(&sandbox, &["approvals", "list"]);
+    assert!(code == 0 && saved.contains("touch *"), "{saved}");
+
+    // Background processes of any session.
+    let marker = marker(41);
+    let (started, error) = http_call(
+        &served,
+        "ses_bg",
+        "bash",
+        json!({"command": format!("echo ready-{marker}; exec sleep 86400.{marker}"), "background": true,
+               "wait_for": {"pattern": "ready"}}),
+    )
+    .await;
+    assert!(!error, "{started}");
+    let id = shell_id(&started);
+    let (code, table) = cli(&sandbox, &["shells"]);
+    assert!(
+        code == 0 && table.contains(&id) && table.contains("ses_bg") && table.contains("running"),
+        "{table}"
+    );
+    let (code, output) = cli(&sandbox, &["shells", "--output", &id]);
+    assert_eq!((code, output), (0, format!("ready-{marker}\n")));
+    // The person's read does not move the model's.
+    let (read, _) = http_call(&served, "ses_bg", "shell_output", json!({"id": id})).await;
+    assert!(read.contains(&format!("ready-{marker}")), "{read}");
+    let (code, killed) = cli(&sandbox, &["shells", "--kill", &id]);
+    assert!(code == 0 && killed.contains("ending"), "{killed}");
+    let gone = (0..100).any(|_| {
+        std::thread::sleep(Duration::from_millis(100));
+        running_with(&format!("86400.{marker}")).is_empty()
+    });
+    assert!(gone, "killed from the terminal");
+    let (code, missing) = cli(&sandbox, &["shells", "--kill", "sh_nope"]);
+    assert!(
+        code == 1 && missing.contains("no background process sh_nope"),
+        "{missing}"
+    );
+
+    // SIGTERM: the runtime file goes with the server.
+    rustix::process::kill_process(
+        rustix::process::Pid::from_raw(served.child.id() as i32).unwrap(),
+        rustix::process::Signal::TERM,
+    )
+    .unwrap();
+    let _ = served.child.wait();
+    assert!(!json.exists(), "the runtime file is removed when serve stops");
+    let (code, out) = cli(&sandbox, &["pending"]);
+    assert!(code == 1 && out.contains("no running `toolgate serve`"), "{out}");
+}

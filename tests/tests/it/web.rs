@@ -103,10 +103,20 @@ async fn the_page_in_a_browser_answers_asks_and_removes_an_approval() {
     let sandbox = Sandbox::new();
     sandbox.write(
         "project/toolgate.json",
-        r#"{"permission": {"bash": "ask", "edit": "ask"}}"#,
+        r#"{"permission": {"bash": {"*": "ask", "sleep *": "allow"}, "edit": "ask"}}"#,
     );
     sandbox.write("project/notes.txt", "line one\nline two\nline three\n");
     let mut served = sandbox.serve(&[]);
+    // A background process for the page's Kill.
+    let started = call(
+        &served,
+        "ses_bg",
+        "bash",
+        json!({"command": "sleep 600", "background": true}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(started["result"]["type"], "text", "{started}");
     let link = served.line_after("toolgate: page ");
     assert!(link.starts_with(&format!("{}/login?code=", served.base)), "{link}");
 
@@ -266,6 +276,15 @@ async fn the_page_in_a_browser_answers_asks_and_removes_an_approval() {
     assert_eq!(by.len(), 4, "{answers}");
     assert!(by.iter().all(|(_, by)| *by == "the page"), "{answers}");
     assert!(screenshot.is_file());
+    // Killed on the page.
+    let (_, shells) = get(&served, "/shell").await;
+    let states: Vec<&str> = shells
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|shell| shell["state"].as_str().unwrap())
+        .collect();
+    assert_eq!(states, ["exited"], "{shells}");
 }
 
 #[tokio::test]

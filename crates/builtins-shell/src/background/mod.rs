@@ -194,6 +194,30 @@ pub struct ShellInfo {
     pub output: PathBuf,
 }
 
+/// What a person read of one process's output ([`Shells::peek`]).
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
+#[non_exhaustive]
+pub struct ShellOutput {
+    /// The process's id.
+    pub id: String,
+    /// The output read, at most 32 KiB shown (its first and last 16 KiB, with a line
+    /// saying how much was left out).
+    pub text: String,
+    /// The byte offset it starts at.
+    pub from: u64,
+    /// The offset to read from next.
+    pub next: u64,
+    /// Bytes between the asked offset and `from` no longer kept in memory.
+    pub dropped: u64,
+    /// Bytes read but left out of `text`.
+    pub left_out: u64,
+    /// Whether it still runs.
+    pub running: bool,
+    /// Its exit code, once it ended.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exit: Option<i32>,
+}
+
 /// What ended a process, when something did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Ending {
@@ -326,6 +350,35 @@ impl Shells {
             .filter(|proc| session.is_none_or(|session| proc.session == session))
             .map(|proc| proc.info())
             .collect()
+    }
+
+    /// What a person reads of process `id` (any session's: `toolgate shells`, the page):
+    /// the output from byte `since` (default: everything still kept), bounded as
+    /// `shell_output` bounds it, without moving the model's read cursor.
+    pub fn peek(&self, id: &str, since: Option<u64>) -> Option<ShellOutput> {
+        let proc = lock(&self.inner.table).procs.get(id).cloned()?;
+        let read = proc.read_from(Some(since.unwrap_or(0)), false);
+        Some(ShellOutput {
+            id: proc.id.clone(),
+            text: read.text,
+            from: read.from,
+            next: read.next,
+            dropped: read.dropped,
+            left_out: read.left_out,
+            running: read.running,
+            exit: read.exit,
+        })
+    }
+
+    /// Ends process `id` of any session (a person's **Kill**): its whole tree, TERM then
+    /// KILL after 3 s. `None`: no such process; `Some(false)`: it had ended already.
+    pub fn kill(&self, id: &str) -> Option<bool> {
+        let proc = lock(&self.inner.table).procs.get(id).cloned()?;
+        let running = proc.running();
+        if running {
+            proc.terminate();
+        }
+        Some(running)
     }
 
     /// Ends every process of `session` (its whole tree, TERM then KILL after 3 s) and

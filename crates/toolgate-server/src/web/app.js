@@ -495,13 +495,16 @@ $("audit-form").addEventListener("submit", (event) => {
 
 async function refreshShells() {
   try {
+    // Refreshes overlap (each process's output is fetched): only the newest one shows.
+    const seq = (state.shellSeq = (state.shellSeq || 0) + 1);
     const shells = await api("/shell");
+    const items = Array.isArray(shells) ? shells : [];
+    const cards = [];
+    for (const shell of items) cards.push(await shellCard(shell));
+    if (seq !== state.shellSeq) return;
     $("shells").hidden = false;
-    const list = $("shells-list");
-    list.replaceChildren();
-    const items = Array.isArray(shells) ? shells : (shells.processes || shells.shells || []);
-    if (!items.length) list.append(h("p", { class: "muted" }, "No background process."));
-    for (const shell of items) list.append(await shellCard(shell));
+    if (!cards.length) cards.push(h("p", { class: "muted" }, "No background process."));
+    $("shells-list").replaceChildren(...cards);
   } catch (error) {
     if (error.status === 404) {
       // This server has no background processes to list.
@@ -516,30 +519,33 @@ async function refreshShells() {
 }
 
 async function shellCard(shell) {
-  const id = shell.id || shell.shellID;
+  const id = shell.id;
   let output = "";
   try {
+    // What a person reads never moves the model's own read position.
     const got = await api(`/shell/${encodeURIComponent(id)}/output`);
-    output = typeof got === "string" ? got : (got.output ?? got.text ?? JSON.stringify(got));
+    output = got.text || "";
+    if (got.dropped) output = `(${got.dropped} older bytes are only in ${shell.output})\n${output}`;
   } catch (error) {
     output = `(output unavailable: ${error.message})`;
   }
-  const running = shell.status ? shell.status === "running" : !shell.exited && shell.exitCode === undefined;
+  const running = shell.state === "running";
   const kill = async () => {
     try {
       await api(`/shell/${encodeURIComponent(id)}/kill`, { method: "POST" });
       showError(null);
+      announce(`Killed background process ${id}`);
     } catch (error) {
       showError(error);
     }
     refreshShells();
   };
-  const status = shell.status || (running ? "running" : `exited ${shell.exitCode ?? ""}`);
-  return h("article", { class: "card", "aria-label": `Background process ${id}` },
+  const status = running ? `running, pid ${shell.pid}` : `exited${shell.exit === undefined ? "" : ` with code ${shell.exit}`}`;
+  return h("article", { class: "card", "aria-label": `Background process ${id}`, "data-shell": id },
     h("h3", {}, `${id}: `, h("span", { class: "mono" }, shell.command || "")),
-    h("p", { class: "muted" }, `session ${shell.sessionID || shell.session || "?"} · ${status}`),
+    h("p", { class: "muted" }, `session ${shell.sessionID} · ${status} · started ${time(shell.started)} · ${shell.bytes} bytes`),
     h("pre", { class: "output", tabindex: "0", "aria-label": `Output of ${id}` }, output),
-    running ? h("div", { class: "actions" }, h("button", { type: "button", class: "danger", onclick: kill }, "Kill")) : null);
+    running ? h("div", { class: "actions" }, h("button", { type: "button", class: "danger", onclick: kill, "aria-label": `Kill ${id}` }, "Kill")) : null);
 }
 
 start();
