@@ -1,7 +1,8 @@
 //! The HTTP API and its server-sent events, and MCP over streamable HTTP at `/mcp`
 //! (`toolgate serve`).
 //!
-//! Every route needs `Authorization: Bearer <token>`, and a `Host` (and, when sent, an
+//! Every route needs `Authorization: Bearer <token>` (or the person's page's session
+//! cookie, with its CSRF token on what changes state: `web.rs`), and a `Host` (and, when sent, an
 //! `Origin`) naming this server: `localhost`, `127.0.0.1`, `[::1]` or the listen address,
 //! with its port, or a name allowed with `--allow-host`; a web page that rebinds its DNS
 //! name to 127.0.0.1 is refused before the token is even looked at. Calls settle through
