@@ -159,6 +159,26 @@ pub(crate) type Guard = guard::GuardSetup;
 #[cfg(not(all(target_os = "linux", target_pointer_width = "64")))]
 pub(crate) struct Guard;
 
+/// The `bash` parts the analysis predicted and the rules or a person approved, which the
+/// exec guard lets start without a new question. Shared, because a line written later to
+/// a background shell (`shell_write`) is analysed and approved like a new call: what it
+/// runs was asked about already.
+pub(crate) type Predicted = std::sync::Arc<std::sync::Mutex<Vec<toolgate_core::Resource>>>;
+
+impl Guard {
+    /// What the guard lets start as predicted (`None` without an exec guard).
+    #[cfg(all(target_os = "linux", target_pointer_width = "64"))]
+    pub(crate) fn predictions(&self) -> Option<Predicted> {
+        Some(std::sync::Arc::clone(&self.predicted))
+    }
+
+    /// What the guard lets start as predicted (`None` without an exec guard).
+    #[cfg(not(all(target_os = "linux", target_pointer_width = "64")))]
+    pub(crate) fn predictions(&self) -> Option<Predicted> {
+        None
+    }
+}
+
 /// Runs `command` with `shell -c` in `workdir`, stdin closed, stdout and stderr merged.
 #[cfg(test)]
 pub(crate) async fn run(shell: &Path, command: &str, workdir: &Path, timeout: Duration) -> std::io::Result<Finished> {

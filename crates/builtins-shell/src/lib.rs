@@ -679,7 +679,7 @@ fn exec_guard(
     exec::guard::GuardSetup {
         ctx: ctx.clone(),
         permissions: Arc::clone(permissions),
-        predicted,
+        predicted: Arc::new(std::sync::Mutex::new(predicted)),
         env,
         writable,
     }

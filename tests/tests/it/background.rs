@@ -512,15 +512,39 @@ async fn a_background_shell_asks_through_the_front_end_after_the_call_returned_a
     assert_eq!(approve_next(&served, &mut events).await, json!(["touch made"]));
     let written = write.await.unwrap();
     assert_eq!(written["result"]["type"], "text", "{written}");
-    assert!(!sandbox.project().join("made").exists());
-    // `touch` starting in the background shell: the exec guard asks, the call is over.
-    let resources = approve_next(&served, &mut events).await;
-    assert!(resources.to_string().contains("touch made"), "{resources}");
+    // `touch` starting in the background shell: the line was approved, so the exec guard
+    // lets what it predicted start without asking a second time.
     let made = (0..1000).any(|_| {
         std::thread::sleep(Duration::from_millis(10));
         sandbox.project().join("made").exists()
     });
     assert!(made, "the approved program ran");
+
+    // A program the line did not name, started later by the shell itself (an alias, a
+    // function, input it read): the exec guard asks, after the call that wrote it returned.
+    let base = served.base.clone();
+    let write_id = id.clone();
+    let write = tokio::spawn(async move {
+        let response = client()
+            .post(format!("{base}/session/ses_sh/call"))
+            .bearer_auth(TOKEN)
+            .body(json!({"tool": "shell_write", "input": {"id": write_id, "input": "t=touch; $t late\n"}}).to_string())
+            .send()
+            .await
+            .unwrap();
+        let body: Value = serde_json::from_slice(&response.bytes().await.unwrap()).unwrap();
+        body
+    });
+    let line = approve_next(&served, &mut events).await;
+    assert!(line.to_string().contains("late"), "the line is asked: {line}");
+    assert_eq!(write.await.unwrap()["result"]["type"], "text");
+    let resources = approve_next(&served, &mut events).await;
+    assert!(resources.to_string().contains("touch late"), "{resources}");
+    let late = (0..1000).any(|_| {
+        std::thread::sleep(Duration::from_millis(10));
+        sandbox.project().join("late").exists()
+    });
+    assert!(late, "the program approved at exec ran");
 
     let (killed, error) = http_call(&served, "ses_sh", "shell_kill", json!({"id": id})).await;
     assert!(!error, "{killed}");

@@ -261,6 +261,9 @@ pub(crate) struct Proc {
     pub(crate) log: PathBuf,
     /// Whether its program is a shell: input written to it is a command line.
     pub(crate) shell_program: bool,
+    /// What its exec guard lets start as predicted: a line written to the shell and
+    /// approved adds its parts, so its programs are not asked about a second time.
+    predicted: Option<exec::Predicted>,
     writer: io::Writer,
     out: Mutex<Out>,
     /// Bumped whenever output arrives or the process ends.
@@ -496,6 +499,7 @@ impl Shells {
         let log = self.inner.dir.join(format!("{id}.log"));
         let file = std::fs::File::create(&log).map_err(failed)?;
         let (reader, writer, theirs) = io::open(tty).map_err(failed)?;
+        let predicted = guard.as_ref().and_then(exec::Guard::predictions);
         let started = exec::start(
             spawn,
             guard,
@@ -519,6 +523,7 @@ impl Shells {
             tty: tty.is_some(),
             log: log.clone(),
             shell_program: is_shell_program(spawn.command),
+            predicted,
             writer,
             out: Mutex::new(Out {
                 ring: VecDeque::new(),
@@ -794,6 +799,13 @@ impl Proc {
             return Err(std::io::Error::other("the process has ended"));
         }
         self.writer.write_all(data).await
+    }
+
+    /// Lets the exec guard start what an approved line written to the shell predicted.
+    pub(crate) fn predict(&self, parts: Vec<toolgate_core::Resource>) {
+        if let Some(predicted) = &self.predicted {
+            lock(predicted).extend(parts);
+        }
     }
 
     /// Sets the terminal size of a `tty: true` process.

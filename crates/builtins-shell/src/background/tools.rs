@@ -397,7 +397,8 @@ fn write_tool(shared: Arc<Shared>, shells: Shells) -> Tool {
                 if proc.shell_program {
                     // A command line for the shell: analysed and asked as a bash call.
                     let workdir = proc.workdir.to_string_lossy().into_owned();
-                    crate::authorize(&shared, &input.input, Some(&workdir), None, &ctx).await?;
+                    let authorized = crate::authorize(&shared, &input.input, Some(&workdir), None, &ctx).await?;
+                    proc.predict(authorized.predicted);
                 } else {
                     let shown = format!("{} <<< {}", proc.command, input.input.trim_end_matches('\n'));
                     let mut request = PermissionRequest::new("bash")

@@ -102,8 +102,9 @@ pub(crate) struct GuardSetup {
     pub(crate) ctx: Context,
     /// The permission service.
     pub(crate) permissions: Arc<dyn Permissions>,
-    /// The `bash` parts the analysis predicted and the rules or the person approved.
-    pub(crate) predicted: Vec<Resource>,
+    /// The `bash` parts the analysis predicted and the rules or the person approved
+    /// (a background shell's later lines add theirs).
+    pub(crate) predicted: super::Predicted,
     /// The environment the command starts with.
     pub(crate) env: Vec<(OsString, OsString)>,
     /// Directories the command can write (a `PATH` entry under one is not trusted).
@@ -591,7 +592,7 @@ impl Worker {
         // words are known).
         let predicted = match execs.first().and_then(|exec| self.predicted_by(exec)) {
             Some(_) if !decision.explicit => true,
-            Some(part) => self.was_asked(part),
+            Some(part) => self.was_asked(&part),
             None => false,
         };
         let approved_before = lock(&self.shared).approved.contains(&display);
@@ -1117,11 +1118,14 @@ impl Worker {
     }
 
     /// The predicted part that admits one of this program's spellings, if any.
-    fn predicted_by(&self, exec: &Exec) -> Option<&Resource> {
+    fn predicted_by(&self, exec: &Exec) -> Option<Resource> {
         self.setup
             .predicted
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
             .iter()
             .find(|part| exec.predictable.iter().any(|form| part.admits(form)))
+            .cloned()
     }
 
     /// Whether the rules asked for `part` before the line ran (so a person, or `--auto`,
