@@ -6,7 +6,7 @@ Usage:
 
 The Rust test (tests/tests/it/web.rs) has started four calls that ask, each in its own
 session: `echo once-approved`, `echo always-approved`, `touch rejected.txt` (bash) and
-an edit of notes.txt. This script logs in through the printed link, checks the session
+an edit of notes.txt. This script logs in through the printed link (its Log in button), checks the session
 cookie, takes the screenshot with every ask shown (the diff too), then answers on the
 page as a person would, with the buttons' names: "Allow once" (the echo and the edit),
 "Allow always", "Reject" with feedback; "Remove" on the saved approval; "Kill" on the
@@ -53,9 +53,14 @@ def main():
         # A web page with a policy violation logs it on the console.
         page.on("console", lambda message: errors.append(message.text) if "Content Security Policy" in message.text else None)
 
-        # Logging in through the link lands on the page, the code gone from the address.
-        response = page.goto(link)
-        assert response is not None and response.ok, f"login link: {response and response.status}"
+        # The link opens a page with one button (a link preview uses nothing up); the
+        # click logs in and lands on the page, the code gone from the address.
+        opened = page.goto(link)
+        assert opened is not None and opened.ok, f"login link: {opened and opened.status}"
+        with page.expect_navigation() as navigation:
+            page.get_by_role("button", name="Log in", exact=True).click()
+        response = navigation.value
+        assert response is not None and response.ok, f"login: {response and response.status}"
         assert page.url == f"{base}/", page.url
         expect(page.get_by_role("heading", name="Pending permission asks")).to_be_visible()
         expect(page.locator("#live")).to_have_text("live", timeout=15000)

@@ -353,11 +353,13 @@ async fn guard(State(server): State<Shared>, request: Request, next: Next) -> Re
     let headers = response.headers_mut();
     for (name, value) in [
         (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
-        (header::REFERRER_POLICY, "no-referrer"),
         (header::X_FRAME_OPTIONS, "DENY"),
         (header::CACHE_CONTROL, "no-store"),
     ] {
         headers.insert(name, header::HeaderValue::from_static(value));
+    }
+    if !headers.contains_key(header::REFERRER_POLICY) {
+        headers.insert(header::REFERRER_POLICY, header::HeaderValue::from_static("no-referrer"));
     }
     if !headers.contains_key(header::CONTENT_SECURITY_POLICY) {
         headers.insert(
@@ -773,12 +775,34 @@ fn with_cookie(mut response: Response, cookie: Option<header::HeaderValue>) -> R
 }
 
 /// `GET /login?code=…` (the link `serve` prints) or `?ask=…&exp=…&sig=…` (a signed
-/// link to one ask): a session cookie and back to the page, once per code or link.
-async fn login_link(
-    State(server): State<Shared>,
-    request: axum::http::request::Parts,
-    Query(query): Query<std::collections::HashMap<String, String>>,
-) -> Response {
+/// link to one ask): a page with one **Log in** button that posts them to
+/// `/login/link`; opening the link uses nothing up.
+async fn login_page(Query(query): Query<std::collections::HashMap<String, String>>) -> Response {
+    match crate::web::login_form(&query) {
+        // `same-origin`, not `no-referrer`: under `no-referrer` a browser posts the form
+        // with `Origin: null`, which the Origin check refuses; the referrer (with the
+        // code) goes to this server only.
+        Some(html) => (
+            [
+                (header::CONTENT_TYPE, "text/html; charset=utf-8"),
+                (header::REFERRER_POLICY, "same-origin"),
+            ],
+            html,
+        )
+            .into_response(),
+        None => (
+            StatusCode::BAD_REQUEST,
+            [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+            format!("toolgate: {}\n", crate::web::LoginError::Malformed),
+        )
+            .into_response(),
+    }
+}
+
+/// `POST /login/link` (the form of a login link's page): a session cookie and back to
+/// the page, once per code or link.
+async fn login_link(State(server): State<Shared>, request: axum::http::request::Parts, body: Bytes) -> Response {
+    let query = crate::web::form_fields(&body);
     match server.logins.login_with_query(&query) {
         Ok((session, scope)) => {
             let target = match scope {
@@ -1010,7 +1034,7 @@ fn openapi() -> Value {
     let ok = |description: &str| json!({"description": description, "content": {"application/json": {"schema": {}}}});
     let id = |name: &str| json!([{"name": name, "in": "path", "required": true, "schema": {"type": "string"}}]);
     let body = |schema: Value| json!({"required": true, "content": {"application/json": {"schema": schema}}});
-    json!({
+    let mut document = json!({
         "openapi": "3.1.0",
         "info": {"title": "toolgate", "version": env!("CARGO_PKG_VERSION"), "description": "Tools for AI coding agents, and the rules that decide what they may do. Every route needs `Authorization: Bearer <token>`, or the page's session cookie (with `X-Toolgate-CSRF` and `Origin` on what changes state)."},
         "components": {"securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}}},
@@ -1040,13 +1064,19 @@ fn openapi() -> Value {
                     "requestBody": body(json!({"type": "object", "required": ["path", "sha256"], "properties": {"path": {"type": "string"}, "sha256": {"type": "string"}}})),
                     "responses": {"200": ok("{path, sha256, trusted, parts}"), "400": error, "401": error, "404": error, "409": error}}},
             "/event": {"get": {"summary": "Server-sent events: permission.asked, permission.replied, question.asked, question.replied, question.rejected, tool.started, tool.settled, tool.failed, tool.cancelled, trust.changed, shell.started, shell.output, shell.exited", "responses": {"200": {"description": "text/event-stream"}, "401": error}}},
-            "/doc": {"get": {"summary": "This document", "responses": {"200": ok("OpenAPI 3.1"), "401": error}}},
+            "/doc": {"get": {"summary": "This document", "responses": {"200": ok("OpenAPI 3.1"), "401": error}}}
+        }
+    });
+    // The person's page (web.rs), in a second literal: one would pass json!'s recursion limit.
+    let page = json!({
             "/": {"get": {"summary": "The person's page (no credentials needed to load it; it logs in)", "security": [], "responses": {"200": {"description": "text/html"}}}},
-            "/login": {"get": {"summary": "Log the browser in with the one-time code `serve` printed (?code=) or a signed link to one ask (?ask=&exp=&sig=): a session cookie, and a redirect to the page", "security": [],
-                    "responses": {"303": {"description": "logged in"}, "403": {"description": "used, expired or unknown code or link"}}},
+            "/login": {"get": {"summary": "The page of a login link: the one-time code `serve` printed (?code=) or a signed link to one ask (?ask=&exp=&sig=), with one Log in button that posts them to /login/link (opening the link uses nothing up)", "security": [],
+                    "responses": {"200": {"description": "text/html"}, "400": {"description": "not a login link"}}},
                 "post": {"summary": "Log the browser in with the token: a session cookie", "security": [],
                     "requestBody": body(json!({"type": "object", "required": ["token"], "properties": {"token": {"type": "string"}}})),
                     "responses": {"200": ok("{csrf, ask}"), "401": error}}},
+            "/login/link": {"post": {"summary": "Log the browser in with a login link's fields (form-encoded code, or ask, exp and sig): a session cookie and a redirect to the page, once per code or link", "security": [],
+                    "responses": {"303": {"description": "logged in"}, "403": {"description": "used, expired or unknown code or link"}}}},
             "/logout": {"post": {"summary": "End the page's session", "responses": {"200": ok("true"), "401": error}}},
             "/whoami": {"get": {"summary": "How this request was authenticated; a page session's CSRF token (send it as X-Toolgate-CSRF with what changes state) and the one ask a link's login may see", "responses": {"200": ok("{via, csrf, ask, project}"), "401": error}}},
             "/answers": {"get": {"summary": "What was answered, how and by whom (the newest 200)", "responses": {"200": ok("[{kind, id, sessionID, action, resources, reply, by, time, message?}]"), "401": error}}},
@@ -1054,8 +1084,11 @@ fn openapi() -> Value {
                     {"name": "session", "in": "query", "schema": {"type": "string"}}, {"name": "tool", "in": "query", "schema": {"type": "string"}},
                     {"name": "effect", "in": "query", "schema": {"enum": ["allow", "deny", "ask"]}}, {"name": "limit", "in": "query", "schema": {"type": "integer", "default": 200, "maximum": 5000}}],
                 "responses": {"200": ok("[entry]"), "401": error}}}
-        }
-    })
+    });
+    if let (Some(paths), Value::Object(page)) = (document.get_mut("paths").and_then(Value::as_object_mut), page) {
+        paths.extend(page);
+    }
+    document
 }
 
 /// How [`serve`](crate::serve_http) guards the server: [`Options::new`], then setters
@@ -1243,7 +1276,8 @@ pub(crate) fn router(parts: Parts, options: &Options) -> (Router, Arc<Server>) {
         .route("/", get(page))
         .route("/app.js", get(page_script))
         .route("/style.css", get(page_style))
-        .route("/login", get(login_link).post(login_token))
+        .route("/login", get(login_page).post(login_token))
+        .route("/login/link", post(login_link))
         .route("/logout", post(logout))
         .route("/whoami", get(whoami))
         .route("/answers", get(answers))

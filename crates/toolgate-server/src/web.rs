@@ -5,7 +5,8 @@
 //! session cookie once: the token typed into the page's form (`POST /login`), the
 //! one-time code of the link `toolgate serve` prints (`GET /login?code=…`), or a signed
 //! link to one ask (`GET /login?ask=…&exp=…&sig=…`, sent by a webhook, which logs in for
-//! that ask only). The cookie is random, kept on the server (hashed), `HttpOnly`,
+//! that ask only). A link's page only shows a **Log in** button, which posts its fields
+//! to `/login/link`: a link preview that fetches the link uses nothing up. The cookie is random, kept on the server (hashed), `HttpOnly`,
 //! `SameSite=Strict`; requests it authenticates that change state must also carry the
 //! session's CSRF token in `X-Toolgate-CSRF` and an `Origin` naming this server.
 
@@ -281,7 +282,8 @@ impl Logins {
         used.insert(signature.to_string(), expires).is_none()
     }
 
-    /// Logs in with the query of `GET /login`: a code, or a signed ask link.
+    /// Logs in with the fields of a login link (`POST /login/link`): a code, or a
+    /// signed ask link.
     pub(crate) fn login_with_query(&self, query: &HashMap<String, String>) -> Result<(NewSession, Scope), LoginError> {
         let scope = if let Some(code) = query.get("code") {
             if !self.take_code(code) {
@@ -395,13 +397,71 @@ pub(crate) fn clear_cookie(port: u16) -> Option<HeaderValue> {
 }
 
 /// Routes anyone may fetch (Host and Origin still checked): the page's files and the
-/// login itself.
+/// logins themselves.
 pub(crate) fn is_public(method: &Method, path: &str) -> bool {
     match path {
         "/" | "/app.js" | "/style.css" => method == Method::GET || method == Method::HEAD,
         "/login" => method == Method::GET || method == Method::HEAD || method == Method::POST,
+        "/login/link" => method == Method::POST,
         _ => false,
     }
+}
+
+/// Whether `value` is made of what codes, ask ids, dates and signatures are made of
+/// (letters, digits, `_`, `-`): nothing to escape in HTML, nothing to decode in a form.
+fn plain(value: &str) -> bool {
+    !value.is_empty()
+        && value.len() <= 256
+        && value
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+/// The fields of a login link's query that a login takes, when they are plain.
+fn login_fields(query: &HashMap<String, String>) -> Option<Vec<(&'static str, String)>> {
+    let names: &[&'static str] = if query.contains_key("code") {
+        &["code"]
+    } else {
+        &["ask", "exp", "sig"]
+    };
+    names
+        .iter()
+        .map(|name| {
+            query
+                .get(*name)
+                .filter(|value| plain(value))
+                .map(|value| (*name, value.clone()))
+        })
+        .collect()
+}
+
+/// The page a login link opens: one button that posts the link's fields. Opening the
+/// link logs nobody in, so a chat's link preview (which fetches it) cannot use up the
+/// code or take the session; the person's click does. `None`: not a login link.
+pub(crate) fn login_form(query: &HashMap<String, String>) -> Option<String> {
+    let fields = login_fields(query)?;
+    let what = match query.get("ask") {
+        Some(ask) if !query.contains_key("code") => format!("the permission request {ask}"),
+        _ => "the toolgate page".to_string(),
+    };
+    let hidden: String = fields
+        .iter()
+        .map(|(name, value)| format!("<input type=\"hidden\" name=\"{name}\" value=\"{value}\">"))
+        .collect();
+    Some(format!(
+        "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>toolgate: log in</title>\n<link rel=\"icon\" href=\"data:,\">\n<link rel=\"stylesheet\" href=\"/style.css\">\n</head>\n<body>\n<main>\n<h1>toolgate</h1>\n<p>This link logs this browser in to {what}. It works once.</p>\n<form method=\"post\" action=\"/login/link\">{hidden}<button type=\"submit\" class=\"primary\">Log in</button></form>\n</main>\n</body>\n</html>\n"
+    ))
+}
+
+/// The fields of a posted login form (`application/x-www-form-urlencoded`), the plain
+/// ones only (they need no decoding).
+pub(crate) fn form_fields(body: &[u8]) -> HashMap<String, String> {
+    String::from_utf8_lossy(body)
+        .split('&')
+        .filter_map(|pair| pair.split_once('='))
+        .filter(|(name, value)| plain(name) && plain(value))
+        .map(|(name, value)| (name.to_string(), value.to_string()))
+        .collect()
 }
 
 /// Whether `method` changes state (and so needs the CSRF header with a cookie).
@@ -493,6 +553,28 @@ mod tests {
         // Another server's link.
         let foreign = query(&AskLinks::new().unwrap().link("http://127.0.0.1:1", "per_1"));
         assert_eq!(logins.login_with_query(&foreign).err(), Some(LoginError::Link));
+    }
+
+    #[test]
+    fn a_login_link_opens_a_form_that_carries_only_plain_fields() {
+        let link: HashMap<String, String> = [("code".to_string(), "Ab09_-".to_string())].into();
+        let form = login_form(&link).unwrap();
+        assert!(
+            form.contains(r#"<input type="hidden" name="code" value="Ab09_-">"#),
+            "{form}"
+        );
+        assert!(form.contains(r#"action="/login/link""#));
+        let hostile: HashMap<String, String> = [("code".to_string(), "\"><script>".to_string())].into();
+        assert_eq!(login_form(&hostile), None);
+        let partial: HashMap<String, String> = [("ask".to_string(), "per_1".to_string())].into();
+        assert_eq!(login_form(&partial), None);
+        assert_eq!(
+            form_fields(b"ask=per_1&exp=12&sig=ab&x=%3C"),
+            [("ask", "per_1"), ("exp", "12"), ("sig", "ab")]
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect()
+        );
     }
 
     #[test]

@@ -81,6 +81,21 @@ fn first_line(settled: &Value) -> String {
     text_of(settled).lines().next().unwrap_or_default().to_string()
 }
 
+/// Uses a login link as its page's **Log in** button does: its fields posted to
+/// `/login/link`.
+async fn use_link(link: &str) -> reqwest::Response {
+    let (page, fields) = link.split_once('?').unwrap();
+    let base = page.trim_end_matches("/login");
+    client()
+        .post(format!("{base}/login/link"))
+        .header("Content-Type", "application/x-www-form-urlencoded")
+        .header("Origin", base)
+        .body(fields.to_string())
+        .send()
+        .await
+        .unwrap()
+}
+
 /// `Cookie:` with the page's session.
 fn cookie(name: &str, value: &str) -> String {
     format!("{name}={value}")
@@ -166,7 +181,7 @@ async fn the_page_in_a_browser_answers_asks_and_removes_an_approval() {
             .header("Cookie", jar.clone())
     };
     // The code was used: a second login with it is refused.
-    let again = client().get(&link).send().await.unwrap();
+    let again = use_link(&link).await;
     assert_eq!(again.status().as_u16(), 403);
     assert!(again.headers().get("set-cookie").is_none());
     // The cookie alone reads.
@@ -340,15 +355,22 @@ async fn the_page_and_its_logins_refuse_what_they_must() {
         .unwrap();
     assert_eq!(wrong.status().as_u16(), 401);
     assert!(wrong.headers().get("set-cookie").is_none());
-    let made_up = client()
-        .get(format!(
-            "{}/login?code=0123456789abcdefghijklmnopqrstuvwxyzABCDEFG",
-            served.base
-        ))
+    let made_up = use_link(&format!(
+        "{}/login?code=0123456789abcdefghijklmnopqrstuvwxyzABCDEFG",
+        served.base
+    ))
+    .await;
+    assert_eq!(made_up.status().as_u16(), 403);
+    // A login link's form posted from another site is refused like any cross-origin POST.
+    let fields = link.split_once('?').unwrap().1.to_string();
+    let cross = client()
+        .post(format!("{}/login/link", served.base))
+        .header("Origin", "http://attacker.example")
+        .body(fields)
         .send()
         .await
         .unwrap();
-    assert_eq!(made_up.status().as_u16(), 403);
+    assert_eq!(cross.status().as_u16(), 403);
     // The token logs in; the cookie is HttpOnly, SameSite=Strict; a made-up cookie is
     // nobody; logging out ends the session.
     let login = client()
@@ -393,10 +415,22 @@ async fn the_page_and_its_logins_refuse_what_they_must() {
     assert_eq!(logout.status().as_u16(), 200);
     assert_eq!(whoami(jar).await, 401);
     // The printed link still works once (the token's login did not use it).
-    let first = client().get(&link).send().await.unwrap();
+    // Opening the link shows its button and uses nothing up (a chat's link preview
+    // fetches it too).
+    let opened = client().get(&link).send().await.unwrap();
+    assert_eq!(opened.status().as_u16(), 200);
+    assert!(opened.headers().get("set-cookie").is_none());
+    assert!(
+        opened
+            .text()
+            .await
+            .unwrap()
+            .contains(r#"<form method="post" action="/login/link">"#)
+    );
+    let first = use_link(&link).await;
     assert_eq!(first.status().as_u16(), 303);
     assert_eq!(first.headers()["location"], "/");
-    assert_eq!(client().get(&link).send().await.unwrap().status().as_u16(), 403);
+    assert_eq!(use_link(&link).await.status().as_u16(), 403);
 }
 
 #[tokio::test]
@@ -500,7 +534,7 @@ async fn a_webhook_per_ask_with_a_signed_link_that_opens_that_ask_only() {
     assert_ne!(other, id);
 
     // The link logs in once, for that ask only.
-    let login = client().get(&link).send().await.unwrap();
+    let login = use_link(&link).await;
     assert_eq!(login.status().as_u16(), 303);
     assert_eq!(login.headers()["location"], format!("/#ask={id}").as_str());
     let jar = login.headers()["set-cookie"]
@@ -510,9 +544,9 @@ async fn a_webhook_per_ask_with_a_signed_link_that_opens_that_ask_only() {
         .next()
         .unwrap()
         .to_string();
-    assert_eq!(client().get(&link).send().await.unwrap().status().as_u16(), 403);
+    assert_eq!(use_link(&link).await.status().as_u16(), 403);
     let forged = link.replace(&id, &other);
-    assert_eq!(client().get(&forged).send().await.unwrap().status().as_u16(), 403);
+    assert_eq!(use_link(&forged).await.status().as_u16(), 403);
     let as_page = |method: reqwest::Method, path: String| {
         client()
             .request(method, format!("{}{path}", served.base))
