@@ -652,7 +652,7 @@ fn gone(server: &Server, what: &str, id: &str) -> Response {
     match server.answers.gone(id) {
         crate::answers::Gone::Answered(reply, by) => error(
             StatusCode::CONFLICT,
-            format!("{what} {id} was already answered ({reply}, by {by}); this reply was not taken"),
+            format!("{what} {id} was answered already ({reply}, by {by}); this reply was not taken"),
         ),
         crate::answers::Gone::Ended => error(
             StatusCode::CONFLICT,

@@ -472,7 +472,7 @@ async fn a_reply_to_an_ask_whose_call_ended_or_that_was_answered_is_a_conflict()
     assert_eq!(status, 409, "{body}");
     let said = body["error"].as_str().unwrap();
     assert!(
-        said.contains("was already answered (once, by an API client (bearer token))"),
+        said.contains("was answered already (once, by an API client (bearer token))"),
         "{said}"
     );
     assert_eq!(reply("per_never_asked".into(), "once").await.0, 404);
@@ -590,7 +590,7 @@ async fn a_webhook_per_ask_with_a_signed_link_that_opens_that_ask_only() {
         body["error"]
             .as_str()
             .unwrap()
-            .contains("was already answered (once, by the page (a link sent for this ask))"),
+            .contains("was answered already (once, by the page (a link sent for this ask))"),
         "{body}"
     );
     // One webhook per ask: nothing more came.
