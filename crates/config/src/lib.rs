@@ -38,7 +38,8 @@ mod vars;
 
 pub use agent::{AgentConfig, AgentSpec};
 pub use document::{
-    Document, OPENCODE_IGNORED_KEYS, Sandbox, ShellEnv, Shells, ToolOutput, Webfetch, Websearch, WebsearchSettings,
+    Document, NotifyTarget, OPENCODE_IGNORED_KEYS, Sandbox, ShellEnv, Shells, ToolOutput, Webfetch, Websearch,
+    WebsearchSettings,
 };
 pub use error::{ConfigError, ErrorKind, Warning, key_path};
 pub use load::{

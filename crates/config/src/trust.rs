@@ -14,7 +14,9 @@
 //! - `sandbox.enforce_exec: false` where the user's is not `false` (its default is on);
 //! - `sandbox.network: true` and `sandbox.writable` directories the user's does not list;
 //! - `shell_env.set` and `shell_env.exclude` (what commands run with: `PATH`, `LD_PRELOAD`,
-//!   secrets no longer held back), and a `shell_env.inherit` wider than the user's.
+//!   secrets no longer held back), and a `shell_env.inherit` wider than the user's;
+//! - `notify` (webhooks): every ask's command and paths would go to its URLs, with a
+//!   link that answers the ask.
 
 use std::fmt;
 use std::path::PathBuf;
@@ -186,6 +188,11 @@ impl Loaded {
                     }
                 }
             }
+            if let Some(notify @ Value::Array(targets)) = layer.raw.get("notify")
+                && !targets.is_empty()
+            {
+                parts.push(Gated::new(&["notify"], notify));
+            }
             if !parts.is_empty() {
                 out.push(Untrusted {
                     layer: index,
@@ -259,6 +266,20 @@ mod tests {
             .iter()
             .flat_map(|u| u.parts.iter().map(ToString::to_string))
             .collect()
+    }
+
+    #[test]
+    fn a_project_files_webhooks_need_trust_and_the_users_do_not() {
+        let hooks = r#"{"notify": [{"url": "https://hooks.example/x", "template": {"text": "{text}"}}]}"#;
+        let found = parts("{}", hooks);
+        assert_eq!(found.len(), 1);
+        assert!(found[0].starts_with("notify [{"), "{found:?}");
+        assert!(parts(hooks, "{}").is_empty());
+        assert!(parts("{}", r#"{"notify": []}"#).is_empty());
+        let (_dir, mut loaded) = project("{}", hooks);
+        let untrusted = loaded.untrusted();
+        loaded.withhold(&untrusted[0]).unwrap();
+        assert_eq!(loaded.settings().unwrap().notify, None);
     }
 
     #[test]

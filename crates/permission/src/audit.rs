@@ -409,23 +409,84 @@ impl AuditLog {
 
     /// The last `count` entries, oldest first (reading the rotated file too when needed).
     pub fn tail(&self, count: usize) -> Vec<Value> {
-        let mut lines: Vec<String> = Vec::new();
+        self.query(&AuditQuery::last(count))
+    }
+
+    /// The last `query.limit` entries that match `query`, oldest first, from this file and
+    /// the rotated one (read only when this one has fewer matches). `toolgate audit tail`
+    /// and the server's `GET /audit` both read the log through this.
+    pub fn query(&self, query: &AuditQuery) -> Vec<Value> {
+        let mut found: Vec<Value> = Vec::new();
         for path in [self.path.clone(), rotated(&self.path)] {
             let Ok(text) = std::fs::read_to_string(&path) else {
                 continue;
             };
-            let mut older: Vec<String> = text.lines().map(str::to_string).collect();
-            older.append(&mut lines);
-            lines = older;
-            if lines.len() >= count {
+            let mut older: Vec<Value> = text
+                .lines()
+                .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+                .filter(|entry| query.matches(entry))
+                .collect();
+            older.append(&mut found);
+            found = older;
+            if found.len() >= query.limit {
                 break;
             }
         }
-        let start = lines.len().saturating_sub(count);
-        lines[start..]
-            .iter()
-            .filter_map(|line| serde_json::from_str(line).ok())
-            .collect()
+        let start = found.len().saturating_sub(query.limit);
+        found.split_off(start)
+    }
+}
+
+/// Which audit entries [`AuditLog::query`] returns: the newest `limit` whose `session`,
+/// `tool` and `effect` fields equal the ones given (a filter not given matches every
+/// entry; an entry without the field never matches a filter on it).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct AuditQuery {
+    /// The session, exactly.
+    pub session: Option<String>,
+    /// The tool, exactly.
+    pub tool: Option<String>,
+    /// The decision's effect (`allow`, `deny`, `ask`), exactly.
+    pub effect: Option<String>,
+    /// At most this many entries, the newest.
+    pub limit: usize,
+}
+
+impl AuditQuery {
+    /// The newest `limit` entries, unfiltered.
+    pub fn last(limit: usize) -> AuditQuery {
+        AuditQuery {
+            limit,
+            ..AuditQuery::default()
+        }
+    }
+
+    /// Only entries of `session`.
+    pub fn session(mut self, session: impl Into<String>) -> AuditQuery {
+        self.session = Some(session.into());
+        self
+    }
+
+    /// Only entries of `tool`.
+    pub fn tool(mut self, tool: impl Into<String>) -> AuditQuery {
+        self.tool = Some(tool.into());
+        self
+    }
+
+    /// Only decisions of `effect`.
+    pub fn effect(mut self, effect: impl Into<String>) -> AuditQuery {
+        self.effect = Some(effect.into());
+        self
+    }
+
+    fn matches(&self, entry: &Value) -> bool {
+        let field = |key: &str, wanted: &Option<String>| {
+            wanted
+                .as_deref()
+                .is_none_or(|wanted| entry.get(key).and_then(Value::as_str) == Some(wanted))
+        };
+        field("session", &self.session) && field("tool", &self.tool) && field("effect", &self.effect)
     }
 }
 
@@ -433,4 +494,50 @@ fn rotated(path: &Path) -> PathBuf {
     let mut name = path.as_os_str().to_os_string();
     name.push(".1");
     PathBuf::from(name)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn a_query_filters_by_session_tool_and_effect_and_keeps_the_newest_across_rotation() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("audit.jsonl");
+        let line = |n: u32, session: &str, tool: &str, effect: Option<&str>| {
+            let mut entry = serde_json::json!({"n": n, "session": session, "tool": tool});
+            if let Some(effect) = effect {
+                entry["effect"] = effect.into();
+            }
+            entry.to_string() + "\n"
+        };
+        // The rotated file holds the older entries.
+        std::fs::write(
+            rotated(&path),
+            [line(1, "a", "bash", Some("allow")), line(2, "b", "bash", Some("deny"))].concat(),
+        )
+        .unwrap();
+        std::fs::write(
+            &path,
+            [
+                line(3, "a", "read", Some("allow")),
+                line(4, "a", "bash", None),
+                "not json\n".to_string(),
+                line(5, "a", "bash", Some("allow")),
+            ]
+            .concat(),
+        )
+        .unwrap();
+        let log = AuditLog::new(&path);
+        let numbers =
+            |query: AuditQuery| -> Vec<u64> { log.query(&query).iter().map(|e| e["n"].as_u64().unwrap()).collect() };
+        assert_eq!(numbers(AuditQuery::last(10)), [1, 2, 3, 4, 5]);
+        assert_eq!(numbers(AuditQuery::last(2)), [4, 5]);
+        assert_eq!(numbers(AuditQuery::last(10).session("a").tool("bash")), [1, 4, 5]);
+        assert_eq!(numbers(AuditQuery::last(10).effect("allow")), [1, 3, 5]);
+        assert_eq!(numbers(AuditQuery::last(1).effect("deny")), [2]);
+        assert_eq!(numbers(AuditQuery::last(10).session("c")), Vec::<u64>::new());
+        assert_eq!(log.tail(3).len(), 3);
+    }
 }

@@ -1,7 +1,8 @@
 //! The HTTP API and its server-sent events, and MCP over streamable HTTP at `/mcp`
 //! (`toolgate serve`).
 //!
-//! Every route needs `Authorization: Bearer <token>`, and a `Host` (and, when sent, an
+//! Every route needs `Authorization: Bearer <token>` (or the person's page's session
+//! cookie, with its CSRF token on what changes state: `web.rs`), and a `Host` (and, when sent, an
 //! `Origin`) naming this server: `localhost`, `127.0.0.1`, `[::1]` or the listen address,
 //! with its port, or a name allowed with `--allow-host`; a web page that rebinds its DNS
 //! name to 127.0.0.1 is refused before the token is even looked at. Calls settle through
@@ -16,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use axum::Router;
 use axum::body::Bytes;
-use axum::extract::{Path, Query, Request, State};
+use axum::extract::{Extension, Path, Query, Request, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
@@ -52,6 +53,11 @@ pub(crate) struct Server {
     audit_budget: Mutex<AuditBudget>,
     /// Ends the `/mcp` sessions on shutdown.
     end_mcp: Box<dyn Fn() + Send + Sync>,
+    // --- the person's page (web.rs, answers.rs) ---
+    /// The page's logins: the printed code, signed ask links, browser sessions.
+    logins: crate::web::Logins,
+    /// What was asked and how it was answered, by whom.
+    answers: Arc<crate::answers::Answers>,
 }
 
 struct AuditBudget {
@@ -282,12 +288,29 @@ impl Server {
     /// Counts, records (a few a second) and answers a refused authentication, after a
     /// pause once the connection has failed more than a few times in a row.
     async fn refuse(&self, request: Request, reason: &'static str) -> Response {
+        let (parts, _body) = request.into_parts();
+        self.pause_refused(&parts, reason).await;
+        let mut response = error(
+            StatusCode::UNAUTHORIZED,
+            format!(
+                "missing or wrong credentials ({reason}): send `Authorization: Bearer <token>` as printed by `toolgate serve`, or log in on its page"
+            ),
+        );
+        response
+            .headers_mut()
+            .insert(header::WWW_AUTHENTICATE, header::HeaderValue::from_static("Bearer"));
+        response
+    }
+
+    /// Counts, records (a few a second) and waits out a refused authentication (a
+    /// token, a login code or link).
+    async fn pause_refused(&self, parts: &axum::http::request::Parts, reason: &'static str) {
         let (server_wait, total) = self
             .auth_failures
             .lock()
             .unwrap_or_else(|poison| poison.into_inner())
             .take();
-        let connection = request.extensions().get::<Arc<Connection>>().cloned();
+        let connection = parts.extensions.get::<Arc<Connection>>().cloned();
         let (wait, on_connection) = connection.as_ref().map_or((Duration::ZERO, 1), |c| c.failed());
         let wait = wait.max(server_wait);
         let peer = connection.map_or_else(|| "unknown".to_string(), |c| c.peer.to_string());
@@ -305,7 +328,6 @@ impl Server {
                 None
             }
         };
-        let (parts, _body) = request.into_parts();
         if let (Some(suppressed), Some(audit)) = (recorded, self.service().audit()) {
             let path: String = parts.uri.path().chars().take(200).collect();
             audit.auth_failed(
@@ -318,38 +340,92 @@ impl Server {
         if !wait.is_zero() {
             tokio::time::sleep(wait).await;
         }
-        let mut response = error(
-            StatusCode::UNAUTHORIZED,
-            format!(
-                "missing or wrong bearer token ({reason}): send `Authorization: Bearer <token>` as printed by `toolgate serve`"
-            ),
-        );
-        response
-            .headers_mut()
-            .insert(header::WWW_AUTHENTICATE, header::HeaderValue::from_static("Bearer"));
-        response
     }
 }
 
 /// Host and Origin first (a rebinding page never gets as far as the token), then the
-/// bearer token.
+/// credentials: the bearer token, or (without an `Authorization` header) the page's
+/// session cookie, with its CSRF token and an `Origin` for what changes state. The
+/// page's own files and its login need neither. Every answer carries the page's
+/// security headers.
 async fn guard(State(server): State<Shared>, request: Request, next: Next) -> Response {
+    let mut response = authorize(server, request, next).await;
+    let headers = response.headers_mut();
+    for (name, value) in [
+        (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+        (header::X_FRAME_OPTIONS, "DENY"),
+        (header::CACHE_CONTROL, "no-store"),
+    ] {
+        headers.insert(name, header::HeaderValue::from_static(value));
+    }
+    if !headers.contains_key(header::REFERRER_POLICY) {
+        headers.insert(header::REFERRER_POLICY, header::HeaderValue::from_static("no-referrer"));
+    }
+    if !headers.contains_key(header::CONTENT_SECURITY_POLICY) {
+        headers.insert(
+            header::CONTENT_SECURITY_POLICY,
+            header::HeaderValue::from_static(crate::web::CONTENT_SECURITY_POLICY),
+        );
+    }
+    response
+}
+
+async fn authorize(server: Shared, mut request: Request, next: Next) -> Response {
+    use crate::web::{Caller, Scope};
     // The local socket's peer was checked to be the server's own user (`local`).
     if request.extensions().get::<crate::local::LocalPeer>().is_some() {
+        request.extensions_mut().insert(Caller::Local);
         return next.run(request).await;
     }
     if let Err(refusal) = server.hosts.check(request.headers(), request.uri()) {
         return error(StatusCode::FORBIDDEN, refusal);
     }
-    match credentials(request.headers(), &server.token) {
-        Ok(()) => {
-            if let Some(connection) = request.extensions().get::<Arc<Connection>>() {
-                connection.authenticated();
-            }
-            next.run(request).await
-        }
-        Err(reason) => server.refuse(request, reason).await,
+    if crate::web::is_public(request.method(), request.uri().path()) {
+        return next.run(request).await;
     }
+    let by_cookie =
+        !request.headers().contains_key(header::AUTHORIZATION) && crate::web::has_session_cookie(request.headers());
+    let caller = if by_cookie {
+        let Some((scope, csrf)) = server.logins.session(request.headers()) else {
+            return server.refuse(request, "unknown or expired session cookie").await;
+        };
+        if crate::web::changes_state(request.method()) {
+            // A cookie rides along with any request the browser makes: what changes
+            // state must prove it comes from the page (its CSRF token) and name its
+            // origin (checked above against this server).
+            if !request.headers().contains_key(header::ORIGIN) {
+                return error(
+                    StatusCode::FORBIDDEN,
+                    "a request authenticated by the page's cookie that changes state needs an Origin header",
+                );
+            }
+            if !crate::web::csrf_matches(request.headers(), &csrf) {
+                return error(
+                    StatusCode::FORBIDDEN,
+                    "missing or wrong X-Toolgate-CSRF header: a request authenticated by the page's cookie that changes state must carry the token GET /whoami gives",
+                );
+            }
+        }
+        if let Scope::Ask(ask) = &scope
+            && !crate::web::ask_scope_allows(ask, request.method(), request.uri().path())
+        {
+            return error(
+                StatusCode::FORBIDDEN,
+                format!("this login is for permission request {ask} only; log in with the token for the rest"),
+            );
+        }
+        Caller::Page { scope, csrf }
+    } else {
+        if let Err(reason) = credentials(request.headers(), &server.token) {
+            return server.refuse(request, reason).await;
+        }
+        Caller::Bearer
+    };
+    if let Some(connection) = request.extensions().get::<Arc<Connection>>() {
+        connection.authenticated();
+    }
+    request.extensions_mut().insert(caller);
+    next.run(request).await
 }
 
 #[derive(Deserialize)]
@@ -529,8 +605,15 @@ async fn shell_kill(State(server): State<Shared>, Path(id): Path<String>) -> Res
     }
 }
 
-async fn permissions(State(server): State<Shared>) -> Response {
-    let pending: Vec<Value> = server.service().pending().iter().map(crate::wire::request).collect();
+async fn permissions(State(server): State<Shared>, Extension(caller): Extension<crate::web::Caller>) -> Response {
+    let only = caller.only_ask();
+    let pending: Vec<Value> = server
+        .service()
+        .pending()
+        .iter()
+        .filter(|request| only.is_none_or(|id| request.id == id))
+        .map(crate::wire::request)
+        .collect();
     axum::Json(pending).into_response()
 }
 
@@ -540,15 +623,45 @@ struct ReplyBody {
     message: Option<String>,
 }
 
-async fn reply(State(server): State<Shared>, Path(id): Path<String>, body: Bytes) -> Response {
+async fn reply(
+    State(server): State<Shared>,
+    Extension(caller): Extension<crate::web::Caller>,
+    Path(id): Path<String>,
+    body: Bytes,
+) -> Response {
     let body: ReplyBody = match parse(&body) {
         Ok(body) => body,
         Err(refused) => return refused.into_response(),
     };
+    let reply = serde_json::to_value(body.reply)
+        .ok()
+        .and_then(|value| value.as_str().map(str::to_string))
+        .unwrap_or_default();
     match server.service().reply(&id, body.reply, body.message.as_deref()) {
-        Ok(()) => axum::Json(true).into_response(),
-        Err(ReplyError::NotFound(_)) => error(StatusCode::NOT_FOUND, format!("no pending permission request {id}")),
+        Ok(()) => {
+            server
+                .answers
+                .answered(&id, &reply, caller.by(), body.message.as_deref());
+            axum::Json(true).into_response()
+        }
+        Err(ReplyError::NotFound(_)) => gone(&server, "permission request", &id),
         Err(other) => error(StatusCode::INTERNAL_SERVER_ERROR, other.to_string()),
+    }
+}
+
+/// The answer to a reply for an ask that is not pending: 409 when it was asked (answered
+/// already, or its call ended), 404 when it never was.
+fn gone(server: &Server, what: &str, id: &str) -> Response {
+    match server.answers.gone(id) {
+        crate::answers::Gone::Answered(reply, by) => error(
+            StatusCode::CONFLICT,
+            format!("{what} {id} was answered already ({reply}, by {by}); this reply was not taken"),
+        ),
+        crate::answers::Gone::Ended => error(
+            StatusCode::CONFLICT,
+            format!("{what} {id} is no longer pending: its call ended before an answer came; this reply was not taken"),
+        ),
+        crate::answers::Gone::Unknown => error(StatusCode::NOT_FOUND, format!("no pending {what} {id}")),
     }
 }
 
@@ -568,24 +681,45 @@ struct AnswerBody {
     answers: Vec<Vec<String>>,
 }
 
-async fn answer(State(server): State<Shared>, Path(id): Path<String>, body: Bytes) -> Response {
+async fn answer(
+    State(server): State<Shared>,
+    Extension(caller): Extension<crate::web::Caller>,
+    Path(id): Path<String>,
+    body: Bytes,
+) -> Response {
     let body: AnswerBody = match parse(&body) {
         Ok(body) => body,
         Err(refused) => return refused.into_response(),
     };
+    let text = body
+        .answers
+        .iter()
+        .map(|labels| labels.join(", "))
+        .collect::<Vec<_>>()
+        .join("; ");
     match server.parts.questions.reply(&id, body.answers) {
-        Ok(()) => axum::Json(true).into_response(),
-        Err(toolgate_builtins_session::QuestionError::NotFound(_)) => {
-            error(StatusCode::NOT_FOUND, format!("no pending question {id}"))
+        Ok(()) => {
+            server
+                .answers
+                .answered(&id, &format!("answered: {text}"), caller.by(), None);
+            axum::Json(true).into_response()
         }
+        Err(toolgate_builtins_session::QuestionError::NotFound(_)) => gone(&server, "question", &id),
         Err(other) => error(StatusCode::BAD_REQUEST, other.to_string()),
     }
 }
 
-async fn dismiss(State(server): State<Shared>, Path(id): Path<String>) -> Response {
+async fn dismiss(
+    State(server): State<Shared>,
+    Extension(caller): Extension<crate::web::Caller>,
+    Path(id): Path<String>,
+) -> Response {
     match server.parts.questions.reject(&id) {
-        Ok(()) => axum::Json(true).into_response(),
-        Err(_) => error(StatusCode::NOT_FOUND, format!("no pending question {id}")),
+        Ok(()) => {
+            server.answers.answered(&id, "dismissed", caller.by(), None);
+            axum::Json(true).into_response()
+        }
+        Err(_) => gone(&server, "question", &id),
     }
 }
 
@@ -607,6 +741,203 @@ async fn remove_approval(State(server): State<Shared>, Path(id): Path<String>) -
         Some(Err(e)) => error(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
     }
 }
+
+// --- the person's page: its files, logins, whoami, answers, audit (web.rs, answers.rs) ---
+
+fn page_file(content_type: &'static str, body: &'static str) -> Response {
+    ([(header::CONTENT_TYPE, content_type)], body).into_response()
+}
+
+/// `GET /`: the page.
+async fn page() -> Response {
+    page_file("text/html; charset=utf-8", crate::web::INDEX_HTML)
+}
+
+async fn page_script() -> Response {
+    page_file("text/javascript; charset=utf-8", crate::web::APP_JS)
+}
+
+async fn page_style() -> Response {
+    page_file("text/css; charset=utf-8", crate::web::STYLE_CSS)
+}
+
+/// The port a request named in its `Host` (checked by the guard): the cookie's name.
+fn request_port(headers: &HeaderMap) -> u16 {
+    headers
+        .get(header::HOST)
+        .and_then(|host| host.to_str().ok())
+        .and_then(|host| authority(host, 80))
+        .map_or(80, |(_, port)| port)
+}
+
+fn with_cookie(mut response: Response, cookie: Option<header::HeaderValue>) -> Response {
+    if let Some(cookie) = cookie {
+        response.headers_mut().insert(header::SET_COOKIE, cookie);
+    }
+    response
+}
+
+/// `GET /login?code=…` (the link `serve` prints) or `?ask=…&exp=…&sig=…` (a signed
+/// link to one ask): a page with one **Log in** button that posts them to
+/// `/login/link`; opening the link uses nothing up.
+async fn login_page(Query(query): Query<std::collections::HashMap<String, String>>) -> Response {
+    match crate::web::login_form(&query) {
+        // `same-origin`, not `no-referrer`: under `no-referrer` a browser posts the form
+        // with `Origin: null`, which the Origin check refuses; the referrer (with the
+        // code) goes to this server only.
+        Some(html) => (
+            [
+                (header::CONTENT_TYPE, "text/html; charset=utf-8"),
+                (header::REFERRER_POLICY, "same-origin"),
+            ],
+            html,
+        )
+            .into_response(),
+        None => (
+            StatusCode::BAD_REQUEST,
+            [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+            format!("toolgate: {}\n", crate::web::LoginError::Malformed),
+        )
+            .into_response(),
+    }
+}
+
+/// `POST /login/link` (the form of a login link's page): a session cookie and back to
+/// the page, once per code or link.
+async fn login_link(State(server): State<Shared>, request: axum::http::request::Parts, body: Bytes) -> Response {
+    let query = crate::web::form_fields(&body);
+    match server.logins.login_with_query(&query) {
+        Ok((session, scope)) => {
+            let target = match scope {
+                crate::web::Scope::All => "/".to_string(),
+                crate::web::Scope::Ask(id) => format!("/#ask={id}"),
+            };
+            let response = (
+                StatusCode::SEE_OTHER,
+                [(header::LOCATION, target)],
+                "logged in; the page is at /",
+            )
+                .into_response();
+            with_cookie(
+                response,
+                crate::web::set_cookie(request_port(&request.headers), &session.cookie),
+            )
+        }
+        Err(refusal) => {
+            let reason = match refusal {
+                crate::web::LoginError::Code => "used, expired or unknown login code",
+                crate::web::LoginError::Link => "used, expired or forged ask link",
+                crate::web::LoginError::Malformed => "malformed login",
+                crate::web::LoginError::Random(_) => "no random source",
+            };
+            server.pause_refused(&request, reason).await;
+            (
+                StatusCode::FORBIDDEN,
+                [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+                format!("toolgate: {refusal}\n"),
+            )
+                .into_response()
+        }
+    }
+}
+
+#[derive(Deserialize)]
+struct LoginBody {
+    token: String,
+}
+
+/// `POST /login {token}`: the page's form trades the bearer token for a session cookie
+/// and answers the session's CSRF token.
+async fn login_token(State(server): State<Shared>, request: axum::http::request::Parts, body: Bytes) -> Response {
+    let body: LoginBody = match parse(&body) {
+        Ok(body) => body,
+        Err(refused) => return refused.into_response(),
+    };
+    if !bool::from(body.token.trim().as_bytes().ct_eq(server.token.as_bytes())) {
+        server.pause_refused(&request, "wrong token at login").await;
+        return error(
+            StatusCode::UNAUTHORIZED,
+            "wrong token: use the one `toolgate serve` printed (or $TOOLGATE_SERVER_TOKEN)",
+        );
+    }
+    match server.logins.open(crate::web::Scope::All) {
+        Ok(session) => with_cookie(
+            axum::Json(json!({"csrf": session.csrf, "ask": null})).into_response(),
+            crate::web::set_cookie(request_port(&request.headers), &session.cookie),
+        ),
+        Err(e) => error(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
+    }
+}
+
+/// `POST /logout`: ends the page's session.
+async fn logout(State(server): State<Shared>, headers: HeaderMap) -> Response {
+    server.logins.close(&headers);
+    with_cookie(
+        axum::Json(true).into_response(),
+        crate::web::clear_cookie(request_port(&headers)),
+    )
+}
+
+/// `GET /whoami`: how this request was authenticated, the CSRF token of a page session,
+/// and the one ask a link's login may see.
+async fn whoami(State(server): State<Shared>, Extension(caller): Extension<crate::web::Caller>) -> Response {
+    let (via, csrf) = match &caller {
+        crate::web::Caller::Bearer => ("bearer", None),
+        crate::web::Caller::Local => ("local", None),
+        crate::web::Caller::Page { csrf, .. } => ("page", Some(csrf.clone())),
+    };
+    axum::Json(json!({
+        "via": via,
+        "csrf": csrf,
+        "ask": caller.only_ask(),
+        "project": server.service().project_id(),
+    }))
+    .into_response()
+}
+
+/// `GET /answers`: what was answered, how and by whom, oldest first.
+async fn answers(State(server): State<Shared>, Extension(caller): Extension<crate::web::Caller>) -> Response {
+    axum::Json(server.answers.list(caller.only_ask())).into_response()
+}
+
+#[derive(Deserialize)]
+struct AuditParams {
+    session: Option<String>,
+    tool: Option<String>,
+    effect: Option<String>,
+    limit: Option<usize>,
+}
+
+/// Entries `GET /audit` gives when no `limit` is asked, and at most.
+const AUDIT_DEFAULT_LIMIT: usize = 200;
+const AUDIT_MAX_LIMIT: usize = 5000;
+
+/// `GET /audit?session=&tool=&effect=&limit=`: the newest audit entries that match,
+/// oldest first.
+async fn audit(State(server): State<Shared>, Query(params): Query<AuditParams>) -> Response {
+    let Some(log) = server.service().audit().cloned() else {
+        return axum::Json(Vec::<Value>::new()).into_response();
+    };
+    let mut query =
+        toolgate_permission::AuditQuery::last(params.limit.unwrap_or(AUDIT_DEFAULT_LIMIT).min(AUDIT_MAX_LIMIT));
+    let given = |value: Option<String>| value.filter(|value| !value.is_empty());
+    if let Some(session) = given(params.session) {
+        query = query.session(session);
+    }
+    if let Some(tool) = given(params.tool) {
+        query = query.tool(tool);
+    }
+    if let Some(effect) = given(params.effect) {
+        query = query.effect(effect);
+    }
+    // It reads the log file: off the runtime's threads.
+    match tokio::task::spawn_blocking(move || log.query(&query)).await {
+        Ok(entries) => axum::Json(entries).into_response(),
+        Err(e) => error(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
+    }
+}
+
+// --- end of the person's page ---
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -662,23 +993,36 @@ async fn trust_file(State(server): State<Shared>, body: Bytes) -> Response {
 
 async fn event_stream(
     State(server): State<Shared>,
+    Extension(caller): Extension<crate::web::Caller>,
 ) -> Sse<impl futures_util::Stream<Item = Result<SseEvent, std::convert::Infallible>>> {
     let subscriber = server.events.subscribe();
     let closing = server.closing.subscribe();
-    let stream = futures_util::stream::unfold((subscriber, closing), |(mut subscriber, mut closing)| async move {
-        let next = tokio::select! {
-            next = subscriber.next() => next,
-            _ = closing.wait_for(|closed| *closed) => return None,
-        };
-        let event = match next {
-            HubNext::Event(entry) => SseEvent::default().event(&entry.kind).data(&entry.data),
-            // A client too slow for the event buffer misses the oldest events rather
-            // than stalling everyone or holding unbounded memory; it is told so.
-            HubNext::Lagged(missed) => SseEvent::default()
-                .event("events.lagged")
-                .data(json!({"missed": missed}).to_string()),
-        };
-        Some((Ok(event), (subscriber, closing)))
+    // A login for one ask sees the events that name it, and nothing else.
+    let only = caller.only_ask().map(|id| format!("{:?}", id));
+    let stream = futures_util::stream::unfold((subscriber, closing), move |(mut subscriber, mut closing)| {
+        let only = only.clone();
+        async move {
+            let next = loop {
+                let next = tokio::select! {
+                    next = subscriber.next() => next,
+                    _ = closing.wait_for(|closed| *closed) => return None,
+                };
+                match (&next, &only) {
+                    (HubNext::Event(entry), Some(id)) if !entry.data.contains(id.as_str()) => continue,
+                    (HubNext::Lagged(_), Some(_)) => continue,
+                    _ => break next,
+                }
+            };
+            let event = match next {
+                HubNext::Event(entry) => SseEvent::default().event(&entry.kind).data(&entry.data),
+                // A client too slow for the event buffer misses the oldest events rather
+                // than stalling everyone or holding unbounded memory; it is told so.
+                HubNext::Lagged(missed) => SseEvent::default()
+                    .event("events.lagged")
+                    .data(json!({"missed": missed}).to_string()),
+            };
+            Some((Ok(event), (subscriber, closing)))
+        }
     });
     Sse::new(stream).keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
 }
@@ -693,9 +1037,9 @@ fn openapi() -> Value {
     let ok = |description: &str| json!({"description": description, "content": {"application/json": {"schema": {}}}});
     let id = |name: &str| json!([{"name": name, "in": "path", "required": true, "schema": {"type": "string"}}]);
     let body = |schema: Value| json!({"required": true, "content": {"application/json": {"schema": schema}}});
-    json!({
+    let mut document = json!({
         "openapi": "3.1.0",
-        "info": {"title": "toolgate", "version": env!("CARGO_PKG_VERSION"), "description": "Tools for AI coding agents, and the rules that decide what they may do. Every route needs `Authorization: Bearer <token>`."},
+        "info": {"title": "toolgate", "version": env!("CARGO_PKG_VERSION"), "description": "Tools for AI coding agents, and the rules that decide what they may do. Every route needs `Authorization: Bearer <token>`, or the page's session cookie (with `X-Toolgate-CSRF` and `Origin` on what changes state)."},
         "components": {"securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}}},
         "security": [{"bearer": []}],
         "paths": {
@@ -707,7 +1051,7 @@ fn openapi() -> Value {
             "/permission": {"get": {"summary": "Pending permission requests", "responses": {"200": ok("[Request]"), "401": error}}},
             "/permission/{requestID}/reply": {"post": {"summary": "Answer a permission request", "parameters": id("requestID"),
                 "requestBody": body(json!({"type": "object", "required": ["reply"], "properties": {"reply": {"enum": ["once", "always", "session", "reject"]}, "message": {"type": "string"}}})),
-                "responses": {"200": ok("true"), "400": error, "401": error, "404": error}}},
+                "responses": {"200": ok("true"), "400": error, "401": error, "404": error, "409": error}}},
             "/question": {"get": {"summary": "Pending questions", "responses": {"200": ok("[QuestionRequest]"), "401": error}}},
             "/question/{id}/reply": {"post": {"summary": "Answer questions: one list of labels per question", "parameters": id("id"),
                 "requestBody": body(json!({"type": "object", "required": ["answers"], "properties": {"answers": {"type": "array", "items": {"type": "array", "items": {"type": "string"}}}}})),
@@ -725,7 +1069,29 @@ fn openapi() -> Value {
             "/event": {"get": {"summary": "Server-sent events: permission.asked, permission.replied, question.asked, question.replied, question.rejected, tool.started, tool.settled, tool.failed, tool.cancelled, trust.changed, shell.started, shell.output, shell.exited", "responses": {"200": {"description": "text/event-stream"}, "401": error}}},
             "/doc": {"get": {"summary": "This document", "responses": {"200": ok("OpenAPI 3.1"), "401": error}}}
         }
-    })
+    });
+    // The person's page (web.rs), in a second literal: one would pass json!'s recursion limit.
+    let page = json!({
+            "/": {"get": {"summary": "The person's page (no credentials needed to load it; it logs in)", "security": [], "responses": {"200": {"description": "text/html"}}}},
+            "/login": {"get": {"summary": "The page of a login link: the one-time code `serve` printed (?code=) or a signed link to one ask (?ask=&exp=&sig=), with one Log in button that posts them to /login/link (opening the link uses nothing up)", "security": [],
+                    "responses": {"200": {"description": "text/html"}, "400": {"description": "not a login link"}}},
+                "post": {"summary": "Log the browser in with the token: a session cookie", "security": [],
+                    "requestBody": body(json!({"type": "object", "required": ["token"], "properties": {"token": {"type": "string"}}})),
+                    "responses": {"200": ok("{csrf, ask}"), "401": error}}},
+            "/login/link": {"post": {"summary": "Log the browser in with a login link's fields (form-encoded code, or ask, exp and sig): a session cookie and a redirect to the page, once per code or link", "security": [],
+                    "responses": {"303": {"description": "logged in"}, "403": {"description": "used, expired or unknown code or link"}}}},
+            "/logout": {"post": {"summary": "End the page's session", "responses": {"200": ok("true"), "401": error}}},
+            "/whoami": {"get": {"summary": "How this request was authenticated; a page session's CSRF token (send it as X-Toolgate-CSRF with what changes state) and the one ask a link's login may see", "responses": {"200": ok("{via, csrf, ask, project}"), "401": error}}},
+            "/answers": {"get": {"summary": "What was answered, how and by whom (the newest 200)", "responses": {"200": ok("[{kind, id, sessionID, action, resources, reply, by, time, message?}]"), "401": error}}},
+            "/audit": {"get": {"summary": "The newest audit entries that match, oldest first", "parameters": [
+                    {"name": "session", "in": "query", "schema": {"type": "string"}}, {"name": "tool", "in": "query", "schema": {"type": "string"}},
+                    {"name": "effect", "in": "query", "schema": {"enum": ["allow", "deny", "ask"]}}, {"name": "limit", "in": "query", "schema": {"type": "integer", "default": 200, "maximum": 5000}}],
+                "responses": {"200": ok("[entry]"), "401": error}}}
+    });
+    if let (Some(paths), Value::Object(page)) = (document.get_mut("paths").and_then(Value::as_object_mut), page) {
+        paths.extend(page);
+    }
+    document
 }
 
 /// How [`serve`](crate::serve_http) guards the server: [`Options::new`], then setters
@@ -739,6 +1105,11 @@ pub struct Options {
     pub hosts: HostRule,
     /// Timeouts and the connection cap.
     pub limits: Limits,
+    /// The one-time code of the page's login link that `serve` prints (`/login?code=…`).
+    pub login_code: Option<String>,
+    /// What signs links to one ask (the webhooks'); `None`: a secret of the server's own,
+    /// and nobody outside signs links.
+    pub ask_links: Option<crate::web::AskLinks>,
     /// The local socket for the terminal commands, bound by [`crate::local::bind`]
     /// (`None`: no socket).
     pub local: Option<Arc<std::os::unix::net::UnixListener>>,
@@ -751,8 +1122,22 @@ impl Options {
             token: token.into(),
             hosts,
             limits: Limits::default(),
+            login_code: None,
+            ask_links: None,
             local: None,
         }
+    }
+
+    /// The same options with a one-time login code for the page, usable for ten minutes.
+    pub fn login_code(mut self, code: impl Into<String>) -> Options {
+        self.login_code = Some(code.into());
+        self
+    }
+
+    /// The same options checking ask links signed by `links`.
+    pub fn ask_links(mut self, links: crate::web::AskLinks) -> Options {
+        self.ask_links = Some(links);
+        self
     }
 
     /// The same options, also serving the API on `listener` (from
@@ -817,7 +1202,38 @@ pub(crate) fn router(parts: Parts, options: &Options) -> (Router, Arc<Server>) {
             suppressed: 0,
         }),
         end_mcp,
+        logins: crate::web::Logins::new(
+            options.ask_links.clone().or_else(|| crate::web::AskLinks::new().ok()),
+            options.login_code.as_deref(),
+        ),
+        answers: Arc::new(crate::answers::Answers::default()),
     });
+    // What was asked and answered, for `GET /answers` and 409s: every event, listened to
+    // or not.
+    {
+        let answers = Arc::clone(&server.answers);
+        let mut permissions = server.service().subscribe();
+        tokio::spawn(async move {
+            loop {
+                match permissions.recv().await {
+                    Ok(event) => answers.permission(&event),
+                    Err(broadcast::error::RecvError::Lagged(_)) => {}
+                    Err(broadcast::error::RecvError::Closed) => break,
+                }
+            }
+        });
+        let answers = Arc::clone(&server.answers);
+        let mut questions = server.parts.questions.subscribe();
+        tokio::spawn(async move {
+            loop {
+                match questions.recv().await {
+                    Ok(event) => answers.question(&event),
+                    Err(broadcast::error::RecvError::Lagged(_)) => {}
+                    Err(broadcast::error::RecvError::Closed) => break,
+                }
+            }
+        });
+    }
     // Forward call, permission and question events into the one event stream.
     tokio::spawn(forward(
         server.parts.gate.subscribe(),
@@ -859,6 +1275,16 @@ pub(crate) fn router(parts: Parts, options: &Options) -> (Router, Arc<Server>) {
         .route("/trust", get(untrusted).post(trust_file))
         .route("/event", get(event_stream))
         .route("/doc", get(doc))
+        // The person's page and its logins (web.rs).
+        .route("/", get(page))
+        .route("/app.js", get(page_script))
+        .route("/style.css", get(page_style))
+        .route("/login", get(login_page).post(login_token))
+        .route("/login/link", post(login_link))
+        .route("/logout", post(logout))
+        .route("/whoami", get(whoami))
+        .route("/answers", get(answers))
+        .route("/audit", get(audit))
         .route_service("/mcp", mcp)
         .fallback(|| async { error(StatusCode::NOT_FOUND, "no such route; GET /doc lists them") })
         .layer(middleware::from_fn_with_state(Arc::clone(&server), guard))

@@ -29,12 +29,14 @@
 //! # let _ = options;
 //! ```
 
+mod answers;
 mod http;
 mod hub;
 mod listen;
 pub mod local;
 mod mcp;
 mod trust;
+mod web;
 mod wire;
 
 pub use http::{
@@ -43,6 +45,7 @@ pub use http::{
 pub use listen::{Connection, Limits, connection_cap, raise_file_limit, serve as serve_router};
 pub use mcp::{ClientHandle, Elicited, PartsFor, serve_stdio, serve_stdio_rooted};
 pub use trust::{ProjectTrust, TrustError, TrustFile, TrustPart};
+pub use web::AskLinks;
 
 /// What a session owns beyond its calls (background processes): the servers end it when
 /// the session ends (`DELETE /session/{id}`, an MCP client gone) and all of it when they

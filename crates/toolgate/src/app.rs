@@ -154,6 +154,23 @@ pub(crate) fn server_parts(
     questions_answerable: bool,
     sandbox: Option<toolgate_sandbox::Mode>,
 ) -> Result<(toolgate_server::Parts, Option<toolgate_mcp_client::Gateway>), Failure> {
+    server_parts_notified(project, mode, questions_answerable, sandbox).map(|(parts, gateway, _)| (parts, gateway))
+}
+
+/// [`server_parts`], and the config's `notify` webhooks (`toolgate serve` sends them).
+pub(crate) fn server_parts_notified(
+    project: &crate::Project,
+    mode: toolgate_permission::AskMode,
+    questions_answerable: bool,
+    sandbox: Option<toolgate_sandbox::Mode>,
+) -> Result<
+    (
+        toolgate_server::Parts,
+        Option<toolgate_mcp_client::Gateway>,
+        Vec<toolgate_config::NotifyTarget>,
+    ),
+    Failure,
+> {
     let mut setup = Setup::new(project, mode)?;
     setup.sandbox = setup.sandbox.clone().with_cli(sandbox);
     let questions = QuestionService::new(questions_answerable);
@@ -183,7 +200,8 @@ pub(crate) fn server_parts(
         sessions: Some(Arc::new(SessionShells(app.shells.clone()))),
         events: Some(sender),
     };
-    Ok((parts, app.gateway))
+    let notify = setup.config.settings.notify.clone().unwrap_or_default();
+    Ok((parts, app.gateway, notify))
 }
 
 /// The servers end a session's background processes through this.

@@ -19,6 +19,7 @@ mod config;
 mod gateway;
 mod log;
 mod mcp;
+mod notify;
 mod remote;
 mod run;
 mod sandbox;

@@ -4,7 +4,7 @@ use std::net::SocketAddr;
 
 use toolgate_permission::AskMode;
 
-use crate::app::{server_parts, server_runtime};
+use crate::app::{server_parts_notified, server_runtime};
 use crate::{Failure, Project};
 
 /// Where the server's token came from.
@@ -55,7 +55,10 @@ pub(crate) fn serve(
     if let Err(error) = crate::app::blank_in_environment_block("TOOLGATE_SERVER_TOKEN") {
         eprintln!("toolgate: warning: could not hide $TOOLGATE_SERVER_TOKEN from /proc ({error})");
     }
-    let (parts, gateway) = server_parts(project, AskMode::Interactive, true, sandbox)?;
+    let (parts, gateway, notify) = server_parts_notified(project, AskMode::Interactive, true, sandbox)?;
+    // The page's one-time login link, and what signs the webhooks' links to one ask.
+    let login_code = toolgate_server::random_token().map_err(Failure::runtime)?;
+    let links = toolgate_server::AskLinks::new().map_err(Failure::runtime)?;
     let data = crate::config::Dirs::discover().data;
     let (_, dir) = crate::setup::project_dir(project)?;
     let runtime = server_runtime()?;
@@ -65,6 +68,20 @@ pub(crate) fn serve(
             .map_err(|e| Failure::runtime(format!("cannot listen on {address}: {e}")))?;
         let bound = listener.local_addr().map_err(Failure::runtime)?;
         let hosts = toolgate_server::HostRule::new(bound, allow_hosts).map_err(Failure::usage)?;
+        // Links name an address a browser can open: loopback for a wildcard bind.
+        let page = if bound.ip().is_unspecified() {
+            let loopback = if bound.is_ipv4() {
+                "127.0.0.1".to_string()
+            } else {
+                "[::1]".to_string()
+            };
+            format!("http://{loopback}:{}", bound.port())
+        } else {
+            format!("http://{bound}")
+        };
+        for warning in crate::notify::start(&notify, parts.gate.permissions(), links.clone(), page.clone()) {
+            eprintln!("toolgate: warning: {warning}");
+        }
         if !bound.ip().is_loopback() {
             eprintln!("toolgate: warning: listening on {bound}, reachable from other machines; keep the token secret");
         }
@@ -87,12 +104,17 @@ pub(crate) fn serve(
                 }
             }
             let _ = writeln!(out, "toolgate: MCP (streamable HTTP) at http://{bound}/mcp");
+            // One use, ten minutes: whoever opens it first gets the page's session.
+            let _ = writeln!(out, "toolgate: page {page}/login?code={login_code}");
             let _ = out.flush();
         }
         let token = match token {
             Token::Random(token) | Token::FromEnvironment(token) => token,
         };
-        let mut options = toolgate_server::HttpOptions::new(token, hosts).limits(limits);
+        let mut options = toolgate_server::HttpOptions::new(token, hosts)
+            .limits(limits)
+            .login_code(login_code)
+            .ask_links(links);
         if let Some(local) = local {
             options = options.local_socket(local);
         }

@@ -10,8 +10,9 @@
 //!   tool, every spelling of a path, protected files, refusals that name their rule),
 //!   `trust` (a project file's MCP servers, weaker sandbox and `shell_env` only once trusted).
 //! - The servers: `server` and `server_hardening` (`toolgate serve` over HTTP, and
-//!   attacked), `mcp` (`toolgate mcp` with real clients), `mcp_http` (`/mcp` with
-//!   clients that wait for a person), `conformance` and
+//!   attacked), `web` (the person's page in a real browser, its logins, webhooks), `mcp`
+//!   (`toolgate mcp` with real clients), `mcp_http` (`/mcp` with clients that wait for a
+//!   person), `conformance` and
 //!   `conformance_client` (the official MCP conformance suite, server and client).
 //! - The MCP gateway: `gateway`, `gateway_registry`, `gateway_serve`.
 //! - The bash tool's confinement: `sandbox` (the kernel sandbox and the shell's
@@ -44,3 +45,4 @@ mod server_hardening;
 mod shell_oracle;
 mod trust;
 mod upkeep;
+mod web;
