@@ -15,6 +15,12 @@ use serde_json::{Value, json};
 
 const TOKEN: &str = "shells-bench-token-0123456789abcdefghij";
 
+/// The system's Python, named by its path on both sides: a version manager's shim
+/// (`pyenv`'s is a bash script that runs a dozen programs) would be timed too, and under
+/// exec-time enforcement each of its programs is checked: that is the shim's cost, not
+/// the background start's.
+const PYTHON: &str = "/usr/bin/python3";
+
 fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
@@ -50,7 +56,7 @@ fn shell_id(text: &str) -> String {
 /// The directly started server: spawn, poll a connect every millisecond until it accepts.
 fn direct_start(port: u16) -> f64 {
     let start = Instant::now();
-    let mut child = std::process::Command::new("python3")
+    let mut child = std::process::Command::new(PYTHON)
         .args(["-m", "http.server", &port.to_string(), "--bind", "127.0.0.1"])
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
@@ -106,7 +112,7 @@ fn main() {
                 &base,
                 "ses_ready",
                 "bash",
-                json!({"command": format!("exec python3 -m http.server {port} --bind 127.0.0.1"), "background": true,
+                json!({"command": format!("exec {PYTHON} -m http.server {port} --bind 127.0.0.1"), "background": true,
                        "wait_for": {"port": port, "timeout_ms": 30000}}),
             )
             .await;
@@ -181,7 +187,7 @@ fn main() {
                 &base,
                 &session,
                 "bash",
-                json!({"command": format!("exec python3 -c \"{writer}\""), "background": true}),
+                json!({"command": format!("exec {PYTHON} -c \"{writer}\""), "background": true}),
             )
             .await;
             ids.push((session, shell_id(&text)));
