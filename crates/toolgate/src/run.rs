@@ -186,22 +186,25 @@ fn hold_until_idle(
             failure.code
         }
     };
-    let _ = std::io::stdout().flush();
-    let _ = std::io::stderr().flush();
-    let _ = std::fs::write(status, code.to_string());
-    if let Ok(null) = std::fs::OpenOptions::new().read(true).write(true).open("/dev/null") {
-        let _ = rustix::stdio::dup2_stdin(&null);
-        let _ = rustix::stdio::dup2_stdout(&null);
-        let _ = rustix::stdio::dup2_stderr(&null);
-    }
     runtime.block_on(async {
         use tokio::signal::unix::{SignalKind, signal};
+        // Listening before the caller is told: a SIGTERM sent the moment `call --detach`
+        // returned must end the processes, not the holder alone (its default action).
         let _hangup = signal(SignalKind::hangup());
+        let mut interrupt = signal(SignalKind::interrupt()).ok();
         let mut terminate = signal(SignalKind::terminate()).ok();
+        let _ = std::io::stdout().flush();
+        let _ = std::io::stderr().flush();
+        let _ = std::fs::write(status, code.to_string());
+        if let Ok(null) = std::fs::OpenOptions::new().read(true).write(true).open("/dev/null") {
+            let _ = rustix::stdio::dup2_stdin(&null);
+            let _ = rustix::stdio::dup2_stdout(&null);
+            let _ = rustix::stdio::dup2_stderr(&null);
+        }
         tokio::select! {
             () = app.shells.wait_idle() => {}
-            _ = tokio::signal::ctrl_c() => {}
-            _ = async { match terminate.as_mut() { Some(s) => { s.recv().await; } None => std::future::pending::<()>().await } } => {}
+            () = received(interrupt.as_mut()) => {}
+            () = received(terminate.as_mut()) => {}
         }
         app.shutdown().await;
     });
@@ -209,6 +212,16 @@ fn hold_until_idle(
         code,
         message: String::new(),
     })
+}
+
+/// The next delivery of `signal`; never, when it could not be listened for.
+async fn received(signal: Option<&mut tokio::signal::unix::Signal>) {
+    match signal {
+        Some(signal) => {
+            signal.recv().await;
+        }
+        None => std::future::pending::<()>().await,
+    }
 }
 
 /// `toolgate call --detach`: runs the same call in a holder process (this binary again,

@@ -126,7 +126,10 @@ async fn http_read_until(served: &Served, session: &str, id: &str, wanted: &str)
     for _ in 0..60 {
         let (text, error) = http_call(served, session, "shell_output", json!({"id": id, "wait_ms": 5000})).await;
         assert!(!error, "{text}");
-        seen.push_str(&text);
+        // Everything kept, read again: output comes in pieces and each read has a trailer.
+        let (text, error) = http_call(served, session, "shell_output", json!({"id": id, "since": 0})).await;
+        assert!(!error, "{text}");
+        seen = text;
         if seen.contains(wanted) {
             return seen;
         }
@@ -431,10 +434,22 @@ fn a_detached_call_returns_and_its_holder_keeps_the_process_until_it_ends_or_is_
         out.contains("Command moved to the background") && out.contains("Ready: "),
         "{out}"
     );
-    let sleeping: Vec<u32> = running_with(&format!("86400.{marker}"))
-        .into_iter()
-        .filter(|pid| std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| c.starts_with(b"sleep\0")))
-        .collect();
+    // `up` is printed before bash execs sleep, and that exec is checked first: on a busy
+    // machine the call can return while bash still stands where sleep will be.
+    let find = || -> Vec<u32> {
+        running_with(&format!("86400.{marker}"))
+            .into_iter()
+            .filter(|pid| std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| c.starts_with(b"sleep\0")))
+            .collect()
+    };
+    let mut sleeping = find();
+    for _ in 0..100 {
+        if !sleeping.is_empty() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+        sleeping = find();
+    }
     assert_eq!(sleeping.len(), 1, "the process outlived the call");
     let holder = parent_of(sleeping[0]);
     let cmdline =

@@ -69,14 +69,18 @@ async fn start(fixture: &Fixture, session: &str, input: Value) -> String {
         .to_string()
 }
 
-/// Reads `id`'s output until it holds `wanted` (each read waits for new output).
+/// Reads `id`'s output until it holds `wanted`: each read waits for new output, then the
+/// whole kept output is read again, since output comes in pieces (a terminal echoes a
+/// line a byte at a time on a busy machine) and each read's text has its own trailer.
 async fn read_until(fixture: &Fixture, session: &str, id: &str, wanted: &str) -> String {
     let mut seen = String::new();
     for _ in 0..100 {
-        let settled = call(fixture, session, "shell_output", json!({"id": id, "wait_ms": 10_000})).await;
+        let waited = call(fixture, session, "shell_output", json!({"id": id, "wait_ms": 10_000})).await;
+        assert!(!waited.result.is_error(), "{}", text(&waited));
+        let settled = call(fixture, session, "shell_output", json!({"id": id, "since": 0})).await;
         assert!(!settled.result.is_error(), "{}", text(&settled));
         let structured = settled.output.as_ref().unwrap().structured.clone();
-        seen.push_str(&text(&settled));
+        seen = text(&settled);
         if seen.contains(wanted) {
             return seen;
         }
