@@ -148,6 +148,10 @@ pub(crate) struct Spawn<'a> {
     /// The whole environment of the command; `None` passes this process's on. Either way
     /// the variables of [`is_toolgate_secret`] are left out.
     pub(crate) env: Option<&'a [(OsString, OsString)]>,
+    /// The background shell ID the command carries in its environment
+    /// (`TOOLGATE_SHELL_ID`), by which toolgate knows its processes after they were
+    /// orphaned; `None` for a foreground command.
+    pub(crate) shell_id: Option<&'a str>,
 }
 
 /// Exec-time enforcement for a run: the prefix (a sandbox trampoline) installs the exec
@@ -189,6 +193,7 @@ pub(crate) async fn run(shell: &Path, command: &str, workdir: &Path, timeout: Du
             workdir,
             prefix: &[],
             env: None,
+            shell_id: None,
         },
         timeout,
         None,
@@ -222,6 +227,7 @@ pub(crate) async fn start(spawn: Spawn<'_>, guard: Option<Guard>, streams: Strea
         workdir,
         prefix,
         env,
+        shell_id,
     } = spawn;
     let Streams { output, input } = streams;
     // The trampoline hands the guard's listener over its stdin and then puts `/dev/null`
@@ -250,6 +256,11 @@ pub(crate) async fn start(spawn: Spawn<'_>, guard: Option<Guard>, streams: Strea
         None => {
             builder.envs(std::env::vars_os().filter(|(name, _)| !is_toolgate_secret(name)));
         }
+    }
+    // Set after the filter, which leaves every `TOOLGATE_` variable out: only this one
+    // is given, and only to a background command.
+    if let Some(id) = shell_id {
+        builder.env(crate::background::SHELL_ID_ENV, id);
     }
     builder
         .arg("-c")

@@ -575,6 +575,7 @@ async fn execute(shared: &Shared, input: BashInput, ctx: Context) -> Result<Bash
         workdir: &workdir,
         prefix: &launch.prefix,
         env: options.env.as_deref(),
+        shell_id: None,
     };
     let guard = launch
         .exec_guard

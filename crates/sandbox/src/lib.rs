@@ -266,7 +266,8 @@ impl TrampolineExit {
 }
 
 /// The trampoline: `args` are the arguments after [`TRAMPOLINE`]. Parses the policy,
-/// applies it and executes the command; returns only on failure, with the exit code to
+/// makes this process the subreaper of its descendants (on Linux), applies the policy
+/// and executes the command; returns only on failure, with the exit code to
 /// use ([`EXIT_SETUP_FAILED`] when the command never ran) and the line saying why.
 ///
 /// `--probe` instead sets up a representative sandbox and returns its report
@@ -282,6 +283,12 @@ pub fn trampoline_main(args: Vec<OsString>) -> TrampolineExit {
         Ok(parsed) => parsed,
         Err(error) => return TrampolineExit::failed(EXIT_SETUP_FAILED, error),
     };
+    // The command's orphans stay its own: a process whose parent ends (a daemon's double
+    // fork) is adopted by the command, not by init, so it stays in the command's tree
+    // where toolgate finds and ends it. The attribute survives the exec; the kernel
+    // refuses it nowhere a sandbox works, and without it only that tracking is weaker.
+    #[cfg(target_os = "linux")]
+    let _ = rustix::process::set_child_subreaper(Some(rustix::process::getpid()));
     if let Err(error) = apply(&policy) {
         return TrampolineExit::failed(EXIT_SETUP_FAILED, error);
     }

@@ -348,6 +348,19 @@ fn parse_mode(text: &str) -> Result<toolgate_sandbox::Mode, String> {
     text.parse()
 }
 
+/// Makes this process the subreaper of everything it starts (on Linux): a process of a
+/// command that is orphaned (a daemon's double fork) is adopted here, not by init, so it
+/// stays a descendant. A background process's orphans are then still found and ended
+/// (their shell ID says whose they are), and the local socket's check that a peer does
+/// not descend from `serve` holds for them too. An adopted process that ends while
+/// toolgate runs and was never seen as a background process's stays a zombie until
+/// toolgate exits: reaping any other child could take an exit status from the code
+/// that waits for it.
+fn adopt_orphans() {
+    #[cfg(target_os = "linux")]
+    let _ = rustix::process::set_child_subreaper(Some(rustix::process::getpid()));
+}
+
 fn main() -> ExitCode {
     // The sandbox trampoline: before anything else, while the process has one thread.
     let mut args = std::env::args_os();
@@ -377,19 +390,7 @@ fn main() -> ExitCode {
     };
     let result = match cli.command {
         Command::Tools { project, json } => run::tools(&project, json),
-        Command::Call {
-            tool,
-            input,
-            project,
-            session,
-            auto,
-            json,
-            sandbox,
-            detach,
-        } if detach && std::env::var_os(run::HOLD_ENV).is_none() => {
-            let _ = (tool, input, project, session, auto, json, sandbox);
-            run::detach()
-        }
+        Command::Call { detach: true, .. } if std::env::var_os(run::HOLD_ENV).is_none() => run::detach(),
         Command::Call {
             tool,
             input,
@@ -399,17 +400,20 @@ fn main() -> ExitCode {
             json,
             sandbox,
             ..
-        } => run::call(
-            &project,
-            run::CallArgs {
-                tool: &tool,
-                input: input.as_deref(),
-                session: session.as_deref(),
-                auto,
-                json,
-                sandbox,
-            },
-        ),
+        } => {
+            adopt_orphans();
+            run::call(
+                &project,
+                run::CallArgs {
+                    tool: &tool,
+                    input: input.as_deref(),
+                    session: session.as_deref(),
+                    auto,
+                    json,
+                    sandbox,
+                },
+            )
+        }
         Command::Check {
             action,
             resources,
@@ -423,7 +427,10 @@ fn main() -> ExitCode {
             allow_hosts,
             project,
             sandbox,
-        } => server::serve(&project, listen.as_deref(), &allow_hosts, sandbox),
+        } => {
+            adopt_orphans();
+            server::serve(&project, listen.as_deref(), &allow_hosts, sandbox)
+        }
         Command::Mcp {
             action: Some(McpAction::List { json }),
             project,
@@ -434,7 +441,10 @@ fn main() -> ExitCode {
             project,
             auto,
             sandbox,
-        } => mcp::serve_stdio(&project, auto, sandbox),
+        } => {
+            adopt_orphans();
+            mcp::serve_stdio(&project, auto, sandbox)
+        }
         Command::Audit { action, project } => match action {
             AuditAction::Tail { count, json } => run::audit_tail(&project, count, json),
         },

@@ -877,3 +877,146 @@ except OSError:\n    print('ANSWER', b'')\"",
     let (code, out) = cli(&sandbox, &["pending"]);
     assert!(code == 1 && out.contains("no running `toolgate serve`"), "{out}");
 }
+
+/// Whether `pid` descends from `ancestor` (its parent chain, read in `/proc`, reaches it).
+fn descends(pid: u32, ancestor: u32) -> bool {
+    let mut at = pid;
+    for _ in 0..64 {
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{at}/stat")) else {
+            return false;
+        };
+        let Some(parent) = stat
+            .rsplit(')')
+            .next()
+            .and_then(|rest| rest.split_whitespace().nth(1))
+            .and_then(|ppid| ppid.parse::<u32>().ok())
+        else {
+            return false;
+        };
+        if parent == ancestor {
+            return true;
+        }
+        if parent <= 1 {
+            return false;
+        }
+        at = parent;
+    }
+    false
+}
+
+/// Polls until nothing with `marker` in its command line runs (10 s at most).
+fn none_left(marker: &str) -> bool {
+    (0..200).any(|_| {
+        std::thread::sleep(Duration::from_millis(50));
+        running_with(marker).is_empty()
+    })
+}
+
+/// Daemons: a process that forks twice (its parent exits at once, so it is orphaned) and
+/// leaves the group and the session is still its background process's. While the shell
+/// runs the command is the subreaper of its orphans (set by the sandbox trampoline), so
+/// the daemon stays in its tree even when its exec cleared the environment; once the
+/// shell exited, `serve` (a subreaper too) adopts it and knows it by the shell ID in its
+/// environment. Either way it stays a descendant of `serve` (what the local socket's
+/// check relies on) and ends with its background process.
+#[tokio::test]
+async fn daemons_that_fork_twice_and_leave_the_session_end_with_their_background_process() {
+    let trampoline = e2e::kernel_has(e2e::KernelFeature::Sandbox) || e2e::kernel_has(e2e::KernelFeature::ExecGuard);
+    let sandbox = Sandbox::new();
+    let served = sandbox.serve(&[]);
+    let serve_pid = served.child.id();
+    let m = marker(81);
+    // `( … & )`: the subshell forks the daemon and exits; `setsid` leaves group and session.
+    let daemon = |tag: &str| format!("( setsid sleep 86400.{m}{tag} < /dev/null > /dev/null 2>&1 & )");
+    let cleared =
+        |tag: &str| format!("( env -i /usr/bin/setsid /bin/sleep 86400.{m}{tag} < /dev/null > /dev/null 2>&1 & )");
+
+    // 1. The shell runs on; shell_kill ends the daemons too.
+    let mut line = daemon("1");
+    if trampoline {
+        line = format!("{line}; {}", cleared("2"));
+    }
+    let expected = if trampoline { 2 } else { 1 };
+    let (started, error) = http_call(
+        &served,
+        "ses_daemon",
+        "bash",
+        json!({"command": format!("{line}; echo up; exec sleep 86400.{m}4"), "background": true,
+               "wait_for": {"pattern": "^up$"}}),
+    )
+    .await;
+    assert!(!error, "{started}");
+    let id = shell_id(&started);
+    // The `sleep`s themselves (not the shells whose command lines name them).
+    let daemons = |tags: &str| -> Vec<u32> {
+        tags.chars()
+            .flat_map(|tag| running_with(&format!("86400.{m}{tag}")))
+            .filter(|pid| {
+                std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|cmdline| {
+                    let program = cmdline.split(|b| *b == 0).next().unwrap_or_default();
+                    program.rsplit(|b| *b == b'/').next() == Some(&b"sleep"[..])
+                })
+            })
+            .collect()
+    };
+    assert!(
+        (0..200).any(|_| {
+            std::thread::sleep(Duration::from_millis(25));
+            daemons("12").len() == expected
+        }),
+        "the daemons run: {:?}",
+        daemons("12")
+    );
+    // Orphans, in their own sessions, and still under serve.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    for pid in daemons("12") {
+        assert!(descends(pid, serve_pid), "{pid} left serve's tree");
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+        let fields: Vec<&str> = stat.rsplit(')').next().unwrap().split_whitespace().collect();
+        assert_eq!(fields[3], pid.to_string(), "{pid} leads its own session: {stat}");
+    }
+    let (killed, error) = http_call(&served, "ses_daemon", "shell_kill", json!({"id": id})).await;
+    assert!(!error, "{killed}");
+    assert!(
+        none_left(&format!("86400.{m}")),
+        "left: {:?}",
+        running_with(&format!("86400.{m}"))
+    );
+
+    // 2. The shell exits right after starting the daemon: what it left behind ends,
+    // the daemon adopted by serve included.
+    let (started, error) = http_call(
+        &served,
+        "ses_daemon",
+        "bash",
+        json!({"command": format!("{}; echo up", daemon("3")), "background": true,
+               "wait_for": {"pattern": "^up$"}}),
+    )
+    .await;
+    assert!(!error, "{started}");
+    assert!(
+        none_left(&format!("86400.{m}3")),
+        "left: {:?}",
+        running_with(&format!("86400.{m}3"))
+    );
+    // Nothing of it stays behind as a zombie of serve either: it is reaped.
+    let zombies = || -> Vec<String> {
+        std::fs::read_dir("/proc")
+            .unwrap()
+            .flatten()
+            .filter_map(|entry| std::fs::read_to_string(entry.path().join("stat")).ok())
+            .filter(|stat| {
+                let fields: Vec<&str> = stat.rsplit(')').next().unwrap_or("").split_whitespace().collect();
+                fields.first() == Some(&"Z") && fields.get(1) == Some(&serve_pid.to_string().as_str())
+            })
+            .collect()
+    };
+    assert!(
+        (0..100).any(|_| {
+            std::thread::sleep(Duration::from_millis(50));
+            zombies().is_empty()
+        }),
+        "zombies of serve: {:?}",
+        zombies()
+    );
+}

@@ -30,6 +30,7 @@ use tokio::sync::{mpsc, watch};
 use toolgate_core::{Context, ToolFailure};
 
 pub(crate) use io::Size;
+pub(crate) use tree::SHELL_ID_ENV;
 
 use crate::exec::{self, KILL_GRACE, PIPE_GRACE, Started, Streams};
 
@@ -160,7 +161,7 @@ impl Drop for Inner {
         let table = self.table.get_mut().unwrap_or_else(PoisonError::into_inner);
         for proc in table.procs.values() {
             if proc.running() {
-                tree::signal_tree(proc.pid, proc.pid, &proc.known, Signal::KILL);
+                tree::signal_tree(proc.pid, proc.pid, &proc.id, &proc.known, Signal::KILL);
             }
         }
     }
@@ -542,7 +543,10 @@ impl Shells {
         let (reader, writer, theirs) = io::open(tty).map_err(failed)?;
         let predicted = guard.as_ref().and_then(exec::Guard::predictions);
         let started = exec::start(
-            spawn,
+            exec::Spawn {
+                shell_id: Some(&id),
+                ..spawn
+            },
             guard,
             Streams {
                 output: theirs,
@@ -649,13 +653,14 @@ impl Shells {
                 }
                 let table = tokio::task::spawn_blocking(tree::table).await.unwrap_or_default();
                 for proc in live {
-                    let found = tree::tree(&table, proc.pid, proc.pid);
+                    let found = tree::members(&table, proc.pid, proc.pid, &proc.id);
                     let mut known = lock(&proc.known);
                     for (pid, start) in found {
                         if known.len() < tree::MAX_KNOWN {
                             known.insert(pid, start);
                         }
                     }
+                    tree::reap(&table, &known);
                 }
             }
         });
@@ -960,12 +965,12 @@ async fn run(proc: Arc<Proc>, started: Started, mut runner: Runner) {
             status = child.wait() => break status.ok(),
             () = tokio::time::sleep_until(deadline) => {
                 ending = Ending::Timeout;
-                tree::signal_tree(proc.pid, proc.pid, &proc.known, Signal::TERM);
+                tree::signal_tree(proc.pid, proc.pid, &proc.id, &proc.known, Signal::TERM);
                 deadline = far;
                 kill_at = tokio::time::Instant::now() + KILL_GRACE;
             }
             () = tokio::time::sleep_until(kill_at) => {
-                tree::signal_tree(proc.pid, proc.pid, &proc.known, Signal::KILL);
+                tree::signal_tree(proc.pid, proc.pid, &proc.id, &proc.known, Signal::KILL);
                 kill_at = far;
             }
             () = tokio::time::sleep_until(last_event + OUTPUT_EVENT_EVERY), if pending > 0 => {
@@ -977,11 +982,11 @@ async fn run(proc: Arc<Proc>, started: Started, mut runner: Runner) {
                     if ending == Ending::Exited {
                         ending = Ending::Killed;
                     }
-                    tree::signal_tree(proc.pid, proc.pid, &proc.known, Signal::TERM);
+                    tree::signal_tree(proc.pid, proc.pid, &proc.id, &proc.known, Signal::TERM);
                     kill_at = kill_at.min(tokio::time::Instant::now() + KILL_GRACE);
                 }
                 Some(Control::Signal(signal)) => {
-                    tree::signal_tree(proc.pid, proc.pid, &proc.known, signal);
+                    tree::signal_tree(proc.pid, proc.pid, &proc.id, &proc.known, signal);
                 }
                 // Every handle on the process is gone: it cannot be asked anything more.
                 None => {}
@@ -1073,13 +1078,13 @@ async fn drain(proc: &Proc, runner: &mut Runner, logged: &mut u64) {
 async fn end_tree(proc: &Proc) {
     let (pid, pgrp) = (proc.pid, proc.pid);
     let left = || {
-        let known = proc.known();
-        tokio::task::spawn_blocking(move || tree::any_left(pid, pgrp, &known))
+        let (known, id) = (proc.known(), proc.id.clone());
+        tokio::task::spawn_blocking(move || tree::any_left(pid, pgrp, &id, &known))
     };
     if !left().await.unwrap_or(true) {
         return;
     }
-    tree::signal_tree(pid, pgrp, &proc.known, Signal::TERM);
+    tree::signal_tree(pid, pgrp, &proc.id, &proc.known, Signal::TERM);
     let deadline = tokio::time::Instant::now() + KILL_GRACE;
     while tokio::time::Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(50)).await;
@@ -1088,7 +1093,7 @@ async fn end_tree(proc: &Proc) {
         }
     }
     for _ in 0..10 {
-        tree::signal_tree(pid, pgrp, &proc.known, Signal::KILL);
+        tree::signal_tree(pid, pgrp, &proc.id, &proc.known, Signal::KILL);
         tokio::time::sleep(Duration::from_millis(50)).await;
         if !left().await.unwrap_or(true) {
             return;

@@ -1,6 +1,13 @@
 //! A background process's whole tree, found in `/proc` and ended there: its process group,
-//! every descendant (`setsid` ones, which left the group, included), and every process
-//! it was ever seen to have that still runs (one whose parent ended before the kill).
+//! every descendant (`setsid` ones, which left the group, included), every process it
+//! was ever seen to have that still runs (one whose parent ended before the kill), and
+//! every process toolgate adopted that carries its shell ID ([`SHELL_ID_ENV`]).
+//!
+//! Why adoption matters: a daemon forks twice and its middle process exits, so the last
+//! one is orphaned. The sandbox trampoline makes each command the subreaper of its
+//! descendants, so while the command runs an orphan stays inside its tree; the front ends
+//! that keep background processes are subreapers too, so an orphan whose command ended
+//! is adopted by toolgate (not by init), where its shell ID says whose it is.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Mutex, PoisonError};
@@ -91,16 +98,66 @@ pub(crate) fn tree(table: &[Stat], root: u32, pgrp: u32) -> Vec<(u32, u64)> {
     out
 }
 
+/// The variable every background process starts with: its shell ID.
+pub(crate) const SHELL_ID_ENV: &str = "TOOLGATE_SHELL_ID";
+
+/// The running processes of `table` that this process (`me`) adopted and whose
+/// environment names shell `id`, `root` (the shell, a child of `me` by birth) left out.
+pub(crate) fn adopted(table: &[Stat], me: u32, root: u32, id: &str) -> Vec<u32> {
+    let wanted = format!("{SHELL_ID_ENV}={id}");
+    table
+        .iter()
+        .filter(|p| p.ppid == me && p.pid != root && !p.zombie)
+        .filter(|p| {
+            // Only the user's own processes can be read; a process whose exec cleared its
+            // environment is no longer known by it (while its command runs it is still in
+            // the command's tree, the command being its subreaper).
+            std::fs::read(format!("/proc/{}/environ", p.pid))
+                .is_ok_and(|environ| environ.split(|b| *b == 0).any(|var| var == wanted.as_bytes()))
+        })
+        .map(|p| p.pid)
+        .collect()
+}
+
+/// The tree of shell `id` (process `root`, group `pgrp`): [`tree`], and each process
+/// toolgate adopted that carries the shell's ID, with its own tree.
+pub(crate) fn members(table: &[Stat], root: u32, pgrp: u32, id: &str) -> Vec<(u32, u64)> {
+    let mut out = tree(table, root, pgrp);
+    for pid in adopted(table, std::process::id(), root, id) {
+        if let Some(process) = table.iter().find(|p| p.pid == pid) {
+            out.push((pid, process.start));
+        }
+        out.extend(tree(table, pid, pid));
+    }
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// Reaps the `known` processes that ended as toolgate's adopted children (zombies whose
+/// parent is this process): they were seen as the tree's own, so they are no child
+/// another part of toolgate waits for, and nobody else would reap them.
+pub(crate) fn reap(table: &[Stat], known: &HashMap<u32, u64>) {
+    let me = std::process::id();
+    for process in table.iter().filter(|p| p.zombie && p.ppid == me) {
+        if known.get(&process.pid) == Some(&process.start)
+            && let Some(pid) = Pid::from_raw(process.pid as i32)
+        {
+            let _ = rustix::process::waitpid(Some(pid), rustix::process::WaitOptions::NOHANG);
+        }
+    }
+}
+
 /// Sends `signal` to every process of the tree of `root` (read before anything is
 /// signalled: a descendant whose parent dies of the signal is reparented and would be
 /// lost), to the group `pgrp`, and to every process in `known` that still is the one that
 /// was seen (same start time); what it found joins `known` for the next round. Returns
 /// how many processes other than the shell it reached.
-pub(crate) fn signal_tree(root: u32, pgrp: u32, known: &Mutex<HashMap<u32, u64>>, signal: Signal) -> usize {
+pub(crate) fn signal_tree(root: u32, pgrp: u32, id: &str, known: &Mutex<HashMap<u32, u64>>, signal: Signal) -> usize {
     let table = table();
     let targets: Vec<(u32, u64)> = {
         let mut known = known.lock().unwrap_or_else(PoisonError::into_inner);
-        for (pid, start) in tree(&table, root, pgrp) {
+        for (pid, start) in members(&table, root, pgrp, id) {
             if known.len() < MAX_KNOWN {
                 known.insert(pid, start);
             }
@@ -129,13 +186,15 @@ pub(crate) fn signal_tree(root: u32, pgrp: u32, known: &Mutex<HashMap<u32, u64>>
 }
 
 /// Whether anything of the tree is left: a process of group `pgrp`, a descendant of
-/// `root`, or a `known` process still running.
-pub(crate) fn any_left(root: u32, pgrp: u32, known: &HashMap<u32, u64>) -> bool {
+/// `root`, one toolgate adopted with shell ID `id`, or a `known` process still running
+/// (those that ended as toolgate's own children are reaped first).
+pub(crate) fn any_left(root: u32, pgrp: u32, id: &str, known: &HashMap<u32, u64>) -> bool {
     let table = table();
+    reap(&table, known);
     if table.iter().any(|p| p.pid == root && !p.zombie) {
         return true;
     }
-    if !tree(&table, root, pgrp).is_empty() {
+    if !members(&table, root, pgrp, id).is_empty() {
         return true;
     }
     known
