@@ -203,11 +203,17 @@ pub(crate) async fn run(shell: &Path, command: &str, workdir: &Path, timeout: Du
 
 /// Where a started command's standard streams go.
 pub(crate) struct Streams {
-    /// Its stdout and stderr (one file: the output is merged).
+    /// Its stdout, and its stderr unless [`Streams::errors`] is given (the output is
+    /// then merged).
     pub(crate) output: OwnedFd,
     /// Whether its stdin reads from that same file (a socket or a terminal, which both
-    /// read and write); otherwise stdin is closed (`/dev/null`).
+    /// read and write); otherwise stdin is closed (`/dev/null`) unless [`Streams::stdin`]
+    /// is given.
     pub(crate) input: bool,
+    /// Its stdin, given (an attached command reads toolgate's own).
+    pub(crate) stdin: Option<OwnedFd>,
+    /// Its stderr, apart from the output.
+    pub(crate) errors: Option<OwnedFd>,
 }
 
 /// A started command line: its shell, the process group it leads (ended when this is
@@ -229,10 +235,24 @@ pub(crate) async fn start(spawn: Spawn<'_>, guard: Option<Guard>, streams: Strea
         env,
         shell_id,
     } = spawn;
-    let Streams { output, input } = streams;
-    // The trampoline hands the guard's listener over its stdin and then puts `/dev/null`
-    // there: a command that reads input gets it back from its output file (a socket or a
-    // terminal), by a redirection that executes no program.
+    let Streams {
+        output,
+        input,
+        stdin,
+        errors,
+    } = streams;
+    let mut guard = guard;
+    // The trampoline hands the guard's listener over its stdin and then puts there what
+    // the supervisor sends back: a given stdin, else `/dev/null`, and then a command that
+    // reads input gets it back from its output file (a socket or a terminal), by a
+    // redirection that executes no program.
+    let stdin = match (guard.as_mut(), stdin) {
+        (Some(setup), Some(stdin)) => {
+            set_guard_stdin(setup, stdin);
+            None
+        }
+        (_, stdin) => stdin,
+    };
     let line;
     let command = if input && guard.is_some() {
         line = format!("exec 0<&1\n{command}");
@@ -276,6 +296,10 @@ pub(crate) async fn start(spawn: Spawn<'_>, guard: Option<Guard>, streams: Strea
             builder.stdin(Stdio::from(OwnedFd::from(theirs)));
             Some(mine)
         }
+        (None, _) if stdin.is_some() => {
+            builder.stdin(Stdio::from(stdin.unwrap_or_else(|| unreachable!())));
+            None
+        }
         (None, true) => {
             builder.stdin(Stdio::from(output.try_clone()?));
             None
@@ -285,7 +309,7 @@ pub(crate) async fn start(spawn: Spawn<'_>, guard: Option<Guard>, streams: Strea
             None
         }
     };
-    builder.stderr(output);
+    builder.stderr(errors.unwrap_or(output));
     // The builder holds the child's ends; dropping it here leaves only the child's.
     let child = builder.spawn()?;
     drop(builder);
@@ -313,6 +337,8 @@ pub(crate) async fn run_with(spawn: Spawn<'_>, timeout: Duration, guard: Option<
     let streams = Streams {
         output: OwnedFd::from(writer),
         input: false,
+        stdin: None,
+        errors: None,
     };
     let Started {
         mut child,
@@ -399,6 +425,80 @@ pub(crate) async fn run_with(spawn: Spawn<'_>, timeout: Duration, guard: Option<
         refusals: finish_guard(supervisor),
     })
 }
+
+/// How an attached command ended: its exit code (128 + the signal that ended it) and
+/// what exec-time enforcement refused.
+pub(crate) struct AttachedEnd {
+    pub(crate) exit: Option<i32>,
+    pub(crate) refusals: Vec<String>,
+}
+
+/// Runs `spawn` on this process's own stdin, stdout and stderr (`toolgate exec`): nothing
+/// is captured or bounded, and there is no timeout (whoever runs `toolgate exec` has
+/// its own). SIGINT, SIGTERM and SIGHUP to this process are passed to the command's
+/// group, which runs apart from this one; once the shell exited, what is left of the
+/// group is ended, as for every foreground command.
+pub(crate) async fn run_attached(spawn: Spawn<'_>, guard: Option<Guard>) -> std::io::Result<AttachedEnd> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let copy = |fd: std::os::fd::BorrowedFd<'_>| rustix::io::fcntl_dupfd_cloexec(fd, 3).map_err(std::io::Error::from);
+    let streams = Streams {
+        output: copy(rustix::stdio::stdout())?,
+        input: false,
+        stdin: Some(copy(rustix::stdio::stdin())?),
+        errors: Some(copy(rustix::stdio::stderr())?),
+    };
+    // Listening before the command starts: a signal in between must reach it, not end
+    // this process alone (its default action) and leave the command running.
+    let mut interrupt = signal(SignalKind::interrupt()).ok();
+    let mut terminate = signal(SignalKind::terminate()).ok();
+    let mut hangup = signal(SignalKind::hangup()).ok();
+    let Started {
+        mut child,
+        mut group,
+        supervisor,
+    } = start(spawn, guard, streams).await?;
+    let pass = |group: &GroupGuard, signal: Signal| {
+        if let Some(pgid) = group.pgid {
+            let _ = kill_process_group(pgid, signal);
+        }
+    };
+    let status = loop {
+        tokio::select! {
+            status = child.wait() => break status?,
+            () = received(interrupt.as_mut()) => pass(&group, Signal::INT),
+            () = received(terminate.as_mut()) => pass(&group, Signal::TERM),
+            () = received(hangup.as_mut()) => pass(&group, Signal::HUP),
+        }
+    };
+    group.terminate();
+    let exit = status.code().or_else(|| {
+        use std::os::unix::process::ExitStatusExt;
+        status.signal().map(|signal| 128 + signal)
+    });
+    let refusals = tokio::task::spawn_blocking(move || finish_guard(supervisor))
+        .await
+        .unwrap_or_default();
+    Ok(AttachedEnd { exit, refusals })
+}
+
+/// The next delivery of `signal`; never, when it could not be listened for.
+async fn received(signal: Option<&mut tokio::signal::unix::Signal>) {
+    match signal {
+        Some(signal) => {
+            signal.recv().await;
+        }
+        None => std::future::pending::<()>().await,
+    }
+}
+
+/// Gives the guard's supervisor `stdin` to send back to the trampoline.
+#[cfg(all(target_os = "linux", target_pointer_width = "64"))]
+fn set_guard_stdin(setup: &mut Guard, stdin: OwnedFd) {
+    setup.stdin = Some(stdin);
+}
+
+#[cfg(not(all(target_os = "linux", target_pointer_width = "64")))]
+fn set_guard_stdin(_: &mut Guard, _: OwnedFd) {}
 
 #[cfg(all(target_os = "linux", target_pointer_width = "64"))]
 pub(crate) type Supervisor = guard::Supervisor;

@@ -158,6 +158,11 @@ pub struct BashOptions {
     /// Where background processes live (`background: true`); without it, `bash` runs
     /// every command in the foreground and there are no `shell_*` tools.
     pub shells: Option<Shells>,
+    /// Foreground commands use this process's own stdin, stdout and stderr, with no
+    /// timeout unless the call gives one, instead of a captured, bounded output: for a
+    /// front end that wraps one command (`toolgate exec`). The result then says only how
+    /// the command ended and what exec-time enforcement refused.
+    pub attached: bool,
 }
 
 impl Launch {
@@ -228,6 +233,13 @@ impl BashOptions {
         self.sandbox_sentence = Some(sentence.into());
         self
     }
+
+    /// Runs foreground commands attached to this process's streams
+    /// ([`BashOptions::attached`]).
+    pub fn with_attached(mut self, attached: bool) -> Self {
+        self.attached = attached;
+        self
+    }
 }
 
 impl Default for BashOptions {
@@ -238,6 +250,7 @@ impl Default for BashOptions {
             launcher: None,
             sandbox_sentence: None,
             shells: None,
+            attached: false,
         }
     }
 }
@@ -600,6 +613,10 @@ async fn execute(shared: &Shared, input: BashInput, ctx: Context) -> Result<Bash
             .await?;
         return Ok(background::tools::started(&proc, ready, launch.sandbox).await);
     }
+    if options.attached {
+        let (after, sandbox) = (launch.after.take(), launch.sandbox.clone());
+        return attached(spawn, guard, after, sandbox, input.timeout).await;
+    }
     let timeout = timeout.unwrap_or(DEFAULT_TIMEOUT_MS);
     let finished = exec::run_with(spawn, Duration::from_millis(timeout), guard)
         .await
@@ -650,6 +667,55 @@ async fn execute(shared: &Shared, input: BashInput, ctx: Context) -> Result<Bash
     })
 }
 
+/// A foreground command on this process's own streams ([`BashOptions::attached`]):
+/// what it printed went where it was printed, so the text says how it ended and what
+/// exec-time enforcement refused. A timeout the call gives still holds.
+async fn attached(
+    spawn: exec::Spawn<'_>,
+    guard: Option<exec::Guard>,
+    after: Option<Box<dyn FnOnce() -> Vec<String> + Send>>,
+    sandbox: Option<String>,
+    timeout: Option<u64>,
+) -> Result<BashOutput, ToolFailure> {
+    let command = spawn.command.to_string();
+    let run = exec::run_attached(spawn, guard);
+    let ended = match timeout {
+        Some(ms) => match tokio::time::timeout(Duration::from_millis(ms), run).await {
+            Ok(ended) => ended,
+            Err(_) => {
+                return Err(ToolFailure::new(format!(
+                    "Command exceeded timeout of {ms} ms: {command}"
+                )));
+            }
+        },
+        None => run.await,
+    }
+    .map_err(|error| ToolFailure::new(format!("Unable to execute command: {command}: {error}")))?;
+    let mut refusals = ended.refusals;
+    if let Some(after) = after {
+        refusals.extend(tokio::task::spawn_blocking(after).await.unwrap_or_default());
+    }
+    let mut text = match ended.exit {
+        Some(code) => format!("Command exited with code {code}."),
+        None => "Command ended without an exit code.".to_string(),
+    };
+    for refusal in refusals {
+        text.push('\n');
+        text.push_str(&refusal);
+    }
+    Ok(BashOutput {
+        exit: ended.exit,
+        truncated: false,
+        timeout: false,
+        dropped_bytes: 0,
+        sandbox,
+        shell_id: None,
+        output_path: None,
+        ready: None,
+        text,
+    })
+}
+
 /// What the exec guard needs to decide the programs of one call.
 #[cfg(all(target_os = "linux", target_pointer_width = "64"))]
 fn exec_guard(
@@ -685,6 +751,7 @@ fn exec_guard(
         predicted: Arc::new(std::sync::Mutex::new(predicted)),
         env,
         writable,
+        stdin: None,
     }
 }
 

@@ -108,6 +108,44 @@ echo '{\"command\": \"cargo test\"}' | toolgate call bash - --auto\n  toolgate c
         #[arg(long)]
         detach: bool,
     },
+    /// Run one command line as the bash tool would — analysed against the rules, asked
+    /// when they ask, in the sandbox, every program checked as it starts — on this
+    /// process's own input and output. Exits with the command's code, 126 when it was
+    /// refused or could not start.
+    #[command(
+        after_help = "Examples:\n  toolgate exec -- git status\n  toolgate exec -c 'npm test && git diff'\n  toolgate exec -c -l 'make'   (as an agent calls its shell: -l and -i are accepted and ignored)"
+    )]
+    Exec {
+        /// Run the first argument as a bash command line (like `bash -c LINE`); without it,
+        /// the arguments are one program and its arguments, quoted as they are.
+        #[arg(short = 'c')]
+        line: bool,
+        /// Accepted and ignored (a login shell's `-l`), so toolgate can stand in as a shell.
+        #[arg(short = 'l', hide = true)]
+        login: bool,
+        /// Accepted and ignored (an interactive shell's `-i`).
+        #[arg(short = 'i', hide = true)]
+        interactive: bool,
+        #[command(flatten)]
+        project: Project,
+        /// The session id (default: a new one).
+        #[arg(long, value_name = "ID")]
+        session: Option<String>,
+        /// Approve every ask once that no rule denies (no prompt).
+        #[arg(long)]
+        auto: bool,
+        /// Run in this sandbox mode (off, read-only, workspace-write), over the config's.
+        #[arg(long, value_name = "MODE", value_parser = parse_mode)]
+        sandbox: Option<toolgate_sandbox::Mode>,
+        /// The command line (with -c), or the program and its arguments.
+        #[arg(
+            required = true,
+            trailing_var_arg = true,
+            allow_hyphen_values = true,
+            value_name = "COMMAND"
+        )]
+        command: Vec<String>,
+    },
     /// Which effect the rules give an action on resources, and which rule decides.
     #[command(
         after_help = "Examples:\n  toolgate check read .env src/main.rs\n  toolgate check bash 'git status && rm -rf build'\n  toolgate check edit src/lib.rs --agent plan --json"
@@ -348,6 +386,35 @@ fn parse_mode(text: &str) -> Result<toolgate_sandbox::Mode, String> {
     text.parse()
 }
 
+/// The command line `toolgate exec` runs: with `-c`, its one argument (more would be the
+/// shell's `$0` and positional parameters, which the bash tool has no place for); else
+/// the program and its arguments, each quoted for bash unless it needs no quoting.
+fn exec_line(line: bool, command: &[String]) -> Result<String, Failure> {
+    if line {
+        return match command {
+            [line] => Ok(line.clone()),
+            _ => Err(Failure::usage(
+                "-c takes exactly one command line; put the whole line in one argument, or leave -c out to run a program with its arguments",
+            )),
+        };
+    }
+    let quoted: Vec<String> = command
+        .iter()
+        .map(|word| {
+            let plain = !word.is_empty()
+                && word
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"-_./=:,+@%^".contains(&b));
+            if plain {
+                word.clone()
+            } else {
+                format!("'{}'", word.replace('\'', "'\\''"))
+            }
+        })
+        .collect();
+    Ok(quoted.join(" "))
+}
+
 /// Makes this process the subreaper of everything it starts (on Linux): a process of a
 /// command that is orphaned (a daemon's double fork) is adopted here, not by init, so it
 /// stays a descendant. A background process's orphans are then still found and ended
@@ -411,8 +478,34 @@ fn main() -> ExitCode {
                     auto,
                     json,
                     sandbox,
+                    attached: false,
                 },
             )
+        }
+        Command::Exec {
+            line,
+            project,
+            session,
+            auto,
+            sandbox,
+            command,
+            ..
+        } => {
+            adopt_orphans();
+            exec_line(line, &command).and_then(|line| {
+                run::call(
+                    &project,
+                    run::CallArgs {
+                        tool: "bash",
+                        input: Some(&serde_json::json!({ "command": line }).to_string()),
+                        session: session.as_deref(),
+                        auto,
+                        json: false,
+                        sandbox,
+                        attached: true,
+                    },
+                )
+            })
         }
         Command::Check {
             action,

@@ -66,6 +66,9 @@ pub(crate) struct CallArgs<'a> {
     pub(crate) auto: bool,
     pub(crate) json: bool,
     pub(crate) sandbox: Option<toolgate_sandbox::Mode>,
+    /// `toolgate exec`: bash runs on this process's own streams, and the exit code is
+    /// the command's (see [`exec_outcome`]).
+    pub(crate) attached: bool,
 }
 
 fn read_input(input: Option<&str>) -> Result<Value, Failure> {
@@ -102,6 +105,7 @@ pub(crate) fn call(project: &Project, args: CallArgs<'_>) -> Result<(), Failure>
     };
     let mut setup = Setup::open(project, mode, doom)?;
     setup.sandbox = setup.sandbox.clone().with_cli(args.sandbox);
+    setup.attached = args.attached;
     let questions = QuestionService::new(interactive);
     let app = App::new(&setup, questions.clone())?;
     if let Some(gateway) = &app.gateway {
@@ -148,7 +152,11 @@ pub(crate) fn call(project: &Project, args: CallArgs<'_>) -> Result<(), Failure>
         let _ = upkeep.await;
         settled
     });
-    let result = report(settled, &args, &app);
+    let result = if args.attached {
+        exec_outcome(settled)
+    } else {
+        report(settled, &args, &app)
+    };
     let Some(status) = hold else { return result };
     // Nobody is at a prompt any more: an ask from now on (an exec the guard stops) is
     // declined, unless --auto answers it.
@@ -283,6 +291,58 @@ pub(crate) fn detach() -> Result<(), Failure> {
         code,
         message: String::new(),
     })
+}
+
+/// The exit code of `toolgate exec` when the command could not run: refused by the
+/// rules or a person, or not startable (as a shell says of a command it cannot execute).
+pub(crate) const EXIT_NOT_RUN: u8 = 126;
+
+/// What `toolgate exec` says of its settled call: the command printed its own output, so
+/// only a refusal or an error is said, on stderr (one line each), and the exit code is the
+/// command's own, or [`EXIT_NOT_RUN`] when it never ran.
+fn exec_outcome(settled: Result<toolgate_gate::Settled, GateError>) -> Result<(), Failure> {
+    let settled = match settled {
+        Ok(settled) => settled.settlement,
+        Err(failure) => {
+            return Err(Failure {
+                code: EXIT_NOT_RUN,
+                message: failure.to_string(),
+            });
+        }
+    };
+    if let ModelResult::Error(message) = &settled.result {
+        return Err(Failure {
+            code: EXIT_NOT_RUN,
+            message: message.clone(),
+        });
+    }
+    let exit = settled
+        .output
+        .as_ref()
+        .and_then(|output| output.structured.get("exit"))
+        .and_then(Value::as_i64);
+    // The first line says how the command ended; the others are what exec-time
+    // enforcement refused, which the person at the terminal should see.
+    if let ModelResult::Text(text) = &settled.result {
+        for line in text.lines().skip(1).filter(|line| !line.trim().is_empty()) {
+            if line.starts_with("toolgate") {
+                eprintln!("{line}");
+            } else {
+                eprintln!("toolgate: {line}");
+            }
+        }
+    }
+    match exit {
+        Some(0) => Ok(()),
+        Some(code) => Err(Failure {
+            code: u8::try_from(code).unwrap_or(1),
+            message: String::new(),
+        }),
+        None => Err(Failure {
+            code: 1,
+            message: String::new(),
+        }),
+    }
 }
 
 /// What `call` prints for a settled call, and its exit code.

@@ -204,6 +204,8 @@ pub(crate) struct Parts<'a> {
     pub(crate) config: &'a Config,
     pub(crate) sandbox: &'a Settings,
     pub(crate) service: &'a PermissionService,
+    /// Whether bash runs on this process's own streams (`toolgate exec`).
+    pub(crate) attached: bool,
 }
 
 /// The bash tool as `setup` configures it: its environment, its sandbox when on, and
@@ -216,7 +218,10 @@ pub(crate) fn bash_tools(
     shells: toolgate_builtins_shell::Shells,
 ) -> Vec<(&'static str, Tool)> {
     let env: Arc<[(OsString, OsString)]> = shell_environment(setup.config).into();
-    let mut options = BashOptions::default().with_env(env).with_shells(shells);
+    let mut options = BashOptions::default()
+        .with_env(env)
+        .with_shells(shells)
+        .with_attached(setup.attached);
     let settings = &setup.sandbox;
     let guard = if settings.enforce_exec {
         match (guard_support(setup.dirs), exe()) {

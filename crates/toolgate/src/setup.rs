@@ -18,6 +18,8 @@ pub(crate) struct Setup {
     pub(crate) service: PermissionService,
     /// The bash sandbox settings (`--sandbox` applied by the commands that take it).
     pub(crate) sandbox: crate::sandbox::Settings,
+    /// Whether bash runs on this process's own streams (`toolgate exec`).
+    pub(crate) attached: bool,
 }
 
 /// The project directory as given (`--dir`, else the current one) and canonical.
@@ -113,6 +115,7 @@ impl Setup {
             agent,
             service,
             sandbox,
+            attached: false,
         })
     }
 
@@ -124,6 +127,7 @@ impl Setup {
             config: &self.config,
             sandbox: &self.sandbox,
             service: &self.service,
+            attached: self.attached,
         }
     }
 }

@@ -28,6 +28,7 @@ mod conformance_client;
 mod exec_guard;
 mod exec_oracle;
 mod exec_rules;
+mod exec_wrap;
 mod file_limits;
 mod front_ends;
 mod fs;

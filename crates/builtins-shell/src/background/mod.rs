@@ -551,6 +551,8 @@ impl Shells {
             Streams {
                 output: theirs,
                 input: true,
+                stdin: None,
+                errors: None,
             },
         )
         .await

@@ -109,6 +109,9 @@ pub(crate) struct GuardSetup {
     pub(crate) env: Vec<(OsString, OsString)>,
     /// Directories the command can write (a `PATH` entry under one is not trusted).
     pub(crate) writable: Vec<PathBuf>,
+    /// What the command gets as its stdin once the trampoline handed its listener over
+    /// (`None`: `/dev/null`).
+    pub(crate) stdin: Option<std::os::fd::OwnedFd>,
 }
 
 /// Where a process stands: still the line's own shell (a subshell that has not run a
@@ -241,7 +244,7 @@ impl Supervisor {
                 .filter(|home| home.is_absolute() && home != Path::new("/"));
             let listener = {
                 use std::os::fd::AsFd;
-                ExecListener::accept(channel.as_fd(), None, handshake).ok()?
+                ExecListener::accept(channel.as_fd(), setup.stdin.as_ref().map(AsFd::as_fd), handshake).ok()?
             };
             Some(Worker {
                 listener: Arc::new(listener),
