@@ -90,7 +90,10 @@ function runCheck(opts, project, question) {
 /** A path argument as OpenCode asks for it: relative inside the project, else absolute. */
 function place(directory, worktree, file) {
     const absolute = path.resolve(directory, file);
-    const inside = (root) => root !== "/" && !path.relative(root, absolute).startsWith("..");
+    const inside = (root) => {
+        const rel = path.relative(root, absolute);
+        return root !== "/" && rel !== ".." && !rel.startsWith(`..${path.sep}`) && !path.isAbsolute(rel);
+    };
     if (inside(directory) || inside(worktree)) {
         return { resource: path.relative(directory, absolute) || "." };
     }

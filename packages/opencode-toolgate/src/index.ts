@@ -121,7 +121,10 @@ function runCheck(opts: Options, project: string, question: Question): Promise<A
 /** A path argument as OpenCode asks for it: relative inside the project, else absolute. */
 function place(directory: string, worktree: string, file: string): { resource: string; outside?: string } {
   const absolute = path.resolve(directory, file)
-  const inside = (root: string) => root !== "/" && !path.relative(root, absolute).startsWith("..")
+  const inside = (root: string) => {
+    const rel = path.relative(root, absolute)
+    return root !== "/" && rel !== ".." && !rel.startsWith(`..${path.sep}`) && !path.isAbsolute(rel)
+  }
   if (inside(directory) || inside(worktree)) {
     return { resource: path.relative(directory, absolute) || "." }
   }
