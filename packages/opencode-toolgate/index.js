@@ -184,7 +184,7 @@ function questions(tool, args, directory, worktree) {
     }
 }
 function fromPermission(asked) {
-    const action = str(asked.permission) ?? str(asked.type);
+    const action = str(asked.permission) ?? str(asked.action) ?? str(asked.type);
     if (!action)
         return undefined;
     const metadata = (asked.metadata ?? {});
@@ -193,10 +193,12 @@ function fromPermission(asked) {
     const command = action === "bash" ? str(metadata.command) : undefined;
     if (command)
         return { action, resources: [command] };
-    const raw = asked.patterns ?? asked.pattern;
+    const raw = asked.patterns ?? asked.resources ?? asked.pattern;
     const list = (Array.isArray(raw) ? raw : [raw]).filter((p) => typeof p === "string" && p !== "");
     return { action, resources: list.length ? list : ["*"] };
 }
+/** The events that announce a pending permission request (V1, older V1, V2: spec §4.13). */
+const ASKED = new Set(["permission.asked", "permission.updated", "permission.v2.asked"]);
 /** The plugin: `"plugin": ["opencode-toolgate"]` in opencode.json. */
 export const ToolgatePlugin = async (input, given) => {
     const opts = options(given);
@@ -260,7 +262,7 @@ export const ToolgatePlugin = async (input, given) => {
         },
         event: async ({ event }) => {
             const { type, properties } = event;
-            if ((type !== "permission.asked" && type !== "permission.updated") || !properties)
+            if (!ASKED.has(type) || !properties)
                 return;
             const question = fromPermission(properties);
             if (!question)

@@ -217,30 +217,36 @@ function questions(tool: string, args: Record<string, unknown>, directory: strin
  * A permission as OpenCode hands it over: the pending request of `permission.asked`
  * (`{id, sessionID, permission, patterns, metadata, always, tool}`), or the older
  * `Permission` the `permission.ask` hook is typed with (`{id, sessionID, type, pattern,
- * metadata}`, @opencode-ai/sdk).
+ * metadata}`, @opencode-ai/sdk), or the V2 request of `permission.v2.asked` (`{id,
+ * sessionID, action, resources}`, spec §4.1).
  */
 type Asked = {
   id?: unknown
   sessionID?: unknown
   permission?: unknown
   type?: unknown
+  action?: unknown
   patterns?: unknown
   pattern?: unknown
+  resources?: unknown
   metadata?: unknown
 }
 
 function fromPermission(asked: Asked): Question | undefined {
-  const action = str(asked.permission) ?? str(asked.type)
+  const action = str(asked.permission) ?? str(asked.action) ?? str(asked.type)
   if (!action) return undefined
   const metadata = (asked.metadata ?? {}) as Record<string, unknown>
   // The older bash permission carries prefix patterns (`git status *`); its command is in
   // the metadata, and the whole command is what toolgate analyses.
   const command = action === "bash" ? str(metadata.command) : undefined
   if (command) return { action, resources: [command] }
-  const raw = asked.patterns ?? asked.pattern
+  const raw = asked.patterns ?? asked.resources ?? asked.pattern
   const list = (Array.isArray(raw) ? raw : [raw]).filter((p): p is string => typeof p === "string" && p !== "")
   return { action, resources: list.length ? list : ["*"] }
 }
+
+/** The events that announce a pending permission request (V1, older V1, V2: spec §4.13). */
+const ASKED = new Set(["permission.asked", "permission.updated", "permission.v2.asked"])
 
 /** The plugin: `"plugin": ["opencode-toolgate"]` in opencode.json. */
 export const ToolgatePlugin: Plugin = async (input: PluginInput, given?: Record<string, unknown>): Promise<Hooks> => {
@@ -305,7 +311,7 @@ export const ToolgatePlugin: Plugin = async (input: PluginInput, given?: Record<
 
     event: async ({ event }) => {
       const { type, properties } = event as { type: string; properties?: Asked }
-      if ((type !== "permission.asked" && type !== "permission.updated") || !properties) return
+      if (!ASKED.has(type) || !properties) return
       const question = fromPermission(properties)
       if (!question) return
       const answer = await decide([question])

@@ -103,6 +103,21 @@ test("a composition with a denied part is denied", async () => {
   assert.equal(await before(hooks, "bash", { command: "git status" }), undefined)
 })
 
+test("a V2 request (action, resources) is answered the same way", async () => {
+  const { hooks, requests } = await plugin()
+  // spec §4.1: `{id, sessionID, action, resources[], save?[], metadata?}`, event `permission.v2.asked`.
+  const request = { id: "per_v2", sessionID: "ses_test", action: "bash", resources: ["rm -rf build"], save: ["rm *"] }
+  await hooks.event({ event: { type: "permission.v2.asked", properties: request } })
+  assert.deepEqual(replies(requests), [{ path: "/session/ses_test/permissions/per_v2", response: "reject" }])
+})
+
+test("other events are not answered", async () => {
+  const { hooks, requests } = await plugin()
+  await hooks.event({ event: { type: "session.idle", properties: { sessionID: "ses_test" } } })
+  await hooks.event({ event: { type: "permission.replied", properties: { sessionID: "ses_test", requestID: "per_x", reply: "once" } } })
+  assert.deepEqual(requests, [])
+})
+
 test("a deny OpenCode decided is never relaxed", async () => {
   const { hooks } = await plugin()
   assert.equal(await ask(hooks, permission("read", "src/main.rs"), "deny"), "deny")
