@@ -232,24 +232,31 @@ pub fn npm_tools() -> std::path::PathBuf {
         "@modelcontextprotocol/server-everything@2026.8.31",
         "@modelcontextprotocol/sdk@1.32.2",
     ];
-    with_lock(&target_dir().join("npm-tools.lock"), || {
+    npm_install(&dir, &target_dir().join("npm-tools.lock"), &packages);
+    dir
+}
+
+/// Installs `packages` with npm into the prefix `dir`, once: a stamp file remembers what
+/// was installed, and `lock` keeps parallel tests from installing at the same time.
+fn npm_install<S: AsRef<str>>(dir: &std::path::Path, lock: &std::path::Path, packages: &[S]) {
+    let wanted: Vec<&str> = packages.iter().map(AsRef::as_ref).collect();
+    with_lock(lock, || {
         let stamp = dir.join("installed");
-        if std::fs::read_to_string(&stamp).ok().as_deref() == Some(&packages.join(" ")) {
+        if std::fs::read_to_string(&stamp).ok().as_deref() == Some(&wanted.join(" ")) {
             return;
         }
-        std::fs::create_dir_all(&dir).unwrap_or_else(|error| panic!("{}: {error}", dir.display()));
+        std::fs::create_dir_all(dir).unwrap_or_else(|error| panic!("{}: {error}", dir.display()));
         let status = std::process::Command::new("npm")
             .args(["install", "--no-audit", "--no-fund", "--loglevel=error", "--prefix"])
-            .arg(&dir)
-            .args(packages)
+            .arg(dir)
+            .args(&wanted)
             .status();
         assert!(
             status.is_ok_and(|s| s.success()),
             "npm install failed (the npm registry must be reachable)"
         );
-        std::fs::write(&stamp, packages.join(" ")).unwrap_or_else(|error| panic!("{error}"));
+        std::fs::write(&stamp, wanted.join(" ")).unwrap_or_else(|error| panic!("{error}"));
     });
-    dir
 }
 
 /// Node 22 from [`npm_tools`].
@@ -276,23 +283,7 @@ pub fn opencode_plugin_tools() -> std::path::PathBuf {
         })
         .unwrap_or_default();
     assert!(!packages.is_empty(), "{} pins no devDependencies", manifest.display());
-    with_lock(&target_dir().join("opencode-plugin-tools.lock"), || {
-        let stamp = dir.join("installed");
-        if std::fs::read_to_string(&stamp).ok().as_deref() == Some(&packages.join(" ")) {
-            return;
-        }
-        std::fs::create_dir_all(&dir).unwrap_or_else(|error| panic!("{}: {error}", dir.display()));
-        let status = std::process::Command::new("npm")
-            .args(["install", "--no-audit", "--no-fund", "--loglevel=error", "--prefix"])
-            .arg(&dir)
-            .args(&packages)
-            .status();
-        assert!(
-            status.is_ok_and(|s| s.success()),
-            "npm install failed (the npm registry must be reachable)"
-        );
-        std::fs::write(&stamp, packages.join(" ")).unwrap_or_else(|error| panic!("{error}"));
-    });
+    npm_install(&dir, &target_dir().join("opencode-plugin-tools.lock"), &packages);
     dir
 }
 
