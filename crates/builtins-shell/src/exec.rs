@@ -214,6 +214,11 @@ pub(crate) struct Streams {
     pub(crate) stdin: Option<OwnedFd>,
     /// Its stderr, apart from the output.
     pub(crate) errors: Option<OwnedFd>,
+    /// It stays in this process's group instead of leading its own: a command attached
+    /// to the terminal this process reads from in the foreground must be in the
+    /// terminal's foreground group too, or reading it stops the command (SIGTTIN). Its
+    /// group is then not ended after it, and the terminal's own signals reach it directly.
+    pub(crate) same_group: bool,
 }
 
 /// A started command line: its shell, the process group it leads (ended when this is
@@ -240,6 +245,7 @@ pub(crate) async fn start(spawn: Spawn<'_>, guard: Option<Guard>, streams: Strea
         input,
         stdin,
         errors,
+        same_group,
     } = streams;
     let mut guard = guard;
     // The trampoline hands the guard's listener over its stdin and then puts there what
@@ -286,8 +292,10 @@ pub(crate) async fn start(spawn: Spawn<'_>, guard: Option<Guard>, streams: Strea
         .arg("-c")
         .arg(command)
         .current_dir(workdir)
-        .stdout(output.try_clone()?)
-        .process_group(0);
+        .stdout(output.try_clone()?);
+    if !same_group {
+        builder.process_group(0);
+    }
     // With the exec guard, stdin is the socket the trampoline sends its listener over
     // (it puts `/dev/null` in its place before the command runs).
     let channel = match (&guard, input) {
@@ -314,7 +322,10 @@ pub(crate) async fn start(spawn: Spawn<'_>, guard: Option<Guard>, streams: Strea
     let child = builder.spawn()?;
     drop(builder);
     let group = GroupGuard {
-        pgid: child.id().and_then(|id| Pid::from_raw(id as i32)),
+        pgid: child
+            .id()
+            .filter(|_| !same_group)
+            .and_then(|id| Pid::from_raw(id as i32)),
     };
     let supervisor = match (guard, channel, child.id()) {
         (Some(setup), Some(channel), Some(pid)) => start_guard(setup, channel, pid).await,
@@ -339,6 +350,7 @@ pub(crate) async fn run_with(spawn: Spawn<'_>, timeout: Duration, guard: Option<
         input: false,
         stdin: None,
         errors: None,
+        same_group: false,
     };
     let Started {
         mut child,
@@ -441,11 +453,15 @@ pub(crate) struct AttachedEnd {
 pub(crate) async fn run_attached(spawn: Spawn<'_>, guard: Option<Guard>) -> std::io::Result<AttachedEnd> {
     use tokio::signal::unix::{SignalKind, signal};
     let copy = |fd: std::os::fd::BorrowedFd<'_>| rustix::io::fcntl_dupfd_cloexec(fd, 3).map_err(std::io::Error::from);
+    // On a terminal where this process is in the foreground, the command must be too.
+    let foreground =
+        rustix::termios::tcgetpgrp(rustix::stdio::stdin()).is_ok_and(|pgrp| pgrp == rustix::process::getpgrp());
     let streams = Streams {
         output: copy(rustix::stdio::stdout())?,
         input: false,
         stdin: Some(copy(rustix::stdio::stdin())?),
         errors: Some(copy(rustix::stdio::stderr())?),
+        same_group: foreground,
     };
     // Listening before the command starts: a signal in between must reach it, not end
     // this process alone (its default action) and leave the command running.
@@ -457,17 +473,24 @@ pub(crate) async fn run_attached(spawn: Spawn<'_>, guard: Option<Guard>) -> std:
         mut group,
         supervisor,
     } = start(spawn, guard, streams).await?;
-    let pass = |group: &GroupGuard, signal: Signal| {
-        if let Some(pgid) = group.pgid {
+    // To its group; in this process's group, to the shell alone (the terminal's own
+    // SIGINT reached it already, and this process must not signal itself).
+    let shell = child.id().and_then(|id| Pid::from_raw(id as i32));
+    let pass = |group: &GroupGuard, signal: Signal, from_terminal: bool| match (group.pgid, shell) {
+        (Some(pgid), _) => {
             let _ = kill_process_group(pgid, signal);
         }
+        (None, Some(shell)) if !from_terminal => {
+            let _ = rustix::process::kill_process(shell, signal);
+        }
+        _ => {}
     };
     let status = loop {
         tokio::select! {
             status = child.wait() => break status?,
-            () = received(interrupt.as_mut()) => pass(&group, Signal::INT),
-            () = received(terminate.as_mut()) => pass(&group, Signal::TERM),
-            () = received(hangup.as_mut()) => pass(&group, Signal::HUP),
+            () = received(interrupt.as_mut()) => pass(&group, Signal::INT, true),
+            () = received(terminate.as_mut()) => pass(&group, Signal::TERM, false),
+            () = received(hangup.as_mut()) => pass(&group, Signal::HUP, true),
         }
     };
     group.terminate();

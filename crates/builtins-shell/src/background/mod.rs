@@ -553,6 +553,7 @@ impl Shells {
                 input: true,
                 stdin: None,
                 errors: None,
+                same_group: false,
             },
         )
         .await
