@@ -324,12 +324,12 @@ fn exec_outcome(settled: Result<toolgate_gate::Settled, GateError>) -> Result<()
     // The first line says how the command ended; the others are what exec-time
     // enforcement refused, which the person at the terminal should see.
     if let ModelResult::Text(text) = &settled.result {
+        // Written, not `eprintln!`: a closed stderr (`2>&1 | head`) costs the line, never
+        // the command's exit code.
+        let mut err = std::io::stderr().lock();
         for line in text.lines().skip(1).filter(|line| !line.trim().is_empty()) {
-            if line.starts_with("toolgate") {
-                eprintln!("{line}");
-            } else {
-                eprintln!("toolgate: {line}");
-            }
+            let prefix = if line.starts_with("toolgate") { "" } else { "toolgate: " };
+            let _ = writeln!(err, "{prefix}{line}");
         }
     }
     match exit {
