@@ -44,7 +44,7 @@ const PAGE_PREFIXES: &[&str] = &[
 ];
 
 pub(crate) fn run() -> Result<()> {
-    let target = std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| crate::root().join("target"), Into::into);
+    let target = crate::target_dir();
     let doc = target.join("doc");
     // rustdoc never deletes the page of an item that went private, so a page left over
     // from an earlier build would still be counted. Start each counted crate afresh;

@@ -991,8 +991,8 @@ fn kept_sections(text: &str) -> String {
 }
 
 fn median_ns(id: &str) -> Result<f64> {
-    let path = crate::root()
-        .join("target/criterion")
+    let path = crate::target_dir()
+        .join("criterion")
         .join(id)
         .join("new/estimates.json");
     let text = std::fs::read_to_string(&path).with_context(|| format!("could not read {}", path.display()))?;

@@ -62,7 +62,7 @@ pub(crate) fn run(separately: bool) -> Result<()> {
     write_if_changed(&scratch.join("Cargo.toml"), &workspace)?;
     // The workspace's versions, so that its compiled dependencies are used as they are.
     std::fs::copy(root.join("Cargo.lock"), scratch.join("Cargo.lock")).context("copying Cargo.lock")?;
-    let target = std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root.join("target"), PathBuf::from);
+    let target = crate::target_dir();
     let cargo = |args: &[&str]| {
         let mut command = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
         command

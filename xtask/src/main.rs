@@ -68,6 +68,16 @@ pub(crate) fn root() -> std::path::PathBuf {
     manifest.parent().unwrap_or(manifest).to_path_buf()
 }
 
+/// Where cargo builds: `$CARGO_TARGET_DIR` (relative to the workspace root when it is
+/// relative, as cargo run from there takes it), else `target/` of the workspace. CI and
+/// developers who keep builds elsewhere set it; the files the steps read must follow.
+pub(crate) fn target_dir() -> std::path::PathBuf {
+    match std::env::var_os("CARGO_TARGET_DIR").filter(|dir| !dir.is_empty()) {
+        Some(dir) => root().join(dir),
+        None => root().join("target"),
+    }
+}
+
 /// A `cargo` command run from the workspace root.
 pub(crate) fn cargo(args: &[&str]) -> Command {
     let mut command = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
@@ -165,7 +175,7 @@ fn ci() -> Result<()> {
     }
     // The MCP conformance suite runs inside the tests (tests/tests/it/conformance.rs) and
     // leaves its per-scenario outcome here; a stale file must not pass for a fresh one.
-    let summary = root().join("target/conformance/summary.txt");
+    let summary = target_dir().join("conformance/summary.txt");
     let _ = std::fs::remove_file(&summary);
     steps.push(run_step("test", tests));
     steps.push(conformance_step(&summary));
@@ -346,7 +356,7 @@ fn sandbox_support() -> bool {
         println!("sandbox suite: cannot tell (the toolgate binary did not build)");
         return false;
     }
-    let probe = Command::new(root().join("target/debug/toolgate"))
+    let probe = Command::new(target_dir().join("debug/toolgate"))
         .args(["__sandbox-exec", "--probe"])
         .env_remove("TOOLGATE_TEST_SANDBOX_MISSING")
         .output();
@@ -400,7 +410,7 @@ fn dist() -> Result<()> {
     if !status.success() {
         bail!("release build failed ({status})");
     }
-    let binary = root().join("target/release/toolgate");
+    let binary = target_dir().join("release/toolgate");
     println!("built {}", binary.display());
     Ok(())
 }
