@@ -152,6 +152,9 @@ pub(crate) struct Spawn<'a> {
     /// (`TOOLGATE_SHELL_ID`), by which toolgate knows its processes after they were
     /// orphaned; `None` for a foreground command.
     pub(crate) shell_id: Option<&'a str>,
+    /// The cgroup the command joins (a background process's, see
+    /// `background::cgroup`): the trampoline moves itself there before the command runs.
+    pub(crate) cgroup: Option<&'a Path>,
 }
 
 /// Exec-time enforcement for a run: the prefix (a sandbox trampoline) installs the exec
@@ -194,6 +197,7 @@ pub(crate) async fn run(shell: &Path, command: &str, workdir: &Path, timeout: Du
             prefix: &[],
             env: None,
             shell_id: None,
+            cgroup: None,
         },
         timeout,
         None,
@@ -239,6 +243,7 @@ pub(crate) async fn start(spawn: Spawn<'_>, guard: Option<Guard>, streams: Strea
         prefix,
         env,
         shell_id,
+        cgroup,
     } = spawn;
     let Streams {
         output,
@@ -287,6 +292,13 @@ pub(crate) async fn start(spawn: Spawn<'_>, guard: Option<Guard>, streams: Strea
     // is given, and only to a background command.
     if let Some(id) = shell_id {
         builder.env(crate::background::SHELL_ID_ENV, id);
+    }
+    // Only a trampoline reads it (and removes it); a shell started directly is moved
+    // into the group by the caller once it runs.
+    if let Some(dir) = cgroup
+        && !prefix.is_empty()
+    {
+        builder.env(toolgate_sandbox::CGROUP_ENV, dir);
     }
     builder
         .arg("-c")

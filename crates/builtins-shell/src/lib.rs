@@ -589,6 +589,7 @@ async fn execute(shared: &Shared, input: BashInput, ctx: Context) -> Result<Bash
         prefix: &launch.prefix,
         env: options.env.as_deref(),
         shell_id: None,
+        cgroup: None,
     };
     let guard = launch
         .exec_guard

@@ -60,6 +60,12 @@ pub const TRAMPOLINE: &str = "__sandbox-exec";
 /// The exit code of a trampoline that could not set the sandbox up: the command never ran.
 pub const EXIT_SETUP_FAILED: u8 = 125;
 
+/// The variable that names a cgroup (v2) directory the trampoline moves itself into
+/// before anything else, so the command and everything it ever forks is a member from
+/// its first instruction (the launcher moves the process too, but only once it has
+/// started). The trampoline leaves it out of the command's environment.
+pub const CGROUP_ENV: &str = "TOOLGATE_CGROUP";
+
 /// The environment variable that makes the support probe report a missing kernel feature.
 /// It exists for tests of the fallback path; it can only weaken the sandbox of a process
 /// whose environment the user controls anyway.
@@ -283,6 +289,11 @@ pub fn trampoline_main(args: Vec<OsString>) -> TrampolineExit {
         Ok(parsed) => parsed,
         Err(error) => return TrampolineExit::failed(EXIT_SETUP_FAILED, error),
     };
+    // Join the process's cgroup while the hierarchy can still be written (the sandbox
+    // takes that away). Failing is no error: the launcher moves the process as well.
+    if let Some(group) = std::env::var_os(CGROUP_ENV).filter(|dir| !dir.is_empty()) {
+        let _ = std::fs::write(Path::new(&group).join("cgroup.procs"), std::process::id().to_string());
+    }
     // The command's orphans stay its own: a process whose parent ends (a daemon's double
     // fork) is adopted by the command, not by init, so it stays in the command's tree
     // where toolgate finds and ends it. The attribute survives the exec; the kernel
@@ -303,7 +314,10 @@ fn exec(program: &OsString, args: &[OsString]) -> TrampolineExit {
     use std::os::unix::process::CommandExt;
     // `exec` resets the signal dispositions the Rust runtime changed (SIGPIPE), so the
     // command starts like any child of a shell.
-    let error = std::process::Command::new(program).args(args).exec();
+    let error = std::process::Command::new(program)
+        .args(args)
+        .env_remove(CGROUP_ENV)
+        .exec();
     let code = if error.kind() == std::io::ErrorKind::NotFound {
         127
     } else {

@@ -1020,3 +1020,131 @@ async fn daemons_that_fork_twice_and_leave_the_session_end_with_their_background
         zombies()
     );
 }
+
+/// Whether this process may make a cgroup (v2) under its own, as toolgate does for each
+/// background process: the test then requires what only a cgroup gives.
+fn cgroups_writable() -> bool {
+    let (Ok(info), Ok(own)) = (
+        std::fs::read_to_string("/proc/self/mountinfo"),
+        std::fs::read_to_string("/proc/self/cgroup"),
+    ) else {
+        return false;
+    };
+    let Some(path) = own.lines().find_map(|line| line.strip_prefix("0::")) else {
+        return false;
+    };
+    let Some(mount) = info.lines().find_map(|line| {
+        let (before, after) = line.split_once(" - ")?;
+        let fields: Vec<&str> = before.split_whitespace().collect();
+        (after.starts_with("cgroup2 ") && fields.get(3) == Some(&"/")).then(|| fields[4].to_string())
+    }) else {
+        return false;
+    };
+    let probe = std::path::Path::new(&mount)
+        .join(path.trim().trim_start_matches('/'))
+        .join(format!("e2e-probe-{}", std::process::id()));
+    let made = std::fs::create_dir(&probe).is_ok();
+    let _ = std::fs::remove_dir(&probe);
+    made
+}
+
+/// A process that re-executes itself with an empty environment (no shell ID left to know
+/// it by) and then changes its PID every 0.1 s (fork, the parent exits, `setsid`) outruns
+/// every reading of `/proc`; it is still its background process's, because the cgroup
+/// toolgate made for that process keeps every descendant, and `cgroup.kill` ends them all
+/// at once: by `shell_kill` while the shell runs, when the shell exits, and by `DELETE
+/// /session`. Where the system lets toolgate make no cgroup, only the first half is checked
+/// (the tree and the shell ID still hold a daemon that stands still).
+///
+/// Whether it runs is read from its heartbeat (it appends its PID to a file at each hop),
+/// since a scan of `/proc` can miss a process that hops while the scan runs.
+#[tokio::test]
+async fn a_process_that_clears_its_environment_and_keeps_changing_its_pid_still_ends_with_its_background_process() {
+    let sandbox = Sandbox::new();
+    let cgroups = cgroups_writable();
+    let m = marker(91);
+    sandbox.write(
+        "project/hop.py",
+        "import os, sys, time\n\
+         if len(sys.argv) < 3:\n\
+         \x20   os.execve(sys.executable, [sys.executable, sys.argv[0], sys.argv[1], 'hop'], {})\n\
+         while not os.path.exists('stop'):\n\
+         \x20   if os.fork() > 0:\n\
+         \x20       os._exit(0)\n\
+         \x20   os.setsid()\n\
+         \x20   if os.fork() > 0:\n\
+         \x20       os._exit(0)\n\
+         \x20   with open(sys.argv[1], 'a') as beat:\n\
+         \x20       beat.write(f'{os.getpid()}\\n')\n\
+         \x20   time.sleep(0.1)\n",
+    );
+    // Whatever happens, the hoppers stop when the test ends.
+    struct Stop(std::path::PathBuf);
+    impl Drop for Stop {
+        fn drop(&mut self) {
+            let _ = std::fs::write(&self.0, "");
+        }
+    }
+    let _stop = Stop(sandbox.project().join("stop"));
+    let beats = |n: u32| sandbox.project().join(format!("beat{m}{n}"));
+    let beating = |n: u32| {
+        let size = || std::fs::metadata(beats(n)).map(|meta| meta.len()).unwrap_or(0);
+        let before = size();
+        std::thread::sleep(Duration::from_millis(700));
+        size() != before
+    };
+    let stopped = |n: u32| (0..20).any(|_| !beating(n));
+    let served = sandbox.serve(&[]);
+    let line = |n: u32| format!("python3 hop.py beat{m}{n} > /dev/null 2>&1 < /dev/null & sleep 1; echo hopped");
+
+    // 1. While the shell runs.
+    let (started, error) = http_call(
+        &served,
+        "ses_hop",
+        "bash",
+        json!({"command": format!("{}; exec sleep 86400", line(1)), "background": true,
+               "wait_for": {"pattern": "^hopped$"}}),
+    )
+    .await;
+    assert!(!error, "{started}");
+    assert!(beating(1), "the hopper runs: {started}");
+    let id = shell_id(&started);
+    let (killed, error) = http_call(&served, "ses_hop", "shell_kill", json!({"id": id})).await;
+    assert!(!error, "{killed}");
+    if !cgroups {
+        eprintln!("no cgroup can be made here: the hopper is not required to end");
+        return;
+    }
+    assert!(stopped(1), "the hopper outlived shell_kill");
+
+    // 2. The shell exits a second after starting it: what it left behind ends with it.
+    let (started, error) = http_call(
+        &served,
+        "ses_hop",
+        "bash",
+        json!({"command": line(2), "background": true, "wait_for": {"pattern": "^hopped$"}}),
+    )
+    .await;
+    assert!(!error, "{started}");
+    assert!(stopped(2), "the hopper outlived its shell");
+
+    // 3. The session ends while the shell runs.
+    let (started, error) = http_call(
+        &served,
+        "ses_hop",
+        "bash",
+        json!({"command": format!("{}; exec sleep 86400", line(3)), "background": true,
+               "wait_for": {"pattern": "^hopped$"}}),
+    )
+    .await;
+    assert!(!error, "{started}");
+    assert!(beating(3), "the hopper runs: {started}");
+    let response = client()
+        .delete(format!("{}/session/ses_hop", served.base))
+        .bearer_auth(TOKEN)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 200);
+    assert!(stopped(3), "the hopper outlived its session");
+}

@@ -12,6 +12,7 @@
 //! processes when the session ends ([`Shells::end_session`]) and all of them when it
 //! stops ([`Shells::end_all`]).
 
+mod cgroup;
 mod io;
 pub(crate) mod tools;
 mod tree;
@@ -161,7 +162,14 @@ impl Drop for Inner {
         let table = self.table.get_mut().unwrap_or_else(PoisonError::into_inner);
         for proc in table.procs.values() {
             if proc.running() {
-                tree::signal_tree(proc.pid, proc.pid, &proc.id, &proc.known, Signal::KILL);
+                tree::signal_tree(
+                    proc.pid,
+                    proc.pid,
+                    &proc.id,
+                    &proc.known,
+                    proc.group.as_deref(),
+                    Signal::KILL,
+                );
             }
         }
     }
@@ -278,6 +286,9 @@ pub(crate) struct Proc {
     control: mpsc::UnboundedSender<Control>,
     /// Every process its tree was seen to have: `pid → start time`.
     known: Mutex<HashMap<u32, u64>>,
+    /// Its cgroup, where the system lets toolgate make one: every process it ever
+    /// started, whatever it did to its environment, PID or session.
+    group: Option<Arc<cgroup::Group>>,
     ring_bytes: usize,
 }
 
@@ -542,9 +553,11 @@ impl Shells {
         };
         let (reader, writer, theirs) = io::open(tty).map_err(failed)?;
         let predicted = guard.as_ref().and_then(exec::Guard::predictions);
+        let group = cgroup::Group::create(&id).map(Arc::new);
         let started = exec::start(
             exec::Spawn {
                 shell_id: Some(&id),
+                cgroup: group.as_deref().map(cgroup::Group::dir),
                 ..spawn
             },
             guard,
@@ -559,6 +572,11 @@ impl Shells {
         .await
         .map_err(failed)?;
         let pid = started.child.id().unwrap_or_default();
+        // A trampoline joined the group before the command ran; a shell started directly
+        // joins now (what it forked meanwhile is still found in its tree).
+        if let Some(group) = &group {
+            let _ = group.add(pid);
+        }
         let (control, requests) = mpsc::unbounded_channel();
         let (changed, _) = watch::channel(0);
         let proc = Arc::new(Proc {
@@ -586,6 +604,7 @@ impl Shells {
             changed,
             control,
             known: Mutex::new(HashMap::new()),
+            group,
             ring_bytes: self.inner.limits.ring_bytes,
         });
         lock(&self.inner.table).procs.insert(id.clone(), Arc::clone(&proc));
@@ -656,14 +675,14 @@ impl Shells {
                 }
                 let table = tokio::task::spawn_blocking(tree::table).await.unwrap_or_default();
                 for proc in live {
-                    let found = tree::members(&table, proc.pid, proc.pid, &proc.id);
+                    let found = tree::members(&table, proc.pid, proc.pid, &proc.id, proc.group.as_deref());
                     let mut known = lock(&proc.known);
                     for (pid, start) in found {
                         if known.len() < tree::MAX_KNOWN {
                             known.insert(pid, start);
                         }
                     }
-                    tree::reap(&table, &known);
+                    tree::reap(&table, &known, proc.pid, proc.group.as_deref());
                 }
             }
         });
@@ -968,12 +987,12 @@ async fn run(proc: Arc<Proc>, started: Started, mut runner: Runner) {
             status = child.wait() => break status.ok(),
             () = tokio::time::sleep_until(deadline) => {
                 ending = Ending::Timeout;
-                tree::signal_tree(proc.pid, proc.pid, &proc.id, &proc.known, Signal::TERM);
+                tree::signal_tree(proc.pid, proc.pid, &proc.id, &proc.known, proc.group.as_deref(), Signal::TERM);
                 deadline = far;
                 kill_at = tokio::time::Instant::now() + KILL_GRACE;
             }
             () = tokio::time::sleep_until(kill_at) => {
-                tree::signal_tree(proc.pid, proc.pid, &proc.id, &proc.known, Signal::KILL);
+                tree::signal_tree(proc.pid, proc.pid, &proc.id, &proc.known, proc.group.as_deref(), Signal::KILL);
                 kill_at = far;
             }
             () = tokio::time::sleep_until(last_event + OUTPUT_EVENT_EVERY), if pending > 0 => {
@@ -985,11 +1004,11 @@ async fn run(proc: Arc<Proc>, started: Started, mut runner: Runner) {
                     if ending == Ending::Exited {
                         ending = Ending::Killed;
                     }
-                    tree::signal_tree(proc.pid, proc.pid, &proc.id, &proc.known, Signal::TERM);
+                    tree::signal_tree(proc.pid, proc.pid, &proc.id, &proc.known, proc.group.as_deref(), Signal::TERM);
                     kill_at = kill_at.min(tokio::time::Instant::now() + KILL_GRACE);
                 }
                 Some(Control::Signal(signal)) => {
-                    tree::signal_tree(proc.pid, proc.pid, &proc.id, &proc.known, signal);
+                    tree::signal_tree(proc.pid, proc.pid, &proc.id, &proc.known, proc.group.as_deref(), signal);
                 }
                 // Every handle on the process is gone: it cannot be asked anything more.
                 None => {}
@@ -1080,25 +1099,27 @@ async fn drain(proc: &Proc, runner: &mut Runner, logged: &mut u64) {
 /// what is still there after [`KILL_GRACE`], until nothing is left.
 async fn end_tree(proc: &Proc) {
     let (pid, pgrp) = (proc.pid, proc.pid);
-    let left = || {
-        let (known, id) = (proc.known(), proc.id.clone());
-        tokio::task::spawn_blocking(move || tree::any_left(pid, pgrp, &id, &known))
+    let left = || async {
+        let (known, id, group) = (proc.known(), proc.id.clone(), proc.group.clone());
+        tokio::task::spawn_blocking(move || tree::any_left(pid, pgrp, &id, &known, group.as_deref()))
+            .await
+            .unwrap_or(true)
     };
-    if !left().await.unwrap_or(true) {
+    if !left().await {
         return;
     }
-    tree::signal_tree(pid, pgrp, &proc.id, &proc.known, Signal::TERM);
+    tree::signal_tree(pid, pgrp, &proc.id, &proc.known, proc.group.as_deref(), Signal::TERM);
     let deadline = tokio::time::Instant::now() + KILL_GRACE;
     while tokio::time::Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(50)).await;
-        if !left().await.unwrap_or(true) {
+        if !left().await {
             return;
         }
     }
     for _ in 0..10 {
-        tree::signal_tree(pid, pgrp, &proc.id, &proc.known, Signal::KILL);
+        tree::signal_tree(pid, pgrp, &proc.id, &proc.known, proc.group.as_deref(), Signal::KILL);
         tokio::time::sleep(Duration::from_millis(50)).await;
-        if !left().await.unwrap_or(true) {
+        if !left().await {
             return;
         }
     }

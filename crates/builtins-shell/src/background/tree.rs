@@ -14,6 +14,8 @@ use std::sync::{Mutex, PoisonError};
 
 use rustix::process::{Pid, Signal, kill_process, kill_process_group};
 
+use super::cgroup::Group;
+
 /// Processes of a tree remembered at most (then no more are added).
 pub(crate) const MAX_KNOWN: usize = 4096;
 
@@ -119,10 +121,18 @@ pub(crate) fn adopted(table: &[Stat], me: u32, root: u32, id: &str) -> Vec<u32> 
         .collect()
 }
 
-/// The tree of shell `id` (process `root`, group `pgrp`): [`tree`], and each process
-/// toolgate adopted that carries the shell's ID, with its own tree.
-pub(crate) fn members(table: &[Stat], root: u32, pgrp: u32, id: &str) -> Vec<(u32, u64)> {
+/// The tree of shell `id` (process `root`, group `pgrp`): [`tree`], each process
+/// toolgate adopted that carries the shell's ID, with its own tree, and every member of
+/// its cgroup (`group`).
+pub(crate) fn members(table: &[Stat], root: u32, pgrp: u32, id: &str, group: Option<&Group>) -> Vec<(u32, u64)> {
     let mut out = tree(table, root, pgrp);
+    for pid in group.map(Group::pids).unwrap_or_default() {
+        if pid != root
+            && let Some(process) = table.iter().find(|p| p.pid == pid && !p.zombie)
+        {
+            out.push((pid, process.start));
+        }
+    }
     for pid in adopted(table, std::process::id(), root, id) {
         if let Some(process) = table.iter().find(|p| p.pid == pid) {
             out.push((pid, process.start));
@@ -134,15 +144,16 @@ pub(crate) fn members(table: &[Stat], root: u32, pgrp: u32, id: &str) -> Vec<(u3
     out
 }
 
-/// Reaps the `known` processes that ended as toolgate's adopted children (zombies whose
-/// parent is this process): they were seen as the tree's own, so they are no child
-/// another part of toolgate waits for, and nobody else would reap them.
-pub(crate) fn reap(table: &[Stat], known: &HashMap<u32, u64>) {
+/// Reaps the processes of shell `root` that ended as toolgate's adopted children (zombies
+/// whose parent is this process): the `known` ones and those its cgroup (`group`) held.
+/// They were the tree's own, so they are no child another part of toolgate waits for
+/// (the shell itself, which tokio waits for, is left out), and nobody else would reap them.
+pub(crate) fn reap(table: &[Stat], known: &HashMap<u32, u64>, root: u32, group: Option<&Group>) {
     let me = std::process::id();
-    for process in table.iter().filter(|p| p.zombie && p.ppid == me) {
-        if known.get(&process.pid) == Some(&process.start)
-            && let Some(pid) = Pid::from_raw(process.pid as i32)
-        {
+    for process in table.iter().filter(|p| p.zombie && p.ppid == me && p.pid != root) {
+        let ours =
+            known.get(&process.pid) == Some(&process.start) || group.is_some_and(|group| group.held(process.pid));
+        if ours && let Some(pid) = Pid::from_raw(process.pid as i32) {
             let _ = rustix::process::waitpid(Some(pid), rustix::process::WaitOptions::NOHANG);
         }
     }
@@ -151,13 +162,22 @@ pub(crate) fn reap(table: &[Stat], known: &HashMap<u32, u64>) {
 /// Sends `signal` to every process of the tree of `root` (read before anything is
 /// signalled: a descendant whose parent dies of the signal is reparented and would be
 /// lost), to the group `pgrp`, and to every process in `known` that still is the one that
-/// was seen (same start time); what it found joins `known` for the next round. Returns
-/// how many processes other than the shell it reached.
-pub(crate) fn signal_tree(root: u32, pgrp: u32, id: &str, known: &Mutex<HashMap<u32, u64>>, signal: Signal) -> usize {
+/// was seen (same start time), and every member of its cgroup (`group`: KILL reaches
+/// them all at once there, so a process that keeps forking new PIDs cannot outrun it);
+/// what it found joins `known` for the next round. Returns how many processes other than
+/// the shell it reached.
+pub(crate) fn signal_tree(
+    root: u32,
+    pgrp: u32,
+    id: &str,
+    known: &Mutex<HashMap<u32, u64>>,
+    group: Option<&Group>,
+    signal: Signal,
+) -> usize {
     let table = table();
     let targets: Vec<(u32, u64)> = {
         let mut known = known.lock().unwrap_or_else(PoisonError::into_inner);
-        for (pid, start) in members(&table, root, pgrp, id) {
+        for (pid, start) in members(&table, root, pgrp, id, group) {
             if known.len() < MAX_KNOWN {
                 known.insert(pid, start);
             }
@@ -168,10 +188,11 @@ pub(crate) fn signal_tree(root: u32, pgrp: u32, id: &str, known: &Mutex<HashMap<
             .map(|(&pid, &start)| (pid, start))
             .collect()
     };
+    // The cgroup first: KILL there reaches what was forked since the table was read.
+    let mut reached = group.map_or(0, |group| group.signal(signal));
     if let Some(group) = Pid::from_raw(pgrp as i32) {
         let _ = kill_process_group(group, signal);
     }
-    let mut reached = 0;
     for (pid, _) in targets {
         if let Some(process) = Pid::from_raw(pid as i32)
             && kill_process(process, signal).is_ok()
@@ -188,13 +209,16 @@ pub(crate) fn signal_tree(root: u32, pgrp: u32, id: &str, known: &Mutex<HashMap<
 /// Whether anything of the tree is left: a process of group `pgrp`, a descendant of
 /// `root`, one toolgate adopted with shell ID `id`, or a `known` process still running
 /// (those that ended as toolgate's own children are reaped first).
-pub(crate) fn any_left(root: u32, pgrp: u32, id: &str, known: &HashMap<u32, u64>) -> bool {
+pub(crate) fn any_left(root: u32, pgrp: u32, id: &str, known: &HashMap<u32, u64>, group: Option<&Group>) -> bool {
+    if group.is_some_and(Group::populated) {
+        return true;
+    }
     let table = table();
-    reap(&table, known);
+    reap(&table, known, root, group);
     if table.iter().any(|p| p.pid == root && !p.zombie) {
         return true;
     }
-    if !members(&table, root, pgrp, id).is_empty() {
+    if !members(&table, root, pgrp, id, None).is_empty() {
         return true;
     }
     known
