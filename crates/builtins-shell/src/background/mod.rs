@@ -9,7 +9,7 @@
 //! [`ShellLimits::log_bytes`]). Ending a process ends its whole tree: its process group,
 //! every descendant that left the group (`setsid`), and every process it was seen to
 //! have that still runs, and every member of the cgroup it gets where the system allows
-one (`cgroup.rs`), TERM first and KILL after 3 s. A front end ends a session's
+//! one (`cgroup.rs`), TERM first and KILL after 3 s. A front end ends a session's
 //! processes when the session ends ([`Shells::end_session`]) and all of them when it
 //! stops ([`Shells::end_all`]).
 
