@@ -305,7 +305,12 @@ pub fn release_binary() -> std::path::PathBuf {
         .parent()
         .map(std::path::Path::to_path_buf)
         .unwrap_or_default();
-    let binary = workspace.join("target/release/toolgate");
+    // Where cargo put it: `CARGO_TARGET_DIR` (relative to the workspace) when set, as
+    // `cargo xtask bench` passes it on.
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(|dir| workspace.join(dir))
+        .unwrap_or_else(|| workspace.join("target"));
+    let binary = target.join("release/toolgate");
     assert!(binary.exists(), "build it first: cargo build --release -p toolgate");
     binary
 }
