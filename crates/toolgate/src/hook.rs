@@ -732,6 +732,41 @@ mod tests {
     }
 
     #[test]
+    fn gemini_reads_many_files_and_fetches_the_urls_of_its_prompt() {
+        let read = mapped(
+            HookAgent::Gemini,
+            "read_many_files",
+            json!({"include": ["a.rs", "/etc/hosts"]}),
+        );
+        assert_eq!(read.action, "read");
+        assert_eq!(
+            read.resources,
+            vec!["/work/app/a.rs".to_string(), "/etc/hosts".to_string()]
+        );
+        let fetch = mapped(
+            HookAgent::Gemini,
+            "web_fetch",
+            json!({"prompt": "Summarize https://example.com/a and http://example.org/b."}),
+        );
+        assert_eq!(fetch.action, "webfetch");
+        assert_eq!(
+            fetch.resources,
+            vec!["https://example.com/a".to_string(), "http://example.org/b".to_string()]
+        );
+        // No URL: nothing to decide on, so it is asked.
+        assert!(mapped(HookAgent::Gemini, "web_fetch", json!({"prompt": "no link here"})).incomplete);
+        let context = ("my.server".to_string(), "get issue".to_string());
+        let mcp = map_tool(
+            HookAgent::Gemini,
+            "mcp_my_server_get_issue",
+            &json!({}),
+            Some(&context),
+            Path::new("/"),
+        );
+        assert_eq!(mcp.action, "my_server_get_issue");
+    }
+
+    #[test]
     fn codex_patches_edit_every_file_they_name() {
         let patch =
             "*** Begin Patch\n*** Update File: src/a.rs\n@@\n-x\n+y\n*** Add File: /tmp/b.txt\n+hi\n*** End Patch";

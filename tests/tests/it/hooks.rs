@@ -226,6 +226,14 @@ fn codex_pre_tool_use_only_denies() {
     let request = fixture(&sandbox, "codex", "permission_request_bash");
     let (_, out, _) = answer(&sandbox, "codex", &request);
     assert_eq!(out["hookSpecificOutput"]["decision"]["behavior"], "deny", "{out}");
+    // Its PermissionRequest takes an allow: what Codex would ask, the rules allow.
+    let (_, out, _) = answer(&sandbox, "codex", &with_command(request.clone(), "git status --short"));
+    assert_eq!(
+        out,
+        json!({"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": {"behavior": "allow"}}})
+    );
+    let (code, out, _) = answer(&sandbox, "codex", &with_command(request, "cargo publish"));
+    assert_eq!((code, out), (0, Value::Null), "an ask is left to Codex's prompt");
 }
 
 #[test]
