@@ -747,6 +747,28 @@ static FIGURES: &[Figure] = &[
         target: Target::AtMost(128.0),
         how: "the same run: `VmHWM` of the server at the end (64 rings of 1 MiB are kept)",
     },
+    Figure {
+        issue: 27,
+        name: "`toolgate hook claude-code` on a `Bash` PreToolUse payload, cold process (median wall)",
+        unit: "ms",
+        source: Source::Example {
+            example: "hook_bench",
+            key: "hook_bash_ms",
+        },
+        target: Target::AtMost(10.0),
+        how: "whole process, `tests/examples/hook_bench.rs`: the release binary spawned with the payload on stdin (`git status && cargo test -p toolgate --quiet`, the whole bash analysis, an audit entry per assertion), its answer read; 50 runs after 5 warm-ups",
+    },
+    Figure {
+        issue: 27,
+        name: "`toolgate hook claude-code` on a `Read` PreToolUse payload, cold process (median wall)",
+        unit: "ms",
+        source: Source::Example {
+            example: "hook_bench",
+            key: "hook_read_ms",
+        },
+        target: Target::AtMost(10.0),
+        how: "the same run, a `Read` of a file in the project",
+    },
 ];
 
 struct Measured<'a> {
@@ -794,6 +816,7 @@ const RELEASE_EXAMPLES: &[&str] = &[
     "mcp_gateway",
     "http_idle_attackers",
     "shells_bench",
+    "hook_bench",
 ];
 
 /// Runs the benchmarks whose figure name, bench or example matches `filter` (all without

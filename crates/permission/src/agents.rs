@@ -480,9 +480,10 @@ fn work_dirs(home: Option<&Path>, temp_dir: Option<&Path>) -> Vec<String> {
         }
     };
     if let Some(home) = home {
+        let homes = spellings(home);
         for cache in PACKAGE_CACHES {
             let dir = home.join(cache);
-            for home in spellings(home) {
+            for home in &homes {
                 push(&home.join(cache));
             }
             // The cache itself may be a symlink to another disk.
@@ -723,6 +724,9 @@ impl Agents {
             }
         }
 
+        // The same for every agent, and it looks paths up (each package cache's real
+        // path): made once.
+        let base = defaults(settings);
         let mut agents = Vec::new();
         for name in names {
             let own: Vec<&AgentBlock> = blocks.iter().filter(|block| block.name == name).collect();
@@ -732,7 +736,7 @@ impl Agents {
             if every().find_map(|block| block.disable) == Some(true) {
                 continue;
             }
-            let mut rules = defaults(settings);
+            let mut rules = base.clone();
             let (mut mode, hidden, mut description) = match builtin(&name, output_dir, plans_dir, skill_dirs) {
                 Some((mode, hidden, description, own)) => {
                     rules.extend(own);

@@ -70,12 +70,26 @@ pub struct Caller<'a> {
     pub agent: &'a str,
     /// The tool call id.
     pub call: &'a str,
+    /// The other agent whose own tool asked through a hook (`toolgate hook claude-code`):
+    /// recorded as `via`, so the log tells a hook's decisions from toolgate's own calls.
+    pub via: Option<&'a str>,
 }
 
 impl<'a> Caller<'a> {
     /// The caller of tool call `call` by `agent` in `session`.
     pub fn new(session: &'a str, agent: &'a str, call: &'a str) -> Self {
-        Caller { session, agent, call }
+        Caller {
+            session,
+            agent,
+            call,
+            via: None,
+        }
+    }
+
+    /// The same caller, asking for another agent's tool (`claude-code`, `codex`, `gemini`).
+    pub fn via(mut self, via: &'a str) -> Self {
+        self.via = Some(via);
+        self
     }
 }
 
@@ -181,6 +195,9 @@ struct DecisionEntry<'a> {
     effect: Effect,
     rule: Option<RuleEntry<'a>>,
     reply: Option<&'a str>,
+    /// Only in the entries of a hook's decisions (the agent that asked).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    via: Option<&'a str>,
 }
 
 #[derive(Serialize)]
@@ -287,6 +304,7 @@ impl AuditLog {
                 origin: r.origin,
             }),
             reply,
+            via: caller.via,
         });
     }
 

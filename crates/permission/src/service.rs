@@ -379,13 +379,15 @@ impl PermissionServiceBuilder {
         let (events, _) = broadcast::channel(4096);
         // Relative patterns are read under the project as it really is.
         let project = self.roots.first().and_then(|root| std::fs::canonicalize(root).ok());
+        let mut known = crate::spelled::RealPaths::new();
         let resolved = match &project {
             Some(project) => self
                 .agents
                 .all()
                 .iter()
                 .filter_map(|agent| {
-                    crate::spelled::resolved_ruleset(&agent.rules, project).map(|rules| (agent.name.clone(), rules))
+                    crate::spelled::resolved_ruleset(&agent.rules, project, &mut known)
+                        .map(|rules| (agent.name.clone(), rules))
                 })
                 .collect(),
             None => HashMap::new(),
@@ -500,6 +502,7 @@ impl PermissionService {
             session: &ctx.session_id,
             agent: &ctx.agent,
             call: &ctx.tool_call_id,
+            via: None,
         };
         audit.decision(
             &caller,
@@ -519,6 +522,7 @@ impl PermissionService {
             session: &request.session_id,
             agent: &request.agent,
             call: &request.source.call_id,
+            via: None,
         };
         let reply = match reply {
             Reply::Once => "once",

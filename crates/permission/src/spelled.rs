@@ -11,9 +11,20 @@ use crate::config::PATH_ACTIONS;
 use crate::rules::{Rule, Ruleset};
 use crate::wildcard::Pattern;
 
-/// How many symlinked ancestors [`resolve_pattern`] climbs before it gives up: a pattern
+/// How many symlinked ancestors [`resolve_pattern_in`] climbs before it gives up: a pattern
 /// deeper than this under a missing directory is left as written.
 const MAX_MISSING: usize = 64;
+
+/// The real paths already looked up while one service is built, by path: every agent
+/// carries the same default path rules, and `canonicalize` reads every ancestor's link
+/// each time (a cold process looked up `/root` over 500 times for one command).
+pub(crate) type RealPaths = std::collections::HashMap<PathBuf, Option<PathBuf>>;
+
+/// [`resolve_pattern_in`] with nothing looked up yet.
+#[cfg(test)]
+pub(crate) fn resolve_pattern(pattern: &str, project: &Path) -> Option<String> {
+    resolve_pattern_in(pattern, project, &mut RealPaths::new())
+}
 
 /// `pattern` with its literal directory part resolved through symlinks, when that changes
 /// it: relative patterns are read under `project` (canonical) and stay relative when they
@@ -22,7 +33,9 @@ const MAX_MISSING: usize = 64;
 ///
 /// The part of a path that does not exist yet is kept as written under its nearest
 /// existing ancestor's real path, so a rule for a file to come holds once it exists.
-pub(crate) fn resolve_pattern(pattern: &str, project: &Path) -> Option<String> {
+///
+/// Real paths are looked up in `known` first, and kept there.
+fn resolve_pattern_in(pattern: &str, project: &Path, known: &mut RealPaths) -> Option<String> {
     let pattern = pattern.replace('\\', "/");
     let wild = pattern.find(['*', '?']);
     let (head, tail) = match wild {
@@ -41,7 +54,7 @@ pub(crate) fn resolve_pattern(pattern: &str, project: &Path) -> Option<String> {
     } else {
         project.join(head)
     };
-    let real = real_path(&base)?;
+    let real = known.entry(base).or_insert_with_key(|base| real_path(base)).clone()?;
     let spelled = if absolute {
         real.to_string_lossy().into_owned()
     } else {
@@ -64,15 +77,20 @@ pub(crate) fn real_path(path: &Path) -> Option<PathBuf> {
     let mut existing = path.to_path_buf();
     let mut missing: Vec<std::ffi::OsString> = Vec::new();
     loop {
-        match std::fs::canonicalize(&existing) {
-            Ok(real) => {
-                let mut real = real;
+        // One `stat` tells a missing path; `canonicalize` reads every ancestor's link, so
+        // it runs only on a path that exists (a cold process resolves dozens of missing
+        // paths: the protected files git would run).
+        let real = std::fs::metadata(&existing)
+            .ok()
+            .and_then(|_| std::fs::canonicalize(&existing).ok());
+        match real {
+            Some(mut real) => {
                 for part in missing.iter().rev() {
                     real.push(part);
                 }
                 return Some(real);
             }
-            Err(_) => {
+            None => {
                 if missing.len() >= MAX_MISSING {
                     return None;
                 }
@@ -89,7 +107,8 @@ pub(crate) fn real_path(path: &Path) -> Option<PathBuf> {
 
 /// The rules of `rules` with every path rule's pattern resolved ([`resolve_pattern`]), in
 /// the same order; `None` when no pattern changes (the common case: no symlinks named).
-pub(crate) fn resolved_ruleset(rules: &Ruleset, project: &Path) -> Option<Ruleset> {
+/// `known` keeps the real paths looked up, for the next agent's rules.
+pub(crate) fn resolved_ruleset(rules: &Ruleset, project: &Path, known: &mut RealPaths) -> Option<Ruleset> {
     let mut changed = false;
     let resolved: Vec<Rule> = rules
         .rules()
@@ -97,7 +116,10 @@ pub(crate) fn resolved_ruleset(rules: &Ruleset, project: &Path) -> Option<Rulese
         .map(|rule| {
             let action = Pattern::new(&rule.action);
             let path_rule = PATH_ACTIONS.iter().any(|path_action| action.matches(path_action));
-            match path_rule.then(|| resolve_pattern(&rule.resource, project)).flatten() {
+            match path_rule
+                .then(|| resolve_pattern_in(&rule.resource, project, known))
+                .flatten()
+            {
                 Some(resource) => {
                     changed = true;
                     Rule {

@@ -76,6 +76,12 @@ impl App {
                 toolgate_builtins_session::question_tool(questions, Arc::clone(&permissions)),
             ),
         ]);
+        if setup.prompt_tool {
+            builtins.push((
+                "approval_prompt",
+                crate::hook::approval_prompt_tool(crate::check::Analysis::of(setup), Arc::clone(&permissions)),
+            ));
+        }
         // OpenCode V2's `"websearch": false` turns the tool off.
         if !setup.config.websearch_on() {
             builtins.retain(|(name, _)| *name != "websearch");
@@ -154,15 +160,18 @@ pub(crate) fn server_parts(
     questions_answerable: bool,
     sandbox: Option<toolgate_sandbox::Mode>,
 ) -> Result<(toolgate_server::Parts, Option<toolgate_mcp_client::Gateway>), Failure> {
-    server_parts_notified(project, mode, questions_answerable, sandbox).map(|(parts, gateway, _)| (parts, gateway))
+    server_parts_notified(project, mode, questions_answerable, sandbox, true)
+        .map(|(parts, gateway, _)| (parts, gateway))
 }
 
-/// [`server_parts`], and the config's `notify` webhooks (`toolgate serve` sends them).
+/// [`server_parts`], and the config's `notify` webhooks (`toolgate serve` sends them);
+/// `prompt_tool`: whether the tools include `approval_prompt` (`toolgate mcp`'s).
 pub(crate) fn server_parts_notified(
     project: &crate::Project,
     mode: toolgate_permission::AskMode,
     questions_answerable: bool,
     sandbox: Option<toolgate_sandbox::Mode>,
+    prompt_tool: bool,
 ) -> Result<
     (
         toolgate_server::Parts,
@@ -173,6 +182,7 @@ pub(crate) fn server_parts_notified(
 > {
     let mut setup = Setup::new(project, mode)?;
     setup.sandbox = setup.sandbox.clone().with_cli(sandbox);
+    setup.prompt_tool = prompt_tool;
     let questions = QuestionService::new(questions_answerable);
     let app = App::new(&setup, questions.clone())?;
     if let Some(gateway) = &app.gateway {

@@ -14,25 +14,74 @@ use crate::{Failure, Project};
 /// What the analysis says about one bash resource: its "always" pattern, and why it is
 /// opaque or cannot be saved.
 #[derive(Default)]
-struct Note {
+pub(crate) struct Note {
     save: Option<String>,
     why: Option<String>,
 }
 
 /// The assertions, a note for each bash resource, and the reasons whole lines are opaque.
-type Requests = (
+pub(crate) type Requests = (
     Vec<PermissionRequest>,
     std::collections::HashMap<String, Note>,
     Vec<String>,
 );
 
-fn requests(setup: &Setup, action: &str, resources: &[String]) -> Result<Requests, Failure> {
+/// What the assertions of a call are made from: the project, the environment the bash
+/// tool gives its commands (so `~` is the same home) and whether each program is checked
+/// again as it starts. Kept apart from [`Setup`] so a tool can hold it
+/// (`approval_prompt`, see `hook.rs`).
+#[derive(Clone, Debug)]
+pub(crate) struct Analysis {
+    dir: std::path::PathBuf,
+    shell_env: toolgate_shell_analysis::ShellEnv,
+    enforced: bool,
+}
+
+impl Analysis {
+    /// The analysis of `setup`'s project, as its bash tool makes it.
+    pub(crate) fn of(setup: &Setup) -> Analysis {
+        Analysis {
+            dir: setup.dir.clone(),
+            shell_env: toolgate_builtins_shell::ShellEnvPolicy::analysis_env(&crate::sandbox::shell_environment(
+                &setup.config,
+            )),
+            enforced: crate::sandbox::enforces_exec(&setup.sandbox, &setup.dirs),
+        }
+    }
+}
+
+impl Analysis {
+    /// [`Analysis::of`] when `action` is bash; else only the project, since only bash
+    /// needs the environment and the exec guard's support (a probe).
+    pub(crate) fn for_action(setup: &Setup, action: &str) -> Analysis {
+        if action == "bash" {
+            return Analysis::of(setup);
+        }
+        Analysis {
+            dir: setup.dir.clone(),
+            shell_env: toolgate_shell_analysis::ShellEnv::default(),
+            enforced: false,
+        }
+    }
+
+    /// The project directory.
+    pub(crate) fn dir(&self) -> &std::path::Path {
+        &self.dir
+    }
+}
+
+pub(crate) fn requests(setup: &Setup, action: &str, resources: &[String]) -> Result<Requests, Failure> {
+    requests_in(&Analysis::for_action(setup, action), action, resources)
+}
+
+/// [`requests`] from an [`Analysis`].
+pub(crate) fn requests_in(analysis: &Analysis, action: &str, resources: &[String]) -> Result<Requests, Failure> {
     let mut notes = std::collections::HashMap::new();
     let mut opaque_lines = Vec::new();
     if action != "bash" {
         // Paths as the file tools ask them: resolved through `Location` (symlinks, `..`),
         // so a path spelled another way is checked as the file it is.
-        let location = toolgate_core::Location::new(&setup.dir).map_err(Failure::runtime)?;
+        let location = toolgate_core::Location::new(&analysis.dir).map_err(Failure::runtime)?;
         let resources: Vec<String> = resources
             .iter()
             .map(|resource| match action {
@@ -51,14 +100,11 @@ fn requests(setup: &Setup, action: &str, resources: &[String]) -> Result<Request
         let request = PermissionRequest::new(action).resources(resources).save(save);
         return Ok((vec![request], notes, opaque_lines));
     }
-    let location = toolgate_core::Location::new(&setup.dir).map_err(Failure::runtime)?;
-    // The environment the bash tool would give the command, so `~` is the same home.
-    let shell_env =
-        toolgate_builtins_shell::ShellEnvPolicy::analysis_env(&crate::sandbox::shell_environment(&setup.config));
+    let location = toolgate_core::Location::new(&analysis.dir).map_err(Failure::runtime)?;
     let mut merged: Vec<PermissionRequest> = Vec::new();
     for command in resources {
-        let plan =
-            toolgate_shell_analysis::plan_with(&location, command, None, None, &shell_env).map_err(Failure::runtime)?;
+        let plan = toolgate_shell_analysis::plan_with(&location, command, None, None, &analysis.shell_env)
+            .map_err(Failure::runtime)?;
         if let Some(reason) = &plan.analysis.opaque {
             opaque_lines.push(format!("{command}: {reason}"));
         }
@@ -71,7 +117,7 @@ fn requests(setup: &Setup, action: &str, resources: &[String]) -> Result<Request
                 },
             );
         }
-        let enforced = crate::sandbox::enforces_exec(&setup.sandbox, &setup.dirs);
+        let enforced = analysis.enforced;
         for request in plan.requests {
             let request = if request.action == "bash" {
                 request.enforced_later(enforced)
@@ -128,7 +174,7 @@ fn origin_text(rule: &Rule) -> String {
     }
 }
 
-fn rule_text(rule: Option<&Rule>) -> String {
+pub(crate) fn rule_text(rule: Option<&Rule>) -> String {
     match rule {
         Some(rule) => format!(
             "{} {:?} {} — {}",
@@ -141,7 +187,36 @@ fn rule_text(rule: Option<&Rule>) -> String {
     }
 }
 
-pub(crate) fn check(project: &Project, action: &str, resources: &[String], json: bool) -> Result<(), Failure> {
+/// `check --exit-code`: the exit code of a deny, for scripts and other agents' hooks.
+pub(crate) const EXIT_DENY: u8 = 3;
+/// `check --exit-code`: the exit code of an ask.
+pub(crate) const EXIT_ASK: u8 = 4;
+
+/// `toolgate check`; with `exit_code`, the process also exits 0 on allow, [`EXIT_DENY`]
+/// on deny and [`EXIT_ASK`] on ask, after printing the same report.
+pub(crate) fn check(
+    project: &Project,
+    action: &str,
+    resources: &[String],
+    json: bool,
+    exit_code: bool,
+) -> Result<(), Failure> {
+    check_report(project, action, resources, json).and_then(|overall| match (exit_code, overall) {
+        (false, _) | (true, Effect::Allow) => Ok(()),
+        // The report is printed: nothing more to say, only the code.
+        (true, Effect::Deny) => Err(Failure {
+            code: EXIT_DENY,
+            message: String::new(),
+        }),
+        (true, Effect::Ask) => Err(Failure {
+            code: EXIT_ASK,
+            message: String::new(),
+        }),
+    })
+}
+
+/// Prints the report of `check` and gives the overall effect.
+fn check_report(project: &Project, action: &str, resources: &[String], json: bool) -> Result<Effect, Failure> {
     // OpenCode V2's name for the bash tool's permission: analysed as the same lines.
     let action = if action == "shell" { "bash" } else { action };
     let setup = Setup::new(project, AskMode::Headless)?;
@@ -210,7 +285,7 @@ pub(crate) fn check(project: &Project, action: &str, resources: &[String], json:
             }
         }
         outln!("{}", serde_json::to_string_pretty(&value).map_err(Failure::runtime)?);
-        return Ok(());
+        return Ok(overall);
     }
     outln!("{action}: {overall} (agent {})", setup.agent);
     for line in &opaque_lines {
@@ -268,7 +343,7 @@ pub(crate) fn check(project: &Project, action: &str, resources: &[String], json:
     if action == "bash" {
         outln!("{}", crate::sandbox::report(&setup.sandbox_parts()).0);
     }
-    Ok(())
+    Ok(overall)
 }
 
 /// `toolgate config --schema`: the JSON Schema of a config file.

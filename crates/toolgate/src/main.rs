@@ -17,6 +17,7 @@ mod app;
 mod check;
 mod config;
 mod gateway;
+mod hook;
 mod log;
 mod mcp;
 mod notify;
@@ -148,7 +149,9 @@ echo '{\"command\": \"cargo test\"}' | toolgate call bash - --auto\n  toolgate c
     },
     /// Which effect the rules give an action on resources, and which rule decides.
     #[command(
-        after_help = "Examples:\n  toolgate check read .env src/main.rs\n  toolgate check bash 'git status && rm -rf build'\n  toolgate check edit src/lib.rs --agent plan --json"
+        after_help = "Exit codes: 0 when the report is printed (with --exit-code: 0 allow, 3 deny, 4 ask), 2 usage or \
+configuration error.\n\nExamples:\n  toolgate check read .env src/main.rs\n  toolgate check bash 'git status && rm -rf build'\n  \
+toolgate check edit src/lib.rs --agent plan --json\n  toolgate check bash 'make deploy' --exit-code >/dev/null || echo \"not allowed: $?\""
     )]
     Check {
         /// The action, e.g. read, edit, bash, webfetch, external_directory.
@@ -161,6 +164,25 @@ echo '{\"command\": \"cargo test\"}' | toolgate call bash - --auto\n  toolgate c
         /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
+        /// Exit with the effect: 0 allow, 3 deny, 4 ask (for scripts and other hooks).
+        #[arg(long)]
+        exit_code: bool,
+    },
+    /// Answer another agent's pre-tool-use hook from the rules: reads the hook's JSON
+    /// payload on stdin, prints that agent's answer (allow, deny naming the rule, or ask).
+    #[command(
+        after_help = "AGENT is claude-code (PreToolUse, PermissionRequest), codex (PreToolUse, PermissionRequest) or \
+gemini (BeforeTool). The project is --dir, else the payload's cwd. A payload that cannot be read is refused (exit 2, \
+the reason on stderr), never allowed. README \"Hooks for other agents\" has each agent's configuration.\n\nExamples:\n  \
+toolgate hook claude-code\n  toolgate hook gemini --dir ~/src/app"
+    )]
+    Hook {
+        /// The agent whose hook runs this: claude-code, codex or gemini (not `--agent`,
+        /// the toolgate agent whose rules apply).
+        #[arg(value_name = "AGENT")]
+        caller: hook::HookAgent,
+        #[command(flatten)]
+        project: Project,
     },
     /// The effective ordered rules of an agent, with where each came from.
     #[command(after_help = "Examples:\n  toolgate config\n  toolgate config --agent plan")]
@@ -512,7 +534,9 @@ fn main() -> ExitCode {
             resources,
             project,
             json,
-        } => check::check(&project, &action, &resources, json),
+            exit_code,
+        } => check::check(&project, &action, &resources, json, exit_code),
+        Command::Hook { caller, project } => hook::hook(&project, caller),
         Command::Config { schema: true, .. } => check::schema(),
         Command::Config { project, json, .. } => check::config(&project, json),
         Command::Serve {

@@ -55,7 +55,7 @@ pub(crate) fn serve(
     if let Err(error) = crate::app::blank_in_environment_block("TOOLGATE_SERVER_TOKEN") {
         eprintln!("toolgate: warning: could not hide $TOOLGATE_SERVER_TOKEN from /proc ({error})");
     }
-    let (parts, gateway, notify) = server_parts_notified(project, AskMode::Interactive, true, sandbox)?;
+    let (parts, gateway, notify) = server_parts_notified(project, AskMode::Interactive, true, sandbox, false)?;
     // The page's one-time login link, and what signs the webhooks' links to one ask.
     let login_code = toolgate_server::random_token().map_err(Failure::runtime)?;
     let links = toolgate_server::AskLinks::new().map_err(Failure::runtime)?;

@@ -20,6 +20,9 @@ pub(crate) struct Setup {
     pub(crate) sandbox: crate::sandbox::Settings,
     /// Whether bash runs on this process's own streams (`toolgate exec`).
     pub(crate) attached: bool,
+    /// Whether the tools include `approval_prompt`, Claude Code's permission prompt
+    /// (`toolgate mcp` only).
+    pub(crate) prompt_tool: bool,
 }
 
 /// The project directory as given (`--dir`, else the current one) and canonical.
@@ -116,6 +119,7 @@ impl Setup {
             service,
             sandbox,
             attached: false,
+            prompt_tool: false,
         })
     }
 

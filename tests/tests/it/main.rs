@@ -3,7 +3,8 @@
 //!
 //! - The command line: `cli` (every command, flag and exit code), `fs` (the file tools
 //!   as separate processes), `file_limits` (size limits, whole pages, spill cleanup by
-//!   `call`), `upkeep` (spill cleanup of the long-running processes).
+//!   `call`), `upkeep` (spill cleanup of the long-running processes), `hooks`
+//!   (`toolgate hook` as Claude Code, Codex and Gemini CLI run it; `check --exit-code`).
 //! - Configuration and rules: `opencode_config` (OpenCode's config as OpenCode reads it),
 //!   `opencode_plugin` (the OpenCode plugin in Node, against the published plugin API),
 //!   `permission_config` (a deny never disappears, nothing fails open), `front_ends`
@@ -36,6 +37,7 @@ mod fs;
 mod gateway;
 mod gateway_registry;
 mod gateway_serve;
+mod hooks;
 mod mcp;
 mod mcp_http;
 mod opencode_config;

@@ -688,3 +688,87 @@ fn without_dir_the_clients_first_file_root_is_the_project() {
     assert_eq!(files.len(), 1, "{seen}");
     assert!(files[0].as_str().unwrap().ends_with("project/hello.txt"), "{seen}");
 }
+
+/// `approval_prompt`, Claude Code's `--permission-prompt-tool`: its input (`tool_name`,
+/// `input`, `tool_use_id`) decided under the rules, an ask put to the person through
+/// elicitation, and the answer as the JSON text Claude Code parses.
+#[test]
+fn approval_prompt_answers_claude_codes_permission_prompt() {
+    let sandbox = Sandbox::new();
+    sandbox.write(
+        "project/toolgate.json",
+        r#"{"permission": {"bash": {"*": "ask", "git status*": "allow", "rm *": "deny"}, "edit": {"*": "allow", "*.env": "deny"}}}"#,
+    );
+    let mut pipes = Pipes::start(&sandbox, json!({"elicitation": {}}));
+    pipes.send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}));
+    let listed = pipes.response(2, "once");
+    let prompt = listed["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "approval_prompt")
+        .unwrap_or_else(|| panic!("approval_prompt is offered: {listed}"))
+        .clone();
+    assert_eq!(prompt["inputSchema"]["required"], json!(["tool_name"]), "{prompt}");
+    let mut id = 10;
+    let mut ask = |pipes: &mut Pipes, tool: &str, input: Value, decision: &str| -> (Value, Vec<Value>) {
+        id += 1;
+        pipes.send(
+            json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "approval_prompt",
+            "arguments": {"tool_name": tool, "input": input, "tool_use_id": format!("toolu_{id}")}}}),
+        );
+        let mut forms = Vec::new();
+        let answer = loop {
+            let message = pipes.receive();
+            if message["id"] == id && message.get("method").is_none() {
+                break message;
+            }
+            if message["method"] == "elicitation/create" {
+                forms.push(message["params"].clone());
+                pipes.send(json!({"jsonrpc": "2.0", "id": message["id"], "result": {"action": "accept", "content": {"decision": decision}}}));
+            }
+        };
+        assert_eq!(answer["result"]["isError"], false, "{answer}");
+        let text = answer["result"]["content"][0]["text"].as_str().unwrap();
+        (serde_json::from_str(text).unwrap(), forms)
+    };
+    let (answer, forms) = ask(&mut pipes, "Bash", json!({"command": "git status"}), "reject");
+    assert_eq!(
+        answer,
+        json!({"behavior": "allow", "updatedInput": {"command": "git status"}})
+    );
+    assert!(forms.is_empty(), "an allow asks no one: {forms:?}");
+    let (answer, forms) = ask(&mut pipes, "Bash", json!({"command": "git status && rm -rf /"}), "once");
+    assert_eq!(answer["behavior"], "deny", "{answer}");
+    assert!(
+        answer["message"]
+            .as_str()
+            .unwrap()
+            .contains(r#"by rule bash "rm *" deny"#),
+        "{answer}"
+    );
+    assert!(forms.is_empty(), "a deny asks no one: {forms:?}");
+    let (answer, forms) = ask(
+        &mut pipes,
+        "Edit",
+        json!({"file_path": sandbox.project().join("prod.env")}),
+        "once",
+    );
+    assert_eq!(answer["behavior"], "deny", "{answer}");
+    // An ask goes to the person: rejected, then approved.
+    let (answer, forms_rejected) = ask(&mut pipes, "Bash", json!({"command": "cargo build"}), "reject");
+    assert_eq!(answer["behavior"], "deny", "{answer}");
+    assert_eq!(forms_rejected.len(), 1, "{forms_rejected:?}");
+    assert!(
+        forms_rejected[0]["message"].as_str().unwrap().contains("cargo build"),
+        "{forms_rejected:?}"
+    );
+    let (answer, _) = ask(&mut pipes, "Bash", json!({"command": "cargo build"}), "once");
+    assert_eq!(
+        answer,
+        json!({"behavior": "allow", "updatedInput": {"command": "cargo build"}})
+    );
+    assert!(forms.is_empty());
+    drop(pipes.input);
+    let _ = pipes.child.wait();
+}
