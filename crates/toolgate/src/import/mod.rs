@@ -1,0 +1,219 @@
+//! `toolgate import claude-code|codex|gemini [--write]`: the rules a person already has in
+//! another agent, as toolgate rules (README "Importing rules from other agents").
+//!
+//! Each agent's module reads its files into one [`Imported`]: rules in the order that gives
+//! toolgate's last-match-wins (spec §4.9) the agent's own effect, MCP servers in toolgate's
+//! `mcp` form, and notes on everything that could not be expressed. What is unclear never
+//! becomes an allow: it is left out (an allow) or widened (an ask or a deny), and noted.
+//!
+//! The rules go into the V2 list form, `permissions`, which a file reads after its
+//! `permission` object: an ordered list keeps duplicates and order exactly, and the
+//! imported block, appended after the file's own rules, decides wherever it matches.
+
+mod claude;
+mod codex;
+mod gemini;
+mod merge;
+mod starlark;
+
+use std::path::{Path, PathBuf};
+
+use crate::{Failure, Project};
+
+/// The agents whose rules can be imported.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum Agent {
+    /// Claude Code: `settings.json` permissions and `.mcp.json`.
+    ClaudeCode,
+    /// Codex: `config.toml` MCP servers and `.rules` prefix rules.
+    Codex,
+    /// Gemini CLI: policy TOML files and `settings.json`.
+    Gemini,
+}
+
+impl Agent {
+    fn name(self) -> &'static str {
+        match self {
+            Agent::ClaudeCode => "claude-code",
+            Agent::Codex => "codex",
+            Agent::Gemini => "gemini",
+        }
+    }
+}
+
+/// An effect, ordered by strictness: a later effect in toolgate's order is the stricter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(crate) enum Effect {
+    Allow,
+    Ask,
+    Deny,
+}
+
+impl Effect {
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            Effect::Allow => "allow",
+            Effect::Ask => "ask",
+            Effect::Deny => "deny",
+        }
+    }
+}
+
+/// One imported rule, with what it came from (shown as a comment beside it).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Rule {
+    pub(crate) action: String,
+    pub(crate) resource: String,
+    pub(crate) effect: Effect,
+    pub(crate) why: String,
+}
+
+impl Rule {
+    pub(crate) fn new(action: &str, resource: &str, effect: Effect, why: impl Into<String>) -> Rule {
+        Rule {
+            action: action.to_string(),
+            resource: resource.to_string(),
+            effect,
+            why: why.into(),
+        }
+    }
+}
+
+/// One imported MCP server, in toolgate's `mcp` form.
+#[derive(Clone, Debug)]
+pub(crate) struct Server {
+    pub(crate) name: String,
+    pub(crate) value: serde_json::Value,
+    pub(crate) why: String,
+}
+
+/// What one agent's files become.
+#[derive(Debug, Default)]
+pub(crate) struct Imported {
+    /// The files read, in the order read.
+    pub(crate) sources: Vec<PathBuf>,
+    /// The rules, in toolgate's order (the last matching one decides).
+    pub(crate) rules: Vec<Rule>,
+    pub(crate) servers: Vec<Server>,
+    /// What could not be expressed, or was expressed more strictly than the agent has it.
+    pub(crate) notes: Vec<String>,
+}
+
+impl Imported {
+    pub(crate) fn note(&mut self, note: impl Into<String>) {
+        let note = note.into();
+        if !self.notes.contains(&note) {
+            self.notes.push(note);
+        }
+    }
+}
+
+/// Where an agent's files are looked for: the project, the home directory, and the
+/// agent's own variables (`CODEX_HOME`).
+pub(crate) struct Places {
+    pub(crate) dir: PathBuf,
+    pub(crate) home: Option<PathBuf>,
+}
+
+impl Places {
+    /// `home`/`rest`, when the home directory is known.
+    pub(crate) fn in_home(&self, rest: &str) -> Option<PathBuf> {
+        self.home.as_ref().map(|home| home.join(rest))
+    }
+}
+
+/// Reads a file as UTF-8 text, naming it in the error.
+pub(crate) fn read_text(path: &Path) -> Result<String, Failure> {
+    std::fs::read_to_string(path).map_err(|error| Failure::usage(format!("{}: {error}", path.display())))
+}
+
+/// The `*.toml` (or other `ext`) files of a directory, sorted by name (as the agents load
+/// them); none when it does not exist.
+pub(crate) fn files_in(dir: &Path, ext: &str) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(Result::ok)
+        .map(|entry| entry.path())
+        .filter(|path| path.is_file() && path.extension().is_some_and(|e| e == ext))
+        .collect();
+    files.sort();
+    files
+}
+
+/// Whether a pattern element may stand in a toolgate wildcard as itself: `*` and `?` are
+/// wildcards there and cannot be escaped.
+pub(crate) fn literal_safe(text: &str) -> bool {
+    !text.contains(['*', '?'])
+}
+
+/// `toolgate import AGENT [--from FILE]… [--write]`.
+pub(crate) fn run(project: &Project, agent: Agent, from: &[PathBuf], write: bool) -> Result<(), Failure> {
+    let (_, dir) = crate::setup::project_dir(project)?;
+    let places = Places {
+        dir: dir.clone(),
+        home: etcetera::home_dir().ok(),
+    };
+    let imported = match agent {
+        Agent::ClaudeCode => claude::import(&places, from)?,
+        Agent::Codex => codex::import(&places, from)?,
+        Agent::Gemini => gemini::import(&places, from)?,
+    };
+    if imported.sources.is_empty() {
+        return Err(Failure::usage(format!(
+            "no {} configuration found (looked in {}); name files with --from FILE",
+            agent.name(),
+            match agent {
+                Agent::ClaudeCode => claude::LOOKED,
+                Agent::Codex => codex::LOOKED,
+                Agent::Gemini => gemini::LOOKED,
+            }
+        )));
+    }
+    let target = merge::target(&dir);
+    let old = match std::fs::read_to_string(&target) {
+        Ok(text) => text,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(error) => return Err(Failure::usage(format!("{}: {error}", target.display()))),
+    };
+    let merged = merge::merge(&old, &imported, agent.name())
+        .map_err(|error| Failure::usage(format!("{}: {error}", target.display())))?;
+    for note in &merged.skipped {
+        eprintln!("toolgate: warning: import: {note}");
+    }
+    for note in &imported.notes {
+        eprintln!("toolgate: note: import: {note}");
+    }
+    let shown = target.display().to_string();
+    let diff = similar::TextDiff::from_lines(old.as_str(), merged.text.as_str())
+        .unified_diff()
+        .context_radius(3)
+        .header(&shown, &shown)
+        .to_string();
+    if write {
+        if diff.is_empty() {
+            outln!("{shown}: unchanged");
+            return Ok(());
+        }
+        merge::write_atomic(&target, &merged.text)
+            .map_err(|error| Failure::runtime(format!("cannot write {shown}: {error}")))?;
+        outln!("{}", diff.trim_end());
+        outln!(
+            "wrote {shown}: {} rules and {} MCP servers imported from {}",
+            imported.rules.len(),
+            merged.servers,
+            agent.name()
+        );
+    } else {
+        outln!("// The toolgate rules imported from {}:", agent.name());
+        outln!("{}", merge::document(&imported, agent.name()).trim_end());
+        if diff.is_empty() {
+            outln!("// {shown} would not change");
+        } else {
+            outln!("// The change to {shown} (apply it with --write):");
+            outln!("{}", diff.trim_end());
+        }
+    }
+    Ok(())
+}
