@@ -118,8 +118,9 @@ fn read_file(path: &Path, lists: &mut Lists, home_state: bool, dir: &Path) -> Re
     Ok(())
 }
 
-/// `${VAR}` and `${VAR:-default}` (Claude Code's expansion in `.mcp.json`) as toolgate's
-/// `{env:VAR}`; a default cannot be kept.
+/// `${VAR}` (Claude Code's expansion in `.mcp.json`) as toolgate's `{env:VAR}`.
+/// `${VAR:-default}` has no counterpart: toolgate's `{env:VAR}` is empty when VAR is
+/// unset (an empty URL would not load), so the default is written as it is, and said so.
 pub(super) fn expand(text: &str, imported: &mut Imported, server: &str) -> String {
     let mut out = String::new();
     let mut rest = text;
@@ -127,16 +128,15 @@ pub(super) fn expand(text: &str, imported: &mut Imported, server: &str) -> Strin
         let Some(end) = rest[start..].find('}') else { break };
         out.push_str(&rest[..start]);
         let inner = &rest[start + 2..start + end];
-        let name = match inner.split_once(":-") {
+        match inner.split_once(":-") {
             Some((name, default)) => {
                 imported.note(format!(
-                    "MCP server {server:?}: the default of ${{{name}:-{default}}} is not kept (toolgate's {{env:{name}}} is empty when unset)"
+                    "MCP server {server:?}: ${{{name}:-{default}}} is imported as its default {default:?}; write {{env:{name}}} there to follow {name}"
                 ));
-                name
+                out.push_str(default);
             }
-            None => inner,
-        };
-        out.push_str(&format!("{{env:{name}}}"));
+            None => out.push_str(&format!("{{env:{inner}}}")),
+        }
         rest = &rest[start + end + 1..];
     }
     out.push_str(rest);
@@ -698,7 +698,7 @@ mod tests {
     fn variables_are_toolgates() {
         let mut imported = Imported::default();
         assert_eq!(expand("Bearer ${TOKEN}", &mut imported, "s"), "Bearer {env:TOKEN}");
-        assert_eq!(expand("${A:-x}/y", &mut imported, "s"), "{env:A}/y");
+        assert_eq!(expand("${A:-https://x}/y", &mut imported, "s"), "https://x/y");
         assert_eq!(imported.notes.len(), 1);
     }
 }

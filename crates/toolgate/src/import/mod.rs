@@ -148,6 +148,26 @@ pub(crate) fn literal_safe(text: &str) -> bool {
     !text.contains(['*', '?'])
 }
 
+/// Loads `text` as toolgate would load the project's file (from a file beside it, as
+/// `--config`): a merge that toolgate could not load is refused before anything is
+/// written (an MCP server's URL it cannot use, a value of the wrong shape).
+fn check_loads(dir: &Path, target: &Path, text: &str) -> Result<(), Failure> {
+    let parent = target.parent().unwrap_or(dir);
+    let probe = parent.join(format!(".toolgate-import-{}.json", std::process::id()));
+    std::fs::write(&probe, text).map_err(|error| Failure::runtime(format!("{}: {error}", probe.display())))?;
+    let loaded = crate::config::Config::load(
+        &crate::config::Dirs::discover(),
+        dir,
+        Some(&probe),
+        crate::trust::Policy::Stored,
+    );
+    let _ = std::fs::remove_file(&probe);
+    loaded.map(|_| ()).map_err(|error| {
+        let message = error.to_string().replace(&probe.display().to_string(), &target.display().to_string());
+        Failure::usage(format!("the imported rules would not load, nothing is written: {message}"))
+    })
+}
+
 /// `toolgate import AGENT [--from FILE]… [--write]`.
 pub(crate) fn run(project: &Project, agent: Agent, from: &[PathBuf], write: bool) -> Result<(), Failure> {
     let (_, dir) = crate::setup::project_dir(project)?;
@@ -179,6 +199,7 @@ pub(crate) fn run(project: &Project, agent: Agent, from: &[PathBuf], write: bool
     };
     let merged = merge::merge(&old, &imported, agent.name())
         .map_err(|error| Failure::usage(format!("{}: {error}", target.display())))?;
+    check_loads(&dir, &target, &merged.text)?;
     for note in &merged.skipped {
         eprintln!("toolgate: warning: import: {note}");
     }
