@@ -642,10 +642,8 @@ mod tests {
             resources("Edit(/src/**/*.ts)", Effect::Deny),
             ["src/**/*.ts", "src/*.ts"]
         );
-        assert_eq!(
-            one("Write(docs/)", Effect::Ask),
-            [("edit".into(), "docs/*".into(), Effect::Ask)]
-        );
+        // A trailing slash alone does not anchor: a directory of that name at any depth.
+        assert_eq!(resources("Write(docs/)", Effect::Ask), ["docs/*", "*/docs/*"]);
         assert_eq!(
             one("mcp__gh", Effect::Deny),
             [("gh_*".into(), "*".into(), Effect::Deny)]

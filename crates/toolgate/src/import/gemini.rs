@@ -605,7 +605,7 @@ mod tests {
             &mut imported,
             &mut ranked,
         )
-        .unwrap();
+        .unwrap_or_else(|failure| panic!("{}", failure.message));
         ranked.sort_by(|a, b| {
             a.priority
                 .total_cmp(&b.priority)
