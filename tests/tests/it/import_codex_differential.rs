@@ -145,6 +145,12 @@ fn reason(report: &Value, codex_rank: u8, clean: &dyn Fn(&str) -> String) -> (St
         if first["opaque"].as_bool() == Some(true) || !first["holes"].as_array().is_none_or(Vec::is_empty) {
             return ("runtime".into(), detail);
         }
+        // toolgate decides a command by its words and by its text as written: a part with
+        // the words of another is the same command, spelled another way.
+        let shown = |part: &Value| words(part["resource"].as_str().unwrap_or("")).join(" ");
+        if parts.iter().any(|p| !std::ptr::eq(p, first) && shown(p) == shown(first)) {
+            return ("spelled".into(), detail);
+        }
         if parts.len() > 1 && !std::ptr::eq(first, &parts[0]) {
             return ("later".into(), detail);
         }
@@ -184,16 +190,16 @@ fn explain(reason: &str) -> &'static str {
             "**A later command of the line.** Codex's `execpolicy check` matches the argv's first words only: `git status && rm -rf build` is `git status …` to it. toolgate analyses the line as bash runs it and decides every command in it (README \"The bash tool\"); a later command's own rule is the stricter one."
         }
         "composed" => {
-            "**A composition.** The line holds several commands (a pipe, a list, a substitution); the first is already stricter in toolgate because the analysis separates it from the words that follow (Codex sees `ls | wc -l` as `ls` with arguments `|`, `wc`, `-l`)."
+            "**A command inside a command.** A substitution (`` `whoami` ``, `$(curl …)`) runs a command of its own before the outer one, and toolgate decides it by its own rule; Codex sees the outer command's words only."
         }
         "runtime" => {
             "**Known only when it runs.** Part of the command is a variable, a substitution or a glob: toolgate cannot see what will run, so no allow covers it (README \"The analysis\")."
         }
         "spelled" => {
-            "**The same command, spelled another way.** The command's words, after the analysis (quotes removed, a program's path or a wrapper seen through), meet a stricter rule than the words Codex compares."
+            "**The same command, spelled another way.** toolgate decides a command by its words and by its text as written (quotes, backslashes, extra spaces), and the stricter answer holds: the imported `git status *` matches the words of `'git' status` but not its text, so toolgate asks where Codex, comparing words, allows."
         }
         "touches:read" => {
-            "**It reads a file the rules ask about.** toolgate also asks `read` for what a command reads; the default rules ask before a `.env` file is read."
+            "**It reads a file the rules ask about.** toolgate also asks `read` for what a command reads, and the default rules ask before a `.env` file is read: a recursive read of a directory (`src/…`) may reach one, so it is asked too."
         }
         "touches:edit" => {
             "**It writes a file the rules ask about.** toolgate also asks `edit` for what a command writes."
@@ -239,6 +245,7 @@ fn toolgate_is_at_least_as_strict_as_codex_on_every_command() {
     let mut weaker = Vec::new();
     let mut equal = 0;
     let mut unmatched: BTreeMap<String, usize> = BTreeMap::new();
+    let mut unmatched_rows: Vec<String> = Vec::new();
     let mut stricter: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for line in &lines {
         let decision = codex(&binary, &home, &words(line));
@@ -259,7 +266,15 @@ fn toolgate_is_at_least_as_strict_as_codex_on_every_command() {
         if ours < codex_rank {
             weaker.push(format!("{line}: Codex {decision}, toolgate {effect}\n{stdout}"));
         } else if decision == "none" {
-            *unmatched.entry(effect).or_default() += 1;
+            *unmatched.entry(effect.clone()).or_default() += 1;
+            if effect != "ask" {
+                let parts = report["resources"].as_array().cloned().unwrap_or_default();
+                let shown: Vec<String> = parts
+                    .iter()
+                    .map(|p| format!("`{}` {}", clean(p["resource"].as_str().unwrap_or("")), p["effect"].as_str().unwrap_or("")))
+                    .collect();
+                unmatched_rows.push(format!("| `{}` | {effect} | {} |", line.replace('|', "\\|"), shown.join(", ").replace('|', "\\|")));
+            }
         } else if ours == codex_rank {
             equal += 1;
         } else {
@@ -305,6 +320,15 @@ fn toolgate_is_at_least_as_strict_as_codex_on_every_command() {
         doc,
         "Where no Codex rule matches, Codex decides by its approval policy and its list of\nknown-safe commands, outside the rules; the import gives toolgate a baseline that asks\n(`bash *: ask`), so such a command is asked unless toolgate's analysis finds nothing to ask.\n"
     );
+    let _ = writeln!(
+        doc,
+        "The lines no Codex rule matches that toolgate does not ask about, with the commands\nits analysis found in them: toolgate sees through `time`, `VAR=value`, `;`, groups and\ncontrol flow to commands an imported rule decides (Codex's words `status;` or `LANG=C`\nmatch no rule), and a builtin that runs nothing (`true`, `export`) needs no rule:\n"
+    );
+    let _ = writeln!(doc, "| command | toolgate | its parts |\n|---|---|---|");
+    for row in &unmatched_rows {
+        let _ = writeln!(doc, "{row}");
+    }
+    let _ = writeln!(doc);
     let _ = writeln!(doc, "## Where toolgate is stricter, and why\n");
     for (why, rows) in &stricter {
         let _ = writeln!(doc, "### {why} ({})\n\n{}\n", rows.len(), explain(why));
