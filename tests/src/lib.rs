@@ -279,7 +279,9 @@ pub fn codex_cli() -> Result<std::path::PathBuf, String> {
     let dir = target_dir().join("codex-cli");
     let package = format!("@openai/codex@{CODEX_VERSION}");
     if !try_npm_install(&dir, &target_dir().join("codex-cli.lock"), &[package.as_str()]) {
-        return Err(format!("npm install {package} failed (no npm, or the registry is unreachable)"));
+        return Err(format!(
+            "npm install {package} failed (no npm, or the registry is unreachable)"
+        ));
     }
     let binary = dir.join("node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex");
     if !binary.is_file() {

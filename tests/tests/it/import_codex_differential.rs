@@ -148,7 +148,10 @@ fn reason(report: &Value, codex_rank: u8, clean: &dyn Fn(&str) -> String) -> (St
         // toolgate decides a command by its words and by its text as written: a part with
         // the words of another is the same command, spelled another way.
         let shown = |part: &Value| words(part["resource"].as_str().unwrap_or("")).join(" ");
-        if parts.iter().any(|p| !std::ptr::eq(p, first) && shown(p) == shown(first)) {
+        if parts
+            .iter()
+            .any(|p| !std::ptr::eq(p, first) && shown(p) == shown(first))
+        {
             return ("spelled".into(), detail);
         }
         if parts.len() > 1 && !std::ptr::eq(first, &parts[0]) {
@@ -271,9 +274,19 @@ fn toolgate_is_at_least_as_strict_as_codex_on_every_command() {
                 let parts = report["resources"].as_array().cloned().unwrap_or_default();
                 let shown: Vec<String> = parts
                     .iter()
-                    .map(|p| format!("`{}` {}", clean(p["resource"].as_str().unwrap_or("")), p["effect"].as_str().unwrap_or("")))
+                    .map(|p| {
+                        format!(
+                            "`{}` {}",
+                            clean(p["resource"].as_str().unwrap_or("")),
+                            p["effect"].as_str().unwrap_or("")
+                        )
+                    })
                     .collect();
-                unmatched_rows.push(format!("| `{}` | {effect} | {} |", line.replace('|', "\\|"), shown.join(", ").replace('|', "\\|")));
+                unmatched_rows.push(format!(
+                    "| `{}` | {effect} | {} |",
+                    line.replace('|', "\\|"),
+                    shown.join(", ").replace('|', "\\|")
+                ));
             }
         } else if ours == codex_rank {
             equal += 1;

@@ -591,7 +591,8 @@ mod tests {
 
     fn rules(text: &str) -> Vec<(String, Effect)> {
         let mut imported = Imported::default();
-        let parsed = parse_rules(text, Path::new("t.rules"), &mut imported).unwrap_or_else(|failure| panic!("{}", failure.message));
+        let parsed = parse_rules(text, Path::new("t.rules"), &mut imported)
+            .unwrap_or_else(|failure| panic!("{}", failure.message));
         rules_of(&parsed, &mut imported);
         imported.rules.into_iter().map(|r| (r.resource, r.effect)).collect()
     }
@@ -629,7 +630,12 @@ mod tests {
     fn examples_must_hold() {
         let mut imported = Imported::default();
         let ok = "prefix_rule(pattern=[\"git\", \"status\"], match=[\"git status -s\", [\"git\", \"status\"]], not_match=[\"git 'stat us'\"])";
-        assert_eq!(parse_rules(ok, Path::new("t"), &mut imported).unwrap_or_else(|failure| panic!("{}", failure.message)).len(), 1);
+        assert_eq!(
+            parse_rules(ok, Path::new("t"), &mut imported)
+                .unwrap_or_else(|failure| panic!("{}", failure.message))
+                .len(),
+            1
+        );
         assert!(
             parse_rules(
                 "prefix_rule(pattern=[\"git\"], match=[\"ls\"])",

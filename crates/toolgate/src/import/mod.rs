@@ -163,8 +163,12 @@ fn check_loads(dir: &Path, target: &Path, text: &str) -> Result<(), Failure> {
     );
     let _ = std::fs::remove_file(&probe);
     loaded.map(|_| ()).map_err(|error| {
-        let message = error.to_string().replace(&probe.display().to_string(), &target.display().to_string());
-        Failure::usage(format!("the imported rules would not load, nothing is written: {message}"))
+        let message = error
+            .to_string()
+            .replace(&probe.display().to_string(), &target.display().to_string());
+        Failure::usage(format!(
+            "the imported rules would not load, nothing is written: {message}"
+        ))
     })
 }
 
