@@ -225,6 +225,17 @@ fn the_file_keeps_its_own_rules_and_comments_and_the_diff_shows_the_change() {
     assert_eq!(code, 0, "{err}");
     let written = std::fs::read_to_string(sandbox.project().join("toolgate.json")).unwrap();
     assert!(written.starts_with("{\n  // my own rules\n"), "{written}");
+    // The same import again adds nothing.
+    let (code, out, err) = run(
+        &sandbox,
+        &["import", "codex", "--from", rules.to_str().unwrap(), "--write"],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("unchanged"), "{out}");
+    assert_eq!(
+        std::fs::read_to_string(sandbox.project().join("toolgate.json")).unwrap(),
+        written
+    );
     assert_eq!(
         effect(&sandbox, "read", "private/x"),
         "deny",

@@ -95,7 +95,6 @@ fn text_list(value: Option<&toml::Value>) -> Option<Vec<String>> {
 }
 
 /// The rules of one policy file at `tier`.
-#[allow(clippy::too_many_lines)]
 fn read_policy(
     text: &str,
     file: &Path,

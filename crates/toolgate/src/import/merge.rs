@@ -86,9 +86,10 @@ fn server_members(servers: &[&super::Server], indent: &str) -> String {
 
 /// The imported block as a config file of its own (what `toolgate import` prints).
 pub(super) fn document(imported: &Imported, agent: &str) -> String {
-    let mut out = String::from("{\n");
-    out.push_str(&header(imported, agent, "  "));
-    out.push_str("  \"permissions\": [\n");
+    // The header inside the list, as a merge puts it: the same import again is then
+    // found word for word, whichever way the file began.
+    let mut out = String::from("{\n  \"permissions\": [\n");
+    out.push_str(&header(imported, agent, "    "));
     out.push_str(&rule_items(imported, "    "));
     out.push_str("  ]");
     if imported.servers.is_empty() {
@@ -187,10 +188,11 @@ pub(super) fn merge(old: &str, imported: &Imported, agent: &str) -> Result<Merge
     let Some(ast::Value::Object(root)) = parsed.value else {
         return Err(MergeError::NotObject);
     };
+    let block = format!("{}{}", header(imported, agent, "    "), rule_items(imported, "    "));
+    let servers_there = |names: &[String]| imported.servers.iter().all(|server| names.contains(&server.name));
     let mut inserts = Vec::new();
     // Members new to the root object, added in one insertion at its end.
     let mut root_members: Vec<String> = Vec::new();
-    let block = format!("{}{}", header(imported, agent, "    "), rule_items(imported, "    "));
     match root.get("permissions").map(|p| &p.value) {
         Some(ast::Value::Array(list)) => {
             let last = list.elements.last().map(|e| jsonc_parser::common::Ranged::range(e).end);
@@ -211,6 +213,22 @@ pub(super) fn merge(old: &str, imported: &Imported, agent: &str) -> Result<Merge
         Some(_) => return Err(MergeError::Shape("mcp", "an object")),
         None => (Vec::new(), None),
     };
+    // The same import again (its block word for word, its servers there): nothing to add.
+    if old.contains(block.trim_end_matches([',', '\n'])) && servers_there(&existing) {
+        return Ok(Merged {
+            text: old.to_string(),
+            servers: 0,
+            skipped: Vec::new(),
+        });
+    }
+    // The same import again (its block word for word, its servers there): nothing to add.
+    if old.contains(block.trim_end_matches([',', '\n'])) && servers_there(&existing) {
+        return Ok(Merged {
+            text: old.to_string(),
+            servers: 0,
+            skipped: Vec::new(),
+        });
+    }
     let servers: Vec<&super::Server> = imported
         .servers
         .iter()
@@ -339,6 +357,19 @@ mod tests {
         assert_eq!(load(&again.text)["permissions"].as_array().unwrap().len(), 2);
         let empty_list = merge("{\"permissions\": []}", &imported(), "claude-code").unwrap();
         assert_eq!(load(&empty_list.text)["permissions"].as_array().unwrap().len(), 2);
+    }
+
+    /// Importing the same rules again changes nothing.
+    #[test]
+    fn the_same_import_twice_is_one() {
+        for start in ["", "{\n}\n"] {
+            let once = merge(start, &imported(), "claude-code").unwrap();
+            let twice = merge(&once.text, &imported(), "claude-code").unwrap();
+            assert_eq!(once.text, twice.text);
+        }
+        let once = merge("", &imported(), "claude-code").unwrap();
+        let other = merge(&once.text, &imported(), "codex").unwrap();
+        assert_ne!(once.text, other.text, "another agent's block is added");
     }
 
     /// V2's `mcp.servers` takes the servers when the file uses it.

@@ -152,9 +152,19 @@ pub(crate) fn literal_safe(text: &str) -> bool {
 /// `--config`): a merge that toolgate could not load is refused before anything is
 /// written (an MCP server's URL it cannot use, a value of the wrong shape).
 fn check_loads(dir: &Path, target: &Path, text: &str) -> Result<(), Failure> {
-    let parent = target.parent().unwrap_or(dir);
-    let probe = parent.join(format!(".toolgate-import-{}.json", std::process::id()));
-    std::fs::write(&probe, text).map_err(|error| Failure::runtime(format!("{}: {error}", probe.display())))?;
+    // Beside the file, so what it reads relative to itself (`{file:…}`) is found; in the
+    // temporary directory when the project cannot be written (a look without --write).
+    let name = format!(".toolgate-import-{}.json", std::process::id());
+    let beside = target.parent().unwrap_or(dir).join(&name);
+    let probe = match std::fs::write(&beside, text) {
+        Ok(()) => beside,
+        Err(_) => {
+            let elsewhere = std::env::temp_dir().join(&name);
+            std::fs::write(&elsewhere, text)
+                .map_err(|error| Failure::runtime(format!("{}: {error}", elsewhere.display())))?;
+            elsewhere
+        }
+    };
     let loaded = crate::config::Config::load(
         &crate::config::Dirs::discover(),
         dir,
