@@ -691,6 +691,31 @@ mod tests {
         assert_eq!(one("mcp__*", Effect::Deny), [("gh_*".into(), "*".into(), Effect::Deny)]);
     }
 
+    fn baseline(mode: &str) -> Vec<(String, Effect)> {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("settings.json");
+        std::fs::write(&file, format!("{{\"permissions\": {{\"defaultMode\": \"{mode}\"}}}}")).unwrap();
+        let places = Places {
+            dir: dir.path().to_path_buf(),
+            home: None,
+        };
+        let imported = import(&places, &[file]).unwrap_or_else(|failure| panic!("{}", failure.message));
+        imported.rules.into_iter().map(|r| (r.action, r.effect)).collect()
+    }
+
+    /// What no rule matches follows `defaultMode`; a mode toolgate has no counterpart
+    /// for keeps the asks.
+    #[test]
+    fn the_baseline_follows_the_default_mode() {
+        let edit = |rules: &[(String, Effect)]| rules.iter().find(|(a, _)| a == "edit").map(|(_, e)| *e);
+        let bash = |rules: &[(String, Effect)]| rules.iter().find(|(a, _)| a == "bash").map(|(_, e)| *e);
+        assert_eq!(edit(&baseline("default")), Some(Effect::Ask));
+        assert_eq!(edit(&baseline("acceptEdits")), Some(Effect::Allow));
+        assert_eq!(bash(&baseline("acceptEdits")), Some(Effect::Ask));
+        assert_eq!(bash(&baseline("dontAsk")), Some(Effect::Deny));
+        assert_eq!(bash(&baseline("bypassPermissions")), Some(Effect::Ask));
+    }
+
     /// `${VAR}` becomes `{env:VAR}`.
     #[test]
     fn variables_are_toolgates() {

@@ -657,6 +657,44 @@ mod tests {
         assert_eq!(literal_prefix("ab+"), ("a".into(), false));
     }
 
+    /// `tools.allowed` with a shell command narrows the shell: every other command is
+    /// denied just below it (config.ts, "Narrowing Enforcement"); `tools.exclude` denies.
+    #[test]
+    fn settings_rules() {
+        let root: Value = serde_json::json!({
+            "tools": {"allowed": ["run_shell_command(git status)", "read_file"], "exclude": ["web_fetch"]},
+            "mcp": {"excluded": ["bad"]}
+        });
+        let mut imported = Imported::default();
+        let mut ranked = Vec::new();
+        read_settings_rules(
+            root.as_object().unwrap(),
+            Path::new("settings.json"),
+            &[],
+            &mut imported,
+            &mut ranked,
+        );
+        ranked.sort_by(|a, b| {
+            a.priority
+                .total_cmp(&b.priority)
+                .then(a.rule.effect.cmp(&b.rule.effect))
+        });
+        let got: Vec<(String, String, Effect)> = ranked
+            .into_iter()
+            .map(|r| (r.rule.action, r.rule.resource, r.rule.effect))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("bash".to_string(), "*".to_string(), Effect::Deny),
+                ("bash".into(), "git status *".into(), Effect::Allow),
+                ("read".into(), "*".into(), Effect::Allow),
+                ("webfetch".into(), "*".into(), Effect::Deny),
+                ("bad_*".into(), "*".into(), Effect::Deny),
+            ]
+        );
+    }
+
     /// A rule for other modes is not the default mode's; a bad file is refused.
     #[test]
     fn modes_and_errors() {
