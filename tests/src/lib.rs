@@ -239,11 +239,20 @@ pub fn npm_tools() -> std::path::PathBuf {
 /// Installs `packages` with npm into the prefix `dir`, once: a stamp file remembers what
 /// was installed, and `lock` keeps parallel tests from installing at the same time.
 fn npm_install<S: AsRef<str>>(dir: &std::path::Path, lock: &std::path::Path, packages: &[S]) {
+    assert!(
+        try_npm_install(dir, lock, packages),
+        "npm install failed (the npm registry must be reachable)"
+    );
+}
+
+/// [`npm_install`] that reports a failed install (no npm, no registry) instead of
+/// panicking, for the tests that skip without the package.
+fn try_npm_install<S: AsRef<str>>(dir: &std::path::Path, lock: &std::path::Path, packages: &[S]) -> bool {
     let wanted: Vec<&str> = packages.iter().map(AsRef::as_ref).collect();
     with_lock(lock, || {
         let stamp = dir.join("installed");
         if std::fs::read_to_string(&stamp).ok().as_deref() == Some(&wanted.join(" ")) {
-            return;
+            return true;
         }
         std::fs::create_dir_all(dir).unwrap_or_else(|error| panic!("{}: {error}", dir.display()));
         let status = std::process::Command::new("npm")
@@ -251,12 +260,34 @@ fn npm_install<S: AsRef<str>>(dir: &std::path::Path, lock: &std::path::Path, pac
             .arg(dir)
             .args(&wanted)
             .status();
-        assert!(
-            status.is_ok_and(|s| s.success()),
-            "npm install failed (the npm registry must be reachable)"
-        );
+        if !status.is_ok_and(|s| s.success()) {
+            return false;
+        }
         std::fs::write(&stamp, wanted.join(" ")).unwrap_or_else(|error| panic!("{error}"));
-    });
+        true
+    })
+}
+
+/// The pinned version of Codex's CLI (`@openai/codex` on npm) whose `codex execpolicy
+/// check` the differential test runs.
+pub const CODEX_VERSION: &str = "0.171.0";
+
+/// Codex's CLI binary from `@openai/codex` (its Linux x86-64 build, which npm installs as
+/// the package's optional dependency), installed once per target directory; `Err` says
+/// why when it cannot be installed or run here (offline, another platform).
+pub fn codex_cli() -> Result<std::path::PathBuf, String> {
+    let dir = target_dir().join("codex-cli");
+    let package = format!("@openai/codex@{CODEX_VERSION}");
+    if !try_npm_install(&dir, &target_dir().join("codex-cli.lock"), &[package.as_str()]) {
+        return Err(format!(
+            "npm install {package} failed (no npm, or the registry is unreachable)"
+        ));
+    }
+    let binary = dir.join("node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex");
+    if !binary.is_file() {
+        return Err(format!("{} is missing (not a Linux x86-64 machine?)", binary.display()));
+    }
+    Ok(binary)
 }
 
 /// Node 22 from [`npm_tools`].

@@ -18,6 +18,7 @@ mod check;
 mod config;
 mod gateway;
 mod hook;
+mod import;
 mod log;
 mod mcp;
 mod notify;
@@ -315,6 +316,30 @@ asks it over its local socket; no token is needed or stored.\n\nExamples:\n  too
         #[arg(long, value_name = "ID")]
         kill: Option<String>,
     },
+    /// Turn another agent's rules (Claude Code, Codex, Gemini CLI) into toolgate rules:
+    /// prints them and the change to the project's toolgate.json; --write applies it.
+    #[command(
+        after_help = "Reads the agent's own files (Claude Code: ~/.claude/settings.json, .claude/settings.json, \
+.claude/settings.local.json, .mcp.json; Codex: $CODEX_HOME/config.toml and rules/*.rules, .codex/; Gemini CLI: \
+~/.gemini/policies/*.toml, settings.json), or only the files given with --from. The rules are appended to toolgate.json's \
+`permissions` list in the order that gives toolgate's last match the agent's effect; what cannot be expressed is a \
+comment there, and is never an allow.\n\nExamples:\n  toolgate import claude-code\n  \
+toolgate import codex --from ~/.codex/rules/default.rules --write\n  toolgate import gemini --dir ~/src/app"
+    )]
+    Import {
+        /// The agent whose rules are read (not `--agent`, toolgate's own agent).
+        #[arg(value_enum, id = "from_agent", value_name = "AGENT")]
+        agent: import::Agent,
+        /// Read this file instead of the agent's usual ones (repeatable).
+        #[arg(long, value_name = "FILE")]
+        from: Vec<PathBuf>,
+        /// Merge the rules into the project's toolgate.json (atomically) instead of only
+        /// showing them.
+        #[arg(long)]
+        write: bool,
+        #[command(flatten)]
+        project: Project,
+    },
     /// The project's saved "always" approvals.
     #[command(
         after_help = "Examples:\n  toolgate approvals list\n  toolgate approvals remove per_0a1b2c3d4e5fXyZ\n  toolgate approvals clear"
@@ -577,6 +602,12 @@ fn main() -> ExitCode {
             kill,
         } => remote::shells(&project, json, output.as_deref(), kill.as_deref()),
         Command::Trust { project, revoke } => check::trust(&project, revoke),
+        Command::Import {
+            agent,
+            from,
+            write,
+            project,
+        } => import::run(&project, agent, &from, write),
         Command::Approvals { action, project } => match action {
             ApprovalsAction::List { json } => check::approvals_list(&project, json),
             ApprovalsAction::Remove { id } => check::approvals_remove(&project, &id),

@@ -10,7 +10,9 @@
 //!   `permission_config` (a deny never disappears, nothing fails open), `front_ends`
 //!   (every front end applies the same checks), `rules_hold` (read rules in every
 //!   tool, every spelling of a path, protected files, refusals that name their rule),
-//!   `trust` (a project file's MCP servers, weaker sandbox and `shell_env` only once trusted).
+//!   `trust` (a project file's MCP servers, weaker sandbox and `shell_env` only once trusted),
+//!   `import` (other agents' rules imported and round-tripped), `import_codex_differential`
+//!   (the imported Codex rules against Codex's own engine, command by command).
 //! - The servers: `server` and `server_hardening` (`toolgate serve` over HTTP, and
 //!   attacked), `web` (the person's page in a real browser, its logins, webhooks), `mcp`
 //!   (`toolgate mcp` with real clients), `mcp_http` (`/mcp` with clients that wait for a
@@ -38,6 +40,8 @@ mod gateway;
 mod gateway_registry;
 mod gateway_serve;
 mod hooks;
+mod import;
+mod import_codex_differential;
 mod mcp;
 mod mcp_http;
 mod opencode_config;
