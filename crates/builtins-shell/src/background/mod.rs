@@ -573,9 +573,10 @@ impl Shells {
         .await
         .map_err(failed)?;
         let pid = started.child.id().unwrap_or_default();
-        // A trampoline joined the group before the command ran; a shell started directly
-        // joins now (what it forked meanwhile is still found in its tree).
-        if let Some(group) = &group {
+        // A trampoline joined the group before the command ran (a second move would cost
+        // the kernel another grace period); a shell started directly joins now (what it
+        // forked meanwhile is still found in its tree).
+        if let Some(group) = group.as_deref().filter(|_| spawn.prefix.is_empty()) {
             let _ = group.add(pid);
         }
         let (control, requests) = mpsc::unbounded_channel();
