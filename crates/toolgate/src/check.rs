@@ -35,6 +35,8 @@ pub(crate) struct Analysis {
     dir: std::path::PathBuf,
     shell_env: toolgate_shell_analysis::ShellEnv,
     enforced: bool,
+    /// Where bash lines run (default: the project directory).
+    workdir: Option<std::path::PathBuf>,
 }
 
 impl Analysis {
@@ -46,6 +48,7 @@ impl Analysis {
                 &setup.config,
             )),
             enforced: crate::sandbox::enforces_exec(&setup.sandbox, &setup.dirs),
+            workdir: None,
         }
     }
 }
@@ -61,7 +64,15 @@ impl Analysis {
             dir: setup.dir.clone(),
             shell_env: toolgate_shell_analysis::ShellEnv::default(),
             enforced: false,
+            workdir: None,
         }
+    }
+
+    /// The same analysis for bash lines that run in `workdir` (an agent's shell started
+    /// in a subdirectory reads relative paths from there).
+    pub(crate) fn in_workdir(mut self, workdir: Option<std::path::PathBuf>) -> Analysis {
+        self.workdir = workdir;
+        self
     }
 
     /// The project directory.
@@ -103,7 +114,8 @@ pub(crate) fn requests_in(analysis: &Analysis, action: &str, resources: &[String
     let location = toolgate_core::Location::new(&analysis.dir).map_err(Failure::runtime)?;
     let mut merged: Vec<PermissionRequest> = Vec::new();
     for command in resources {
-        let plan = toolgate_shell_analysis::plan_with(&location, command, None, None, &analysis.shell_env)
+        let workdir = analysis.workdir.as_deref().and_then(std::path::Path::to_str);
+        let plan = toolgate_shell_analysis::plan_with(&location, command, workdir, None, &analysis.shell_env)
             .map_err(Failure::runtime)?;
         if let Some(reason) = &plan.analysis.opaque {
             opaque_lines.push(format!("{command}: {reason}"));

@@ -97,6 +97,9 @@ pub(crate) struct Mapped {
     /// The input lacks what the action needs (a `Bash` call without a command): asked,
     /// whatever the rules say about the action.
     incomplete: bool,
+    /// Where a shell line runs (the payload's `cwd`): its relative paths are read from
+    /// there, as the agent's shell reads them.
+    workdir: Option<PathBuf>,
 }
 
 impl Mapped {
@@ -106,6 +109,7 @@ impl Mapped {
             resources,
             outside: Vec::new(),
             incomplete: false,
+            workdir: None,
         }
     }
 
@@ -267,6 +271,15 @@ pub(crate) fn map_tool(
     mcp: Option<&(String, String)>,
     cwd: &Path,
 ) -> Mapped {
+    let mut mapped = map_tool_at(agent, name, input, mcp, cwd);
+    if mapped.action == "bash" {
+        mapped.workdir = Some(cwd.to_path_buf());
+    }
+    mapped
+}
+
+/// [`map_tool`] before the shell's working directory is added.
+fn map_tool_at(agent: HookAgent, name: &str, input: &Value, mcp: Option<&(String, String)>, cwd: &Path) -> Mapped {
     let text = |key: &str| input.get(key).and_then(Value::as_str).filter(|text| !text.is_empty());
     let path = |key: &str| text(key).map(|path| absolute(cwd, path));
     let file = |action: &str, keys: &[&str]| match keys.iter().find_map(|key| path(key)) {
@@ -275,6 +288,7 @@ pub(crate) fn map_tool(
             resources: vec![path.clone()],
             outside: vec![(path, PathKind::File)],
             incomplete: false,
+            workdir: None,
         },
         None => Mapped::incomplete(name),
     };
@@ -289,6 +303,7 @@ pub(crate) fn map_tool(
                 resources: vec![pattern.to_string()],
                 outside: vec![(dir, PathKind::Directory)],
                 incomplete: false,
+                workdir: None,
             }
         }
         None => Mapped::incomplete(name),
@@ -347,6 +362,7 @@ pub(crate) fn map_tool(
                         outside: paths.iter().map(|path| (path.clone(), PathKind::File)).collect(),
                         resources: paths,
                         incomplete: false,
+                        workdir: None,
                     }
                 }
             }
@@ -380,6 +396,7 @@ pub(crate) fn map_tool(
                             outside: list.iter().map(|path| (path.clone(), PathKind::File)).collect(),
                             resources: list,
                             incomplete: false,
+                            workdir: None,
                         }
                     }
                 }
@@ -487,7 +504,8 @@ pub(crate) fn decide(setup: &Setup, mapped: &Mapped) -> Result<Verdict, Failure>
             parts: Vec::new(),
         });
     }
-    let asks = assertions(&crate::check::Analysis::for_action(setup, &mapped.action), mapped)?;
+    let analysis = crate::check::Analysis::for_action(setup, &mapped.action).in_workdir(mapped.workdir.clone());
+    let asks = assertions(&analysis, mapped)?;
     let mut parts = Vec::new();
     // The first explanation of the strictest effect decides, and names its rule.
     let mut deciding: Option<(String, Explanation)> = None;

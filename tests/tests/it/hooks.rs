@@ -399,3 +399,45 @@ fn check_exit_code_gives_the_effect() {
     let (_, out, _) = sandbox.run(&["check", "--help"]);
     assert!(out.contains("--exit-code") && out.contains("3 deny, 4 ask"), "{out}");
 }
+
+/// With the project pinned (`--dir "$CLAUDE_PROJECT_DIR"`) and the agent's shell in a
+/// subdirectory, a line's relative paths are read from the payload's `cwd`, where the
+/// agent's shell reads them: `cat hidden.txt` in `sub/` is a read of `sub/hidden.txt`.
+#[test]
+fn a_shell_line_is_read_from_the_payloads_cwd_when_the_project_is_pinned() {
+    let sandbox = Sandbox::new();
+    sandbox.write("project/sub/hidden.txt", "x");
+    sandbox.write("project/hidden.txt", "y");
+    sandbox.write(
+        "project/toolgate.json",
+        r#"{"permission": {"bash": "allow", "read": {"*": "allow", "sub/hidden.txt": "deny"}}}"#,
+    );
+    let mut payload = fixture(&sandbox, "claude-code", "pre_tool_use_bash");
+    payload["cwd"] = json!(sandbox.project().join("sub"));
+    let decide = |command: &str| {
+        let payload = with_command(payload.clone(), command);
+        let project = sandbox.project();
+        let mut child = sandbox
+            .command(&["hook", "claude-code", "--dir", project.to_str().unwrap()])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(payload.to_string().as_bytes())
+            .unwrap();
+        let output = child.wait_with_output().unwrap();
+        let out: Value = serde_json::from_slice(&output.stdout)
+            .unwrap_or_else(|error| panic!("{error}: {}", String::from_utf8_lossy(&output.stderr)));
+        out["hookSpecificOutput"]["permissionDecision"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(decide("cat hidden.txt"), "deny");
+    assert_eq!(decide("cat ../hidden.txt"), "allow");
+}

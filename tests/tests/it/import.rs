@@ -242,8 +242,8 @@ fn the_file_keeps_its_own_rules_and_comments_and_the_diff_shows_the_change() {
         "the file's own rule holds"
     );
     assert_eq!(effect(&sandbox, "bash", "git status"), "allow");
-    // The import's baseline asks for what no imported rule allows, the file's allow too.
-    assert_eq!(effect(&sandbox, "bash", "cargo build"), "ask");
+    // The file decides `bash` itself, so Codex's baseline ask is left out: its allow holds.
+    assert_eq!(effect(&sandbox, "bash", "cargo build"), "allow");
 }
 
 #[test]
@@ -313,7 +313,12 @@ fn the_files_own_rules_still_decide_where_no_imported_rule_matches() {
         r#"{"permission": {"bash": {"make *": "allow", "terraform *": "deny"}}}"#,
     );
     let rules = fixture("codex", "default.rules");
-    let import = || run(&sandbox, &["import", "codex", "--from", rules.to_str().unwrap(), "--write"]);
+    let import = || {
+        run(
+            &sandbox,
+            &["import", "codex", "--from", rules.to_str().unwrap(), "--write"],
+        )
+    };
     let (code, out, err) = import();
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("wrote "), "{out}");
@@ -332,5 +337,8 @@ fn the_files_own_rules_still_decide_where_no_imported_rule_matches() {
     let (code, out, err) = import();
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("unchanged"), "{out}");
-    assert_eq!(std::fs::read_to_string(sandbox.project().join("toolgate.json")).unwrap(), written);
+    assert_eq!(
+        std::fs::read_to_string(sandbox.project().join("toolgate.json")).unwrap(),
+        written
+    );
 }

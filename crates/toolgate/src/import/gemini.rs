@@ -564,7 +564,11 @@ pub(super) fn import(places: &Places, from: &[PathBuf]) -> Result<Imported, Fail
     // The baseline: Gemini CLI's default policies ask for the shell, writes, fetches and
     // MCP tools (read-only tools are allowed, as toolgate's defaults do).
     for action in ["bash", "edit", "webfetch"] {
-        imported.rules.push(Rule::baseline(action, Effect::Ask, "Gemini CLI's default policy: ask_user"));
+        imported.rules.push(Rule::baseline(
+            action,
+            Effect::Ask,
+            "Gemini CLI's default policy: ask_user",
+        ));
     }
     for server in &servers {
         imported.rules.push(Rule::baseline(

@@ -125,7 +125,7 @@ fn wildcard(pattern: &str, text: &str) -> bool {
 /// earlier run of the same import does not count): where they decide an action, the
 /// person already chose what happens when nothing imported matches.
 fn own_actions(old: &str, imported: &Imported) -> Vec<String> {
-    let Ok(Some(value)) = jsonc_parser::parse_to_serde_value::<serde_json::Value>(old, &Default::default()) else {
+    let Ok(value) = jsonc_parser::parse_to_serde_value::<serde_json::Value>(old, &Default::default()) else {
         return Vec::new();
     };
     let mut actions = Vec::new();
