@@ -52,6 +52,7 @@ use serde::{Deserialize, Serialize};
 use toolgate_core::{Annotations, Content};
 use toolgate_shell_analysis::plan_with;
 
+pub use background::end_adopted;
 pub use background::{
     DEFAULT_LOG_BYTES, DEFAULT_MAX_PER_SESSION, DEFAULT_MAX_TOTAL, DEFAULT_RING_BYTES, ShellEvent, ShellInfo,
     ShellLimits, ShellOutput, Shells, log_dir,

@@ -49,6 +49,8 @@ pub(crate) fn serve_stdio(
     if let Some(gateway) = gateway {
         runtime.block_on(gateway.shutdown());
     }
+    // Last: what was adopted and is known no other way (see `end_adopted`).
+    toolgate_builtins_shell::end_adopted();
     served.map_err(Failure::runtime)
 }
 

@@ -125,6 +125,8 @@ pub(crate) fn serve(
         if let Some(gateway) = &gateway {
             gateway.shutdown().await;
         }
+        // Last: what was adopted and is known no other way (see `end_adopted`).
+        let _ = tokio::task::spawn_blocking(toolgate_builtins_shell::end_adopted).await;
         drop(runtime_file);
         served
     })

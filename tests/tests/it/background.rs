@@ -1148,3 +1148,99 @@ async fn a_process_that_clears_its_environment_and_keeps_changing_its_pid_still_
     assert_eq!(response.status().as_u16(), 200);
     assert!(stopped(3), "the hopper outlived its session");
 }
+
+/// This test process's own cgroup (v2) directory, when it may write there.
+fn own_cgroup_dir() -> Option<std::path::PathBuf> {
+    let info = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+    let own = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    let path = own
+        .lines()
+        .find_map(|line| line.strip_prefix("0::"))?
+        .trim()
+        .to_string();
+    let mount = info.lines().find_map(|line| {
+        let (before, after) = line.split_once(" - ")?;
+        let fields: Vec<&str> = before.split_whitespace().collect();
+        (after.starts_with("cgroup2 ") && fields.get(3) == Some(&"/")).then(|| fields[4].to_string())
+    })?;
+    let dir = std::path::Path::new(&mount).join(path.trim_start_matches('/'));
+    cgroups_writable().then_some(dir)
+}
+
+/// A command run without the sandbox where it may write the cgroup tree (root) can leave
+/// its cgroup; with its environment cleared and its shell gone at once, nothing marks it
+/// as its background process's but being `serve`'s adopted child. It still ends when
+/// `serve` stops: the last step of every shutdown ends what was adopted.
+#[tokio::test]
+async fn a_process_that_left_its_cgroup_still_ends_when_serve_stops() {
+    let Some(own) = own_cgroup_dir() else {
+        eprintln!("no cgroup can be made here: nothing to leave");
+        return;
+    };
+    let sandbox = Sandbox::new();
+    let m = marker(95);
+    // The line names the cgroup tree, outside the project: allowed here.
+    sandbox.write(
+        "project/toolgate.json",
+        r#"{"permission": {"bash": "allow", "external_directory": "allow"}}"#,
+    );
+    sandbox.write(
+        "project/leave.py",
+        "import os, sys, time\n\
+         with open(sys.argv[1], 'w') as procs:\n\
+         \x20   procs.write(str(os.getpid()))\n\
+         open('out', 'w').close()\n\
+         time.sleep(86400)\n",
+    );
+    let served = sandbox.serve(&[]);
+    let procs = own.join("cgroup.procs");
+    let line = format!(
+        "( env -i /usr/bin/setsid {} leave.py {} left{m} < /dev/null > /dev/null 2>&1 & ); while [ ! -e out ]; do sleep 0.01; done; echo up",
+        python(),
+        procs.display()
+    );
+    let (started, error) = http_call(
+        &served,
+        "ses_leave",
+        "bash",
+        json!({"command": line, "background": true, "wait_for": {"pattern": "^up$"}}),
+    )
+    .await;
+    assert!(!error, "{started}");
+    assert!(
+        (0..100).any(|_| {
+            std::thread::sleep(Duration::from_millis(50));
+            !running_with(&format!("left{m}")).is_empty()
+        }),
+        "the process runs: {started}"
+    );
+    // It left its group before its shell exited, so the shell's end did not end it.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let left = running_with(&format!("left{m}"));
+    assert!(
+        !left.is_empty(),
+        "the process outlived its shell, as a process that left its cgroup does"
+    );
+    let membership = std::fs::read_to_string(format!("/proc/{}/cgroup", left[0])).unwrap_or_default();
+    assert!(!membership.contains("/toolgate-"), "{membership}");
+    let status = Command::new("kill")
+        .args(["-TERM", &served.child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    assert!(
+        none_left(&format!("left{m}")),
+        "left: {:?}",
+        running_with(&format!("left{m}"))
+    );
+}
+
+/// The real program of the `python3` on `PATH` (not a version manager's shim, which
+/// needs its environment).
+fn python() -> String {
+    let out = Command::new("python3")
+        .args(["-c", "import sys; print(sys.executable)"])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}

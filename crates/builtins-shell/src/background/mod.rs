@@ -1165,6 +1165,42 @@ pub fn log_dir(data: &Path) -> PathBuf {
     data.join("shell")
 }
 
+/// Ends what this process adopted and nothing else ends: every child still running once
+/// the front end has ended everything it knows (its background processes, its MCP
+/// servers). An orphan is adopted here because toolgate is the subreaper of what it
+/// starts; one that shed every other mark (a command run as root without the sandbox can
+/// leave its cgroup and clear its environment) is known only as this process's child, and
+/// would otherwise outlive toolgate. Call it last, when nothing else of this process
+/// waits for a child. Returns how many it ended.
+pub fn end_adopted() -> usize {
+    let me = std::process::id();
+    let children: Vec<u32> = tree::table()
+        .iter()
+        .filter(|p| p.ppid == me && !p.zombie)
+        .map(|p| p.pid)
+        .collect();
+    let pid = |pid: u32| rustix::process::Pid::from_raw(pid as i32);
+    let ended = children
+        .iter()
+        .filter(|child| pid(**child).is_some_and(|child| rustix::process::kill_process(child, Signal::KILL).is_ok()))
+        .count();
+    // Reaped, for at most a second (a process in an uninterruptible sleep ends later).
+    let mut left = children;
+    for _ in 0..100 {
+        left.retain(|child| {
+            pid(*child).is_some_and(|child| {
+                rustix::process::waitpid(Some(child), rustix::process::WaitOptions::NOHANG)
+                    .is_ok_and(|status| status.is_none())
+            })
+        });
+        if left.is_empty() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    ended
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
