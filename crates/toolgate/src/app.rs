@@ -130,15 +130,15 @@ impl App {
         })
     }
 
-    /// Ends every background process and every MCP server with its process group, and
-    /// then whatever this process adopted that is still running: nothing it started
-    /// outlives it.
+    /// Ends every background process and every MCP server with its process group. (A
+    /// foreground command's own leftovers are not ended here: they stay confined by the
+    /// sandbox and the exec guard, README "The sandbox"; the servers end what they
+    /// adopted as their last step.)
     pub(crate) async fn shutdown(&self) {
         self.shells.end_all().await;
         if let Some(gateway) = &self.gateway {
             gateway.shutdown().await;
         }
-        let _ = tokio::task::spawn_blocking(toolgate_builtins_shell::end_adopted).await;
     }
 
     /// Prints every MCP server error on stderr (they do not stop the other tools).
