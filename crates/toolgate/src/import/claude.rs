@@ -220,6 +220,13 @@ pub(super) fn mcp_name(text: &str) -> String {
         .collect()
 }
 
+/// `<server>_<tool>` exactly as the gateway registers a tool of a literal name, names
+/// over 64 characters shortened the same way (`toolgate_mcp_client::tool_name`), so an
+/// imported rule names the tool the gateway offers.
+pub(super) fn mcp_tool(server: &str, tool: &str) -> String {
+    toolgate_mcp_client::tool_name(server, tool).unwrap_or_else(|_| format!("{}_{}", mcp_name(server), mcp_name(tool)))
+}
+
 /// A rule string split into its tool and specifier: `Bash(git status:*)`.
 fn split_rule(rule: &str) -> (&str, Option<&str>) {
     let rule = rule.trim();
@@ -463,12 +470,11 @@ fn map_rule(text: &str, effect: Effect, origin: &str, servers: &[String], import
                     out.push(Rule::new(&format!("{known}_{tool_part}"), "*", effect, why.clone()));
                 }
             } else {
-                out.push(Rule::new(
-                    &format!("{}_{tool_part}", mcp_name(server)),
-                    "*",
-                    effect,
-                    why,
-                ));
+                let action = match name {
+                    Some(name) if name != "*" && literal_safe(name) => mcp_tool(server, name),
+                    _ => format!("{}_{tool_part}", mcp_name(server)),
+                };
+                out.push(Rule::new(&action, "*", effect, why));
             }
         }
         _ => skip(imported, "is not imported: toolgate has no such tool"),
@@ -612,6 +618,19 @@ pub(super) fn import(places: &Places, from: &[PathBuf]) -> Result<Imported, Fail
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_long_tool_name_is_the_gateways_shortened_name() {
+        let long = "a_tool_whose_name_is_far_longer_than_the_sixty_four_characters_allowed";
+        let rules = one(&format!("mcp__gh__{long}"), Effect::Deny);
+        let expected = toolgate_mcp_client::tool_name("gh", long).unwrap_or_default();
+        assert!(expected.len() <= 64 && expected != format!("gh_{long}"), "{expected}");
+        assert_eq!(rules, vec![(expected, "*".to_string(), Effect::Deny)]);
+        assert_eq!(
+            one("mcp__gh__list", Effect::Deny),
+            vec![("gh_list".to_string(), "*".to_string(), Effect::Deny)]
+        );
+    }
 
     fn one(text: &str, effect: Effect) -> Vec<(String, String, Effect)> {
         let mut imported = Imported::default();

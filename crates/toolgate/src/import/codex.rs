@@ -513,7 +513,7 @@ fn read_config(text: &str, file: &Path, imported: &mut Imported, mcp_rules: &mut
             ));
             for tool in &enabled {
                 mcp_rules.push(Rule::new(
-                    &format!("{prefix}_{}", super::claude::mcp_name(tool)),
+                    &super::claude::mcp_tool(name, tool),
                     "*",
                     Effect::Ask,
                     format!("{origin}: enabled_tools"),
@@ -522,7 +522,7 @@ fn read_config(text: &str, file: &Path, imported: &mut Imported, mcp_rules: &mut
         }
         for tool in string_list(server.get("disabled_tools")) {
             mcp_rules.push(Rule::new(
-                &format!("{prefix}_{}", super::claude::mcp_name(&tool)),
+                &super::claude::mcp_tool(name, &tool),
                 "*",
                 Effect::Deny,
                 format!("{origin}: disabled_tools"),

@@ -372,7 +372,7 @@ fn read_servers(root: &Map<String, Value>, file: &Path, imported: &mut Imported,
                 out.push(Ranked {
                     priority: MCP_EXCLUDED + 0.01,
                     rule: Rule::new(
-                        &format!("{prefix}_{}", super::claude::mcp_name(&tool)),
+                        &super::claude::mcp_tool(name, &tool),
                         "*",
                         Effect::Ask,
                         format!("{origin}: includeTools"),
@@ -384,7 +384,7 @@ fn read_servers(root: &Map<String, Value>, file: &Path, imported: &mut Imported,
             out.push(Ranked {
                 priority: MCP_EXCLUDED + 0.02,
                 rule: Rule::new(
-                    &format!("{prefix}_{}", super::claude::mcp_name(&tool)),
+                    &super::claude::mcp_tool(name, &tool),
                     "*",
                     Effect::Deny,
                     format!("{origin}: excludeTools"),
