@@ -11,6 +11,9 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use rustix::process::{Pid, Signal, kill_process_group};
+
+#[cfg(target_os = "linux")]
+pub(crate) use early::Early;
 use tokio::io::AsyncReadExt;
 
 /// Bytes kept from the start of the output when it overflows.
@@ -279,20 +282,7 @@ pub(crate) async fn start(spawn: Spawn<'_>, guard: Option<Guard>, streams: Strea
         }
         None => tokio::process::Command::new(shell),
     };
-    builder.env_clear();
-    match env {
-        Some(env) => {
-            builder.envs(env.iter().filter(|(name, _)| !is_toolgate_secret(name)).cloned());
-        }
-        None => {
-            builder.envs(std::env::vars_os().filter(|(name, _)| !is_toolgate_secret(name)));
-        }
-    }
-    // Set after the filter, which leaves every `TOOLGATE_` variable out: only this one
-    // is given, and only to a background command.
-    if let Some(id) = shell_id {
-        builder.env(crate::background::SHELL_ID_ENV, id);
-    }
+    builder.env_clear().envs(command_env(env, shell_id));
     // Only a trampoline reads it (and removes it); a shell started directly is moved
     // into the group by the caller once it runs.
     if let Some(dir) = cgroup
@@ -348,6 +338,28 @@ pub(crate) async fn start(spawn: Spawn<'_>, guard: Option<Guard>, streams: Strea
         group,
         supervisor,
     })
+}
+
+/// The whole environment of a command: `env` (`None`: this process's) without
+/// [`is_toolgate_secret`]'s variables, and the background shell ID.
+fn command_env(env: Option<&[(OsString, OsString)]>, shell_id: Option<&str>) -> Vec<(OsString, OsString)> {
+    let mut out: Vec<(OsString, OsString)> = match env {
+        Some(env) => env
+            .iter()
+            .filter(|(name, _)| !is_toolgate_secret(name))
+            .cloned()
+            .collect(),
+        None => std::env::vars_os()
+            .filter(|(name, _)| !is_toolgate_secret(name))
+            .collect(),
+    };
+    // Set after the filter, which leaves every `TOOLGATE_` variable out: only this one
+    // is given, and only to a background command.
+    if let Some(id) = shell_id {
+        out.retain(|(name, _)| name != crate::background::SHELL_ID_ENV);
+        out.push((crate::background::SHELL_ID_ENV.into(), id.into()));
+    }
+    out
 }
 
 /// [`run`] with everything a [`Spawn`] says, and the exec guard when `guard` is given.
@@ -661,6 +673,8 @@ mod shell_tests {
     }
 }
 
+#[cfg(target_os = "linux")]
+mod early;
 #[cfg(all(target_os = "linux", target_pointer_width = "64"))]
 pub(crate) mod guard;
 mod names;

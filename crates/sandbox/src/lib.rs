@@ -40,6 +40,8 @@ mod explain;
 #[cfg(all(target_os = "linux", target_pointer_width = "64"))]
 mod guard;
 #[cfg(target_os = "linux")]
+mod late;
+#[cfg(target_os = "linux")]
 mod linux;
 mod policy;
 mod project;
@@ -49,6 +51,8 @@ use std::path::Path;
 
 #[cfg(all(target_os = "linux", target_pointer_width = "64"))]
 pub use guard::{Caller, ExecCall, ExecListener, FileId, Notice, Program, Readiness, Stopped, proc_field, read_proc};
+#[cfg(target_os = "linux")]
+pub use late::{LATE, LateError, LateStart};
 pub use policy::{DEVICES, Mode, ParseError, Policy};
 #[cfg(target_os = "linux")]
 pub use project::mask_file;
@@ -277,7 +281,9 @@ impl TrampolineExit {
 /// use ([`EXIT_SETUP_FAILED`] when the command never ran) and the line saying why.
 ///
 /// `--probe` instead sets up a representative sandbox and returns its report
-/// (`landlock-abi N` for standard output).
+/// (`landlock-abi N` for standard output). [`LATE`] joins the cgroup of [`CGROUP_ENV`]
+/// first and then reads the arguments, the environment and the working directory from
+/// stdin ([`LateStart`]).
 pub fn trampoline_main(args: Vec<OsString>) -> TrampolineExit {
     if args.first().is_some_and(|arg| arg == "--probe") {
         return probe_main();
@@ -285,15 +291,55 @@ pub fn trampoline_main(args: Vec<OsString>) -> TrampolineExit {
     if args.first().is_some_and(|arg| arg == "--probe-exec-guard") {
         return probe_guard_main();
     }
-    let (policy, command) = match Policy::from_args(&args) {
-        Ok(parsed) => parsed,
-        Err(error) => return TrampolineExit::failed(EXIT_SETUP_FAILED, error),
-    };
-    // Join the process's cgroup while the hierarchy can still be written (the sandbox
-    // takes that away). Failing is no error: the launcher moves the process as well.
+    #[cfg(target_os = "linux")]
+    if args.first().is_some_and(|arg| arg == LATE) {
+        return late_main();
+    }
+    join_group();
+    run(&args, None)
+}
+
+/// Joins the process's cgroup while the hierarchy can still be written (the sandbox
+/// takes that away). Failing is no error: the launcher moves the process as well.
+fn join_group() {
     if let Some(group) = std::env::var_os(CGROUP_ENV).filter(|dir| !dir.is_empty()) {
         let _ = std::fs::write(Path::new(&group).join("cgroup.procs"), std::process::id().to_string());
     }
+}
+
+/// A [`LATE`] trampoline: joins its group now, then waits for its [`LateStart`] on stdin
+/// and runs as a trampoline given those arguments, that environment and that directory.
+#[cfg(target_os = "linux")]
+fn late_main() -> TrampolineExit {
+    join_group();
+    let start = match LateStart::read_from(rustix::stdio::stdin()) {
+        Ok(start) => start,
+        // Discarded unused: nobody reads what it would say.
+        Err(LateError::Closed) => {
+            return TrampolineExit {
+                code: EXIT_SETUP_FAILED,
+                stdout: None,
+                stderr: None,
+            };
+        }
+        Err(error) => return TrampolineExit::failed(EXIT_SETUP_FAILED, error),
+    };
+    if let Err(error) = std::env::set_current_dir(&start.workdir) {
+        return TrampolineExit::failed(
+            EXIT_SETUP_FAILED,
+            format!("cannot enter {}: {error}", start.workdir.display()),
+        );
+    }
+    run(&start.args, Some(&start.env))
+}
+
+/// The trampoline once it is in its group: parses the policy, applies it and executes
+/// the command with `env` (`None`: its own, without [`CGROUP_ENV`]).
+fn run(args: &[OsString], env: Option<&[(OsString, OsString)]>) -> TrampolineExit {
+    let (policy, command) = match Policy::from_args(args) {
+        Ok(parsed) => parsed,
+        Err(error) => return TrampolineExit::failed(EXIT_SETUP_FAILED, error),
+    };
     // The command's orphans stay its own: a process whose parent ends (a daemon's double
     // fork) is adopted by the command, not by init, so it stays in the command's tree
     // where toolgate finds and ends it. The attribute survives the exec; the kernel
@@ -306,18 +352,22 @@ pub fn trampoline_main(args: Vec<OsString>) -> TrampolineExit {
     let Some((program, rest)) = command.split_first() else {
         return TrampolineExit::failed(EXIT_SETUP_FAILED, "no command to run");
     };
-    exec(program, rest)
+    exec(program, rest, env)
 }
 
 #[cfg(unix)]
-fn exec(program: &OsString, args: &[OsString]) -> TrampolineExit {
+fn exec(program: &OsString, args: &[OsString], env: Option<&[(OsString, OsString)]>) -> TrampolineExit {
     use std::os::unix::process::CommandExt;
     // `exec` resets the signal dispositions the Rust runtime changed (SIGPIPE), so the
     // command starts like any child of a shell.
-    let error = std::process::Command::new(program)
-        .args(args)
-        .env_remove(CGROUP_ENV)
-        .exec();
+    let mut command = std::process::Command::new(program);
+    command.args(args).env_remove(CGROUP_ENV);
+    if let Some(env) = env {
+        command
+            .env_clear()
+            .envs(env.iter().filter(|(name, _)| name != CGROUP_ENV).cloned());
+    }
+    let error = command.exec();
     let code = if error.kind() == std::io::ErrorKind::NotFound {
         127
     } else {
@@ -327,7 +377,7 @@ fn exec(program: &OsString, args: &[OsString]) -> TrampolineExit {
 }
 
 #[cfg(not(unix))]
-fn exec(_: &OsString, _: &[OsString]) -> TrampolineExit {
+fn exec(_: &OsString, _: &[OsString], _: Option<&[(OsString, OsString)]>) -> TrampolineExit {
     TrampolineExit::failed(EXIT_SETUP_FAILED, SandboxError::Unsupported)
 }
 

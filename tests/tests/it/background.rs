@@ -1244,3 +1244,103 @@ fn python() -> String {
         .unwrap();
     String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
+
+/// A background process starts where, and with what, a foreground command does, and is
+/// in its own cgroup from its first instruction: the first start (its process moved into
+/// a new group) and the next ones (a trampoline made ahead, waiting in its group) alike,
+/// with the exec guard (the default) and without it (as on a kernel that lacks it; then
+/// with the sandbox on, whose trampoline joins the group: with neither, the shell itself is
+/// moved as it starts, README "Background processes"). The shell forks first of all; that
+/// child is in the group only if the shell was when it forked.
+#[tokio::test]
+async fn every_background_start_runs_like_a_foreground_one_and_is_in_its_group_from_its_first_instruction() {
+    let probe = "echo \"id=$TOOLGATE_SHELL_ID\"; pwd; umask; \
+                 env | grep -v -e '^TOOLGATE_SHELL_ID=' -e '^_=' -e '^SHLVL=' | sort; echo end";
+    for guarded in [true, false] {
+        let sandbox = Sandbox::new();
+        let cgroups = cgroups_writable();
+        let mut command = if guarded {
+            sandbox.command(&["serve", "--listen", "127.0.0.1:0"])
+        } else {
+            sandbox.command(&["serve", "--listen", "127.0.0.1:0", "--sandbox", "workspace-write"])
+        };
+        command.env("TOOLGATE_SERVER_TOKEN", TOKEN).stdout(Stdio::piped());
+        if !guarded {
+            // The exec guard reported missing: the sandbox alone, as on a kernel without it.
+            command.env("TOOLGATE_TEST_EXEC_GUARD_MISSING", "seccomp user notification");
+        }
+        let served = Served::start(command);
+        let serve_pid = served.child.id();
+        let (foreground, error) = http_call(&served, "ses_like", "bash", json!({"command": probe})).await;
+        assert!(!error, "{foreground}");
+        let expected: Vec<&str> = foreground.lines().skip(1).take_while(|line| *line != "end").collect();
+        assert!(expected.iter().any(|line| line.starts_with("PATH=")), "{foreground}");
+        for round in 0..3 {
+            let m = marker(120 + round + if guarded { 0 } else { 10 });
+            let before = uptime();
+            let (started, error) = http_call(
+                &served,
+                "ses_like",
+                "bash",
+                json!({"command": format!("sleep 86400.{m} & echo \"child=$!\"; echo \"pid=$$\"; {probe}; exec sleep 86400"),
+                       "background": true, "wait_for": {"pattern": "^end$"}}),
+            )
+            .await;
+            assert!(!error, "{started}");
+            let id = shell_id(&started);
+            let output = http_read_until(&served, "ses_like", &id, "\nend").await;
+            let lines: Vec<&str> = output.lines().collect();
+            let at = lines
+                .iter()
+                .position(|line| line.starts_with("child="))
+                .unwrap_or_else(|| panic!("{output}"));
+            assert_eq!(lines[at + 2], format!("id={id}"), "{output}");
+            let got: Vec<&str> = lines[at + 3..]
+                .iter()
+                .copied()
+                .take_while(|line| *line != "end")
+                .collect();
+            assert_eq!(got, expected, "round {round} (guard {guarded}): {output}");
+            if cgroups {
+                let child = lines[at].trim_start_matches("child=");
+                let group = std::fs::read_to_string(format!("/proc/{child}/cgroup")).unwrap_or_default();
+                assert!(
+                    group
+                        .lines()
+                        .any(|line| line.starts_with("0::") && line.ends_with(&format!("/toolgate-{serve_pid}/{id}"))),
+                    "round {round} (guard {guarded}): the shell forked outside its group: {group} {output}"
+                );
+                // After the first, each process was made ahead, waiting in its group
+                // before the call that runs it was made.
+                let pid = lines[at + 1].trim_start_matches("pid=");
+                let made = started_at(pid.parse().unwrap());
+                assert_eq!(
+                    round > 0,
+                    made < before,
+                    "round {round} (guard {guarded}): made {made} s, call {before} s"
+                );
+            }
+            let (killed, error) = http_call(&served, "ses_like", "shell_kill", json!({"id": id})).await;
+            assert!(!error, "{killed}");
+            assert!(
+                gone(&format!("86400.{m}")),
+                "round {round}: its child outlived shell_kill"
+            );
+        }
+    }
+}
+
+/// Seconds since boot, as `/proc/uptime` says.
+fn uptime() -> f64 {
+    let text = std::fs::read_to_string("/proc/uptime").unwrap();
+    text.split_whitespace().next().unwrap().parse().unwrap()
+}
+
+/// When process `pid` started, in seconds since boot (proc(5) field 22, in clock ticks,
+/// 100 a second on Linux).
+fn started_at(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let after = &stat[stat.rfind(')').unwrap() + 2..];
+    let ticks: f64 = after.split(' ').nth(19).unwrap().parse().unwrap();
+    ticks / 100.0
+}

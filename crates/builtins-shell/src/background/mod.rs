@@ -15,10 +15,13 @@
 
 mod cgroup;
 mod io;
+#[cfg(target_os = "linux")]
+mod slot;
 pub(crate) mod tools;
 mod tree;
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::ffi::OsString;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -146,6 +149,9 @@ struct Inner {
     tracking: AtomicBool,
     /// When old log files were last removed (seconds since the epoch; 0: never).
     swept: std::sync::atomic::AtomicU64,
+    /// The next start, made ahead (`slot.rs`).
+    #[cfg(target_os = "linux")]
+    slot: Mutex<Option<slot::Slot>>,
 }
 
 #[derive(Default)]
@@ -350,6 +356,8 @@ impl Shells {
                 sink: Mutex::new(None),
                 tracking: AtomicBool::new(false),
                 swept: std::sync::atomic::AtomicU64::new(0),
+                #[cfg(target_os = "linux")]
+                slot: Mutex::new(None),
             }),
         }
     }
@@ -524,6 +532,13 @@ impl Shells {
     ) -> Result<Arc<Proc>, ToolFailure> {
         let failed =
             |error: std::io::Error| ToolFailure::new(format!("Unable to execute command: {}: {error}", spawn.command));
+        #[cfg(target_os = "linux")]
+        let slot = self.take_slot(&spawn, guard.is_some(), tty.is_some());
+        #[cfg(target_os = "linux")]
+        let id = slot
+            .as_ref()
+            .map_or_else(|| toolgate_core::ascending_id("shell"), |slot| slot.id.clone());
+        #[cfg(not(target_os = "linux"))]
         let id = toolgate_core::ascending_id("shell");
         // The user's alone: a command's output holds what it printed, secrets included.
         {
@@ -552,32 +567,47 @@ impl Shells {
                 .open(&log)
                 .map_err(failed)?
         };
-        let (reader, writer, theirs) = io::open(tty).map_err(failed)?;
         let predicted = guard.as_ref().and_then(exec::Guard::predictions);
-        let group = cgroup::Group::create(&id).map(Arc::new);
-        let started = exec::start(
-            exec::Spawn {
-                shell_id: Some(&id),
-                cgroup: group.as_deref().map(cgroup::Group::dir),
-                ..spawn
-            },
-            guard,
-            Streams {
-                output: theirs,
-                input: true,
-                stdin: None,
-                errors: None,
-                same_group: false,
-            },
-        )
-        .await
-        .map_err(failed)?;
+        let guarded = guard.is_some();
+        #[cfg(not(target_os = "linux"))]
+        let slot: Option<std::convert::Infallible> = None;
+        let (reader, writer, group, started) = match slot {
+            #[cfg(target_os = "linux")]
+            Some(slot) => self.start_in_slot(slot, spawn, guard).await.map_err(failed)?,
+            #[cfg(not(target_os = "linux"))]
+            Some(never) => match never {},
+            None => {
+                let (reader, writer, theirs) = io::open(tty).map_err(failed)?;
+                let group = cgroup::Group::create(&id).map(Arc::new);
+                let started = exec::start(
+                    exec::Spawn {
+                        shell_id: Some(&id),
+                        cgroup: group.as_deref().map(cgroup::Group::dir),
+                        ..spawn
+                    },
+                    guard,
+                    Streams {
+                        output: theirs,
+                        input: true,
+                        stdin: None,
+                        errors: None,
+                        same_group: false,
+                    },
+                )
+                .await
+                .map_err(failed)?;
+                (reader, writer, group, started)
+            }
+        };
         let pid = started.child.id().unwrap_or_default();
         // A trampoline joined the group before the command ran (a second move would cost
         // the kernel another grace period); a shell started directly joins now (what it
         // forked meanwhile is still found in its tree).
         if let Some(group) = group.as_deref().filter(|_| spawn.prefix.is_empty()) {
             let _ = group.add(pid);
+        }
+        if tty.is_none() {
+            self.prepare(spawn.prefix, guarded);
         }
         let (control, requests) = mpsc::unbounded_channel();
         let (changed, _) = watch::channel(0);
@@ -629,6 +659,85 @@ impl Shells {
         ));
         self.track();
         Ok(proc)
+    }
+
+    /// The slot made ahead, when it fits a start of `spawn` (see `slot.rs`); one that no
+    /// longer fits is dropped (its trampoline exits unused).
+    #[cfg(target_os = "linux")]
+    fn take_slot(&self, spawn: &exec::Spawn<'_>, guarded: bool, tty: bool) -> Option<slot::Slot> {
+        if tty {
+            // Kept for the next start without a terminal.
+            return None;
+        }
+        let mut slot = lock(&self.inner.slot).take()?;
+        slot.early.fits(spawn.prefix, guarded).then_some(slot)
+    }
+
+    /// Starts `spawn` in the waiting trampoline of `slot`: its message goes over the exec
+    /// guard's channel or, without the guard, the output socket it reads its input from.
+    #[cfg(target_os = "linux")]
+    async fn start_in_slot(
+        &self,
+        slot: slot::Slot,
+        spawn: exec::Spawn<'_>,
+        guard: Option<exec::Guard>,
+    ) -> std::io::Result<(io::Reader, io::Writer, Option<Arc<cgroup::Group>>, Started)> {
+        let slot::Slot {
+            id,
+            group,
+            reader,
+            writer,
+            early,
+        } = slot;
+        let message = early
+            .message(&exec::Spawn {
+                shell_id: Some(&id),
+                ..spawn
+            })
+            .encode();
+        if guard.is_none() {
+            writer.write_all(&message).await?;
+        }
+        let started = early.finish(&message, guard).await?;
+        Ok((reader, writer, Some(group), started))
+    }
+
+    /// Makes the next start's slot ahead, off this call, when there is none for `prefix`
+    /// (a trampoline's command line) with the exec guard on or off alike: called after
+    /// each background start, so every one but a server's first starts without a cgroup
+    /// move.
+    fn prepare(&self, prefix: &[OsString], guarded: bool) {
+        #[cfg(target_os = "linux")]
+        {
+            if slot::trampoline(prefix).is_none() {
+                return;
+            }
+            {
+                let mut current = lock(&self.inner.slot);
+                if current.as_mut().is_some_and(|slot| slot.early.fits(prefix, guarded)) {
+                    return;
+                }
+                // Dropped now: its trampoline reads the end of its input and exits.
+                *current = None;
+            }
+            let prefix = prefix.to_vec();
+            let inner = Arc::downgrade(&self.inner);
+            // Blocking work (a cgroup directory, a spawn), and the new trampoline's own
+            // move into its group takes the grace period in that process, not here.
+            tokio::task::spawn_blocking(move || {
+                let Some(made) = slot::Slot::make(&prefix, guarded) else {
+                    return;
+                };
+                if let Some(inner) = inner.upgrade() {
+                    let mut current = lock(&inner.slot);
+                    if current.is_none() {
+                        *current = Some(made);
+                    }
+                }
+            });
+        }
+        #[cfg(not(target_os = "linux"))]
+        let _ = (prefix, guarded);
     }
 
     /// Removes log files older than [`LOG_MAX_AGE`] that no listed process writes, at

@@ -16,7 +16,13 @@ use crate::{BashOutput, Shared, WaitFor};
 const MAX_WAIT_MS: u64 = 600_000;
 /// `wait_for`'s default timeout.
 const DEFAULT_READY_MS: u64 = 30_000;
-/// How often a port is tried.
+/// How often a port is tried during its first [`PORT_SOON`]: a refused connection on
+/// loopback costs microseconds, and a server that starts in tens of milliseconds is
+/// seen ready within 2 ms rather than within 10.
+const PORT_EVERY_SOON: Duration = Duration::from_millis(2);
+/// How long a port is tried every [`PORT_EVERY_SOON`].
+const PORT_SOON: Duration = Duration::from_secs(1);
+/// How often a port is tried after that.
 const PORT_EVERY: Duration = Duration::from_millis(10);
 /// Output shown with a background start, at most (its end).
 const START_OUTPUT: usize = 4 * 1024;
@@ -100,7 +106,12 @@ async fn wait_ready(proc: &Proc, ready: Ready) -> (bool, String) {
                     );
                 }
                 // Ends early when the process ends.
-                proc.wait_output(u64::MAX, PORT_EVERY).await;
+                let every = if begun.elapsed() < PORT_SOON {
+                    PORT_EVERY_SOON
+                } else {
+                    PORT_EVERY
+                };
+                proc.wait_output(u64::MAX, every).await;
             }
         }
         Ready::Pattern(pattern, timeout) => {
