@@ -712,7 +712,7 @@ static FIGURES: &[Figure] = &[
             key: "ready_added_ms",
         },
         target: Target::AtMost(20.0),
-        how: "whole process, `tests/examples/shells_bench.rs`: one HTTP call to the release `serve` (`bash` with `background: true` and `wait_for: {port}`, polled every 10 ms) against the same server started directly and connected to every millisecond until it accepts; interleaved, median of 15 each",
+        how: "whole process, `tests/examples/shells_bench.rs`: one HTTP call to the release `serve` (`bash` with `background: true` and `wait_for: {port}`, polled every 2 ms in its first second) against the same server started directly and connected to every millisecond until it accepts; interleaved, median of 15 each. Each start but the server's first finds its trampoline made ahead, already in its cgroup (a move into a cgroup waits for the kernel's RCU grace period, 10 to 20 ms here)",
     },
     Figure {
         issue: 25,
