@@ -56,11 +56,14 @@
 //! # });
 //! ```
 
+mod child;
 mod config;
 mod content;
 mod elicitation;
 mod gateway;
 mod names;
+mod pins;
+mod sanitize;
 mod sse;
 mod stdio;
 
@@ -68,7 +71,9 @@ pub use config::{DEFAULT_REQUEST_TIMEOUT, DEFAULT_STARTUP_TIMEOUT, Launch, Serve
 pub use elicitation::{
     AcceptDefaults, DeclineAll, Elicitation, ElicitationAnswer, Elicitor, Field, FieldKind, fields, value_of,
 };
-pub use gateway::{Gateway, Options, ServerReport, State, ToolReport, ToolSink};
+pub use child::LogLimits;
+pub use gateway::{Gateway, Options, PIN_ACTION, ServerReport, State, ToolReport, ToolSink};
+pub use pins::{PinError, PinStore, Pinned, ServerPins};
 pub use names::{NameError, tool_name};
 
 // The items of other toolgate crates that this crate's signatures name, and those crates
