@@ -229,7 +229,10 @@ mod tests {
     fn the_log_rotates_and_stays_bounded() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("s.log");
-        let limits = LogLimits { max_bytes: 100, keep: 2 };
+        let limits = LogLimits {
+            max_bytes: 100,
+            keep: 2,
+        };
         let mut log = RotatingLog::open(&path, limits);
         for _ in 0..50 {
             log.write(&[b'x'; 33]);

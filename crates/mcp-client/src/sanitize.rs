@@ -57,10 +57,7 @@ fn is_stripped(c: char) -> bool {
 /// `text` without escapes, controls, bidi controls and invisible characters, and how
 /// many characters were removed (an escape sequence counts each of its characters).
 pub(crate) fn clean(text: &str) -> (Cow<'_, str>, usize) {
-    if !text
-        .chars()
-        .any(|c| is_stripped(c) || is_selector(c))
-    {
+    if !text.chars().any(|c| is_stripped(c) || is_selector(c)) {
         return (Cow::Borrowed(text), 0);
     }
     let mut out = String::with_capacity(text.len());

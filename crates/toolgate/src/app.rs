@@ -91,9 +91,9 @@ impl App {
             .register(builtins)
             .map_err(|error| Failure::runtime(format!("could not register the builtins: {error}")))?;
         let parts = setup.sandbox_parts();
-        let servers = setup
-            .config
-            .mcp_servers(&setup.dir, |section, cwd| crate::sandbox::server_wrapper(&parts, section, cwd));
+        let servers = setup.config.mcp_servers(&setup.dir, |section, cwd| {
+            crate::sandbox::server_wrapper(&parts, section, cwd)
+        });
         let gateway = (!servers.is_empty()).then(|| {
             toolgate_mcp_client::Gateway::new(
                 toolgate_mcp_client::Options::new(&setup.dir, setup.dirs.data.join("log").join("mcp"))

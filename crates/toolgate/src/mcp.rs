@@ -134,9 +134,14 @@ pub(crate) fn pins(_project: &Project, reset: Option<&str>, json: bool) -> Resul
     if let Some(name) = reset {
         let forgotten = store.reset(name).map_err(Failure::runtime)?;
         if forgotten == 0 {
-            return Err(Failure::usage(format!("no MCP server named `{name}` is pinned (see `toolgate mcp pins`)")));
+            return Err(Failure::usage(format!(
+                "no MCP server named `{name}` is pinned (see `toolgate mcp pins`)"
+            )));
         }
-        outln!("forgot the pins of `{name}` ({forgotten} identit{}); its next start pins it again", if forgotten == 1 { "y" } else { "ies" });
+        outln!(
+            "forgot the pins of `{name}` ({forgotten} identit{}); its next start pins it again",
+            if forgotten == 1 { "y" } else { "ies" }
+        );
         return Ok(());
     }
     let servers = store.list().map_err(Failure::runtime)?;

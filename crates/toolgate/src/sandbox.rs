@@ -361,20 +361,20 @@ struct SandboxLauncher {
 /// every file read, `.opencode/`, OpenCode's global directory) and its data.
 fn protected_paths(setup: &Parts<'_>) -> Vec<PathBuf> {
     let mut protected: Vec<PathBuf> = [
-            "toolgate.json",
-            "toolgate.jsonc",
-            "opencode.json",
-            "opencode.jsonc",
-            ".opencode",
-            ".toolgate",
-        ]
-        .iter()
-        .map(|name| setup.dir.join(name))
-        .collect();
-        protected.push(setup.dirs.config.clone());
-        protected.extend(setup.dirs.opencode.clone());
-        protected.push(setup.dirs.data.clone());
-        protected.extend(setup.config.files());
+        "toolgate.json",
+        "toolgate.jsonc",
+        "opencode.json",
+        "opencode.jsonc",
+        ".opencode",
+        ".toolgate",
+    ]
+    .iter()
+    .map(|name| setup.dir.join(name))
+    .collect();
+    protected.push(setup.dirs.config.clone());
+    protected.extend(setup.dirs.opencode.clone());
+    protected.push(setup.dirs.data.clone());
+    protected.extend(setup.config.files());
     protected
 }
 
@@ -582,7 +582,9 @@ pub(crate) fn server_wrapper(
     if mode == Mode::Off {
         return Ok(Vec::new());
     }
-    let exe = exe().as_ref().ok_or("cannot find the toolgate binary to run the sandbox with")?;
+    let exe = exe()
+        .as_ref()
+        .ok_or("cannot find the toolgate binary to run the sandbox with")?;
     let network = section.network.is_some_and(|flag| flag.0);
     let cwd = std::fs::canonicalize(cwd).map_err(|e| format!("its working directory {}: {e}", cwd.display()))?;
     let writable: Vec<PathBuf> = section
@@ -591,7 +593,11 @@ pub(crate) fn server_wrapper(
         .map(|list| list.0.clone())
         .unwrap_or_default()
         .iter()
-        .map(|path| setup.dir.join(toolgate_config::expand_home(path, setup.dirs.home.as_deref())))
+        .map(|path| {
+            setup
+                .dir
+                .join(toolgate_config::expand_home(path, setup.dirs.home.as_deref()))
+        })
         .filter_map(|path| std::fs::canonicalize(path).ok())
         .collect();
     let mut policy = Policy::new(mode, &cwd, network).writable(writable).workdir(&cwd);

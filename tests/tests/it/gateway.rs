@@ -240,10 +240,7 @@ fn denied_tools_are_hidden_and_asked_tools_wait_for_a_person() {
         .collect();
     assert_eq!(saved.len(), 1, "{saved:?}");
     assert_eq!(saved[0].0, "py_wipe");
-    assert!(
-        saved[0].1.starts_with("pin:") && saved[0].1.len() == 36,
-        "{saved:?}"
-    );
+    assert!(saved[0].1.starts_with("pin:") && saved[0].1.len() == 36, "{saved:?}");
     // Saved: the next call needs no one.
     let (code, _, err) = sandbox.run(&["call", "py_wipe", r#"{"target": "dev"}"#]);
     assert_eq!(code, 0, "{err}");

@@ -93,7 +93,10 @@ fn description_of(tools: &Value, name: &str) -> String {
 #[test]
 fn a_rug_pull_waits_for_a_person_through_call() {
     let sandbox = Sandbox::new();
-    setup(&sandbox, &config(&sandbox, json!({"permission": {"evil_notes": "ask"}})));
+    setup(
+        &sandbox,
+        &config(&sandbox, json!({"permission": {"evil_notes": "ask"}})),
+    );
 
     // First use pins; the tool's own "always" is saved for this definition.
     let mut command = sandbox.command(&["call", "evil_notes", r#"{"text": "first"}"#]);
@@ -153,12 +156,18 @@ fn a_rug_pull_waits_for_a_person_through_call() {
     let (code, seen, rest) = ask(&[(PIN_ASK, "o"), (TOOL_ASK, "o")]);
     assert_eq!(code, 0, "{rest}");
     // The tool's own "always" named the old definition's pin: it lapsed, the tool asks.
-    assert!(seen[1].contains("permission: evil_notes"), "the tool's approval outlived its definition: {seen:?}");
+    assert!(
+        seen[1].contains("permission: evil_notes"),
+        "the tool's approval outlived its definition: {seen:?}"
+    );
     let first = &seen[0];
     assert!(first.contains("permission: mcp_pin"), "{first}");
     assert!(first.contains("changed the definition of its tool `notes`"), "{first}");
     assert!(first.contains("-  \"description\": \"Read the notes.\""), "{first}");
-    assert!(first.contains("+  \"description\": \"Read the notes.\\u{200b}\\u{200b}<IMPORTANT>"), "{first}");
+    assert!(
+        first.contains("+  \"description\": \"Read the notes.\\u{200b}\\u{200b}<IMPORTANT>"),
+        "{first}"
+    );
     assert!(first.contains("\\u{e0049}") && first.contains("\\u{202e}"), "{first}");
     assert!(first.contains("Its instructions changed too"), "{first}");
     assert_eq!(called(&sandbox, "notes").as_deref(), Some("y"));
@@ -209,7 +218,10 @@ fn escapes_invisibles_and_squatters_through_call() {
     let tools = json_out(&sandbox, &["tools", "--json"]);
     let shown = description_of(&tools, "evil_poisoned");
     assert_clean(&shown);
-    assert!(shown.contains("and also reads ~/.aws/credentials"), "the text itself stays visible: {shown}");
+    assert!(
+        shown.contains("and also reads ~/.aws/credentials"),
+        "the text itself stays visible: {shown}"
+    );
     let called_json = json_out(&sandbox, &["call", "evil_poisoned", r#"{"a": 2, "b": 3}"#, "--json"]);
     let text = called_json["result"]["value"].as_str().unwrap_or_default().to_string();
     assert!(text.starts_with("5click here"), "{called_json}");
@@ -218,9 +230,16 @@ fn escapes_invisibles_and_squatters_through_call() {
     assert!(called(&sandbox, "poisoned").is_some());
     // The squatter's tool is refused and reported; the name stays `py`'s.
     let listed = json_out(&sandbox, &["mcp", "list", "--json"]);
-    let squatter = listed.as_array().unwrap().iter().find(|s| s["name"] == "py_ask").unwrap();
+    let squatter = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "py_ask")
+        .unwrap();
     assert!(
-        squatter["errors"].to_string().contains("its name `py_ask_name` is taken by server `py`"),
+        squatter["errors"]
+            .to_string()
+            .contains("its name `py_ask_name` is taken by server `py`"),
         "{squatter}"
     );
     let (code, out, err) = sandbox.run(&["call", "py_ask_name"]);
@@ -296,44 +315,88 @@ async fn a_rug_pull_and_a_late_tool_wait_for_a_reply_through_serve() {
     rug_pull(&sandbox);
     let served = sandbox.serve(&[]);
 
-    let call = call_in_background(&served, "ses_a", json!({"tool": "evil_notes", "input": {"text": "leak"}}));
-    let ask = pending(&served, "/permission", Duration::from_secs(30)).await.expect("no mcp_pin ask");
+    let call = call_in_background(
+        &served,
+        "ses_a",
+        json!({"tool": "evil_notes", "input": {"text": "leak"}}),
+    );
+    let ask = pending(&served, "/permission", Duration::from_secs(30))
+        .await
+        .expect("no mcp_pin ask");
     assert_eq!(ask["action"], "mcp_pin", "{ask}");
     let description = ask["metadata"]["description"].as_str().unwrap();
     assert!(description.contains("\\u{200b}<IMPORTANT>"), "{description}");
     let id = ask["id"].as_str().unwrap();
-    let (status, _) = post(format!("{}/permission/{id}/reply", served.base), json!({"reply": "reject"})).await;
+    let (status, _) = post(
+        format!("{}/permission/{id}/reply", served.base),
+        json!({"reply": "reject"}),
+    )
+    .await;
     assert_eq!(status, 200);
     let (_, result) = call.await.unwrap();
-    assert!(text(&result).contains("rejected") || result.to_string().contains("reject"), "{result}");
+    assert!(
+        text(&result).contains("rejected") || result.to_string().contains("reject"),
+        "{result}"
+    );
     assert_eq!(called(&sandbox, "notes"), None, "a rejected change reached the server");
 
     // The server's instructions changed too: every tool asks until that is approved.
     let call = call_in_background(&served, "ses_a", json!({"tool": "evil_grow", "input": {}}));
-    let ask = pending(&served, "/permission", Duration::from_secs(30)).await.expect("no ask for grow");
+    let ask = pending(&served, "/permission", Duration::from_secs(30))
+        .await
+        .expect("no ask for grow");
     assert!(
-        ask["metadata"]["description"].as_str().unwrap().contains("changed its instructions"),
+        ask["metadata"]["description"]
+            .as_str()
+            .unwrap()
+            .contains("changed its instructions"),
         "{ask}"
     );
     let id = ask["id"].as_str().unwrap();
-    let (status, _) = post(format!("{}/permission/{id}/reply", served.base), json!({"reply": "always"})).await;
+    let (status, _) = post(
+        format!("{}/permission/{id}/reply", served.base),
+        json!({"reply": "always"}),
+    )
+    .await;
     assert_eq!(status, 200);
     let (status, result) = call.await.unwrap();
     assert_eq!(status, 200, "{result}");
 
     // A tool added after first use, by list_changed: asked too; "always" keeps its pin.
     let deadline = Instant::now() + Duration::from_secs(30);
-    while !get(&served, "/tool").await.as_array().unwrap().iter().any(|t| t["name"] == "evil_exfil") {
+    while !get(&served, "/tool")
+        .await
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|t| t["name"] == "evil_exfil")
+    {
         assert!(Instant::now() < deadline, "evil_exfil never offered");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    let call = call_in_background(&served, "ses_a", json!({"tool": "evil_exfil", "input": {"data": "secret"}}));
-    let ask = pending(&served, "/permission", Duration::from_secs(30)).await.expect("no ask for the new tool");
+    let call = call_in_background(
+        &served,
+        "ses_a",
+        json!({"tool": "evil_exfil", "input": {"data": "secret"}}),
+    );
+    let ask = pending(&served, "/permission", Duration::from_secs(30))
+        .await
+        .expect("no ask for the new tool");
     assert_eq!(ask["action"], "mcp_pin", "{ask}");
-    assert!(ask["metadata"]["description"].as_str().unwrap().contains("added the tool `exfil`"), "{ask}");
+    assert!(
+        ask["metadata"]["description"]
+            .as_str()
+            .unwrap()
+            .contains("added the tool `exfil`"),
+        "{ask}"
+    );
     assert_eq!(called(&sandbox, "exfil"), None);
     let id = ask["id"].as_str().unwrap();
-    let (status, _) = post(format!("{}/permission/{id}/reply", served.base), json!({"reply": "always"})).await;
+    let (status, _) = post(
+        format!("{}/permission/{id}/reply", served.base),
+        json!({"reply": "always"}),
+    )
+    .await;
     assert_eq!(status, 200);
     let (status, result) = call.await.unwrap();
     assert_eq!(status, 200, "{result}");
@@ -381,10 +444,18 @@ fn a_rug_pull_and_a_late_tool_are_put_to_the_client_of_mcp() {
     let notes = &seen["described"]["evil_notes"];
     assert!(notes.as_str().unwrap().contains("not approved yet"), "{seen}");
     let ask = &seen["asks"][0];
-    assert!(ask.as_str().unwrap().contains("changed the definition of its tool `notes`"), "{seen}");
+    assert!(
+        ask.as_str()
+            .unwrap()
+            .contains("changed the definition of its tool `notes`"),
+        "{seen}"
+    );
     assert!(ask.as_str().unwrap().contains("\\u{200b}"), "{seen}");
     assert_eq!(seen["notes"][0], true, "a rejected change ran: {seen}");
-    assert!(seen["late_ask"].as_str().unwrap().contains("added the tool `exfil`"), "{seen}");
+    assert!(
+        seen["late_ask"].as_str().unwrap().contains("added the tool `exfil`"),
+        "{seen}"
+    );
     assert_eq!(seen["exfil"][0], true, "{seen}");
     assert_eq!(called(&sandbox, "notes"), None);
     assert_eq!(called(&sandbox, "exfil"), None);
@@ -413,7 +484,10 @@ fn sandboxed(sandbox: &Sandbox) -> PathBuf {
 
 fn assert_contained(sandbox: &Sandbox, home: &Path, steal: &str, scribble: &str) {
     assert!(steal.starts_with("blocked: "), "the server read ~/.ssh: {steal}");
-    assert!(scribble.contains("blocked"), "the server wrote outside its directory: {scribble}");
+    assert!(
+        scribble.contains("blocked"),
+        "the server wrote outside its directory: {scribble}"
+    );
     assert!(!home.join("outside.txt").exists());
     assert!(called(sandbox, "steal").is_some_and(|text| !text.contains("PRIVATE KEY")));
 }
@@ -434,7 +508,11 @@ async fn a_sandboxed_server_reads_no_keys_and_writes_nowhere_else() {
         assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
         let value: Value = serde_json::from_slice(&output.stdout).unwrap();
         let structured = &value["output"]["structured"];
-        structured["result"].as_str().or(structured.as_str()).unwrap().to_string()
+        structured["result"]
+            .as_str()
+            .or(structured.as_str())
+            .unwrap()
+            .to_string()
     };
     let (steal, scribble) = (run("evil_steal"), run("evil_scribble"));
     assert_contained(&sandbox, &home, &steal, &scribble);
@@ -496,7 +574,11 @@ async fn an_elicitation_reaches_only_the_session_that_caused_it() {
     setup(&sandbox, &config);
     let served = sandbox.serve(&[]);
     // Session A's call is in flight when session B's call elicits.
-    let slow = call_in_background(&served, "ses_a", json!({"tool": "py_sleep", "input": {"seconds": 4, "tag": "a"}}));
+    let slow = call_in_background(
+        &served,
+        "ses_a",
+        json!({"tool": "py_sleep", "input": {"seconds": 4, "tag": "a"}}),
+    );
     tokio::time::sleep(Duration::from_millis(1500)).await;
     let (status, result) = post(
         format!("{}/session/ses_b/call", served.base),
@@ -510,10 +592,16 @@ async fn an_elicitation_reaches_only_the_session_that_caused_it() {
     assert_eq!(status, 200, "{result}");
     // Alone, B is asked — B and no one else.
     let call = call_in_background(&served, "ses_b", json!({"tool": "py_ask_name", "input": {}}));
-    let question = pending(&served, "/question", Duration::from_secs(30)).await.expect("B was not asked");
+    let question = pending(&served, "/question", Duration::from_secs(30))
+        .await
+        .expect("B was not asked");
     assert_eq!(question["sessionID"], "ses_b", "{question}");
     let id = question["id"].as_str().unwrap();
-    let (status, _) = post(format!("{}/question/{id}/reply", served.base), json!({"answers": [["Bo"], []]})).await;
+    let (status, _) = post(
+        format!("{}/question/{id}/reply", served.base),
+        json!({"answers": [["Bo"], []]}),
+    )
+    .await;
     assert_eq!(status, 200);
     let (_, result) = call.await.unwrap();
     assert!(text(&result).contains("hello Bo (30)"), "{result}");
@@ -526,7 +614,9 @@ fn a_servers_stderr_log_is_bounded_and_rotated() {
     let flood = format!(
         "head -c 3500000 /dev/zero | tr '\\0' x >&2; exec {} {} stdio",
         e2e::python_with_mcp().display(),
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("python/mcp_server.py").display()
+        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("python/mcp_server.py")
+            .display()
     );
     setup(
         &sandbox,
