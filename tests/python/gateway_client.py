@@ -48,6 +48,10 @@ async def main():
         schema = params.requested_schema
         if hasattr(schema, "model_dump"):
             schema = schema.model_dump(by_alias=True, exclude_none=True)
+        if "decision" in schema.get("properties", {}) and "added the tool `added_later`" in params.message:
+            # A tool added after first use asks `mcp_pin`: approved once.
+            seen.setdefault("pin_asks", []).append(params.message)
+            return types.ElicitResult(action="accept", content={"decision": "once"})
         if "decision" in schema.get("properties", {}):
             # toolgate's own permission form (for `py_wipe`): rejected.
             seen["asks"].append({"message": params.message, "schema": schema})

@@ -92,6 +92,9 @@ document! {
         notify: Vec<NotifyTarget>,
         /// MCP servers, OpenCode's V1 or V2 form.
         mcp: Mcp,
+        /// The sandbox every local (stdio) MCP server runs in unless its entry has its
+        /// own `sandbox` (same shape as `sandbox`; default off). README "Sandboxed servers".
+        mcp_sandbox: Sandbox,
     }
     ignored {
         /// OpenCode: default shell (toolgate's bash tool always runs bash).

@@ -189,6 +189,10 @@ pub struct McpServer {
     /// OpenCode V2's Code Mode switch: accepted, not used.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub codemode: Option<Value>,
+    /// The kernel sandbox a local server runs in (the shape of the top-level `sandbox`:
+    /// `mode`, `network`, `writable`), over `mcp_sandbox`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<crate::document::Sandbox>,
 }
 
 /// A local server's program and its arguments.
@@ -255,6 +259,8 @@ pub struct McpEntry {
     pub startup_ms: Option<u64>,
     /// The request timeout, when set.
     pub request_ms: Option<u64>,
+    /// Its own `sandbox`, when it has one (local servers).
+    pub sandbox: Option<crate::document::Sandbox>,
 }
 
 /// The V2 form: `servers` holds an object of server objects and is not itself a V1
@@ -315,6 +321,7 @@ impl Mcp {
                 enabled,
                 startup_ms: startup_ms.or(shared_startup),
                 request_ms: request_ms.or(shared_request),
+                sandbox: server.sandbox.clone(),
             });
         }
         Ok(entries)

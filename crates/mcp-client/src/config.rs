@@ -51,6 +51,10 @@ pub struct ServerConfig {
     pub startup_timeout: Duration,
     /// One `tools/call`.
     pub request_timeout: Duration,
+    /// A local server's command runs under this prefix (empty: as it is). The binary
+    /// gives the sandbox trampoline and its policy here, so the server runs under the
+    /// same kernel sandbox as bash.
+    pub wrapper: Vec<String>,
 }
 
 impl ServerConfig {
@@ -63,6 +67,29 @@ impl ServerConfig {
             enabled: true,
             startup_timeout: DEFAULT_STARTUP_TIMEOUT,
             request_timeout: DEFAULT_REQUEST_TIMEOUT,
+            wrapper: Vec::new(),
+        }
+    }
+
+    /// The same server, its command run under `prefix` (a local server's only): the
+    /// program and arguments of `prefix`, then the command.
+    pub fn run_under(mut self, prefix: Vec<String>) -> ServerConfig {
+        self.wrapper = prefix;
+        self
+    }
+
+    /// What the server's pins are kept under besides its name: its command line (its
+    /// working directory too), or its URL.
+    pub fn identity(&self) -> String {
+        match &self.launch {
+            Launch::Local { command, cwd, .. } => {
+                let mut identity = format!("stdio:{}", serde_json::Value::from(command.clone()));
+                if let Some(cwd) = cwd {
+                    identity.push_str(&format!(" in {}", cwd.display()));
+                }
+                identity
+            }
+            Launch::Remote { url, .. } => format!("url:{url}"),
         }
     }
 

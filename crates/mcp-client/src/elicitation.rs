@@ -17,7 +17,8 @@ pub struct Elicitation {
     pub message: String,
     /// The requested schema: an object of flat primitive properties.
     pub schema: Value,
-    /// The call it most likely belongs to (the server's latest call in flight).
+    /// The call it belongs to: the newest of the server's calls in flight, all of one
+    /// session (the gateway declines an elicitation it cannot tie to one session).
     pub context: Option<Context>,
 }
 

@@ -17,10 +17,19 @@ use serde_json::{Value, json};
 use tokio::sync::watch;
 use toolgate_core::{Annotations, Context, PermissionRequest, Permissions, Tool, ToolFailure, ToolOutput};
 
+use crate::child::{LogLimits, Spawn, Stderr};
 use crate::config::{Launch, ServerConfig};
 use crate::elicitation::{DeclineAll, Elicitation, ElicitationAnswer, Elicitor, with_defaults};
 use crate::names::{MAX_NAME, sanitize, tool_name};
-use crate::{content, sse};
+use crate::pins::{PinStore, Pinned, Standing};
+use crate::sanitize::{clean, clean_schema, clean_value, escaped};
+use crate::{content, pins, sse};
+
+/// The action a changed or new tool of a server asks before its first call (spec §4.4's
+/// ask, like any other): its resource is `<server>:<tool>@<hash>`, "always" saves that
+/// resource and makes the new definition the pin. The permission service's defaults ask
+/// it, and `--auto` never approves it (only a person may accept a new definition).
+pub const PIN_ACTION: &str = "mcp_pin";
 
 /// Where the gateway registers tools: the binary's registry. Registering a name this
 /// sink already holds replaces it (the new registration first, so no call ever finds the
@@ -45,6 +54,10 @@ pub struct Options {
     pub log_dir: PathBuf,
     /// Names already taken (the builtins): an MCP tool never shadows them.
     pub reserved: Vec<String>,
+    /// Where the servers' definitions are pinned (trust on first use).
+    pub pins: PinStore,
+    /// How big each server's stderr log may grow.
+    pub log_limits: LogLimits,
 }
 
 impl Options {
@@ -56,7 +69,22 @@ impl Options {
             project: project.into(),
             log_dir: log_dir.into(),
             reserved: Vec::new(),
+            pins: PinStore::memory(),
+            log_limits: LogLimits::default(),
         }
+    }
+
+    /// The same options pinning definitions in `pins` (default: in memory, for this
+    /// process only).
+    pub fn pins(mut self, pins: PinStore) -> Options {
+        self.pins = pins;
+        self
+    }
+
+    /// The same options bounding each server's stderr log by `limits`.
+    pub fn log_limits(mut self, limits: LogLimits) -> Options {
+        self.log_limits = limits;
+        self
     }
 
     /// The same options running `servers` (in config order: the first keeps a contested
@@ -100,6 +128,11 @@ pub struct ToolReport {
     /// `readOnlyHint` / `destructiveHint`, when the server gives them.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub hints: Vec<String>,
+    /// The hash of its definition as the server gives it now.
+    pub pin: String,
+    /// False while that definition differs from the pinned one (or the tool is new):
+    /// its calls ask `mcp_pin` first.
+    pub approved: bool,
 }
 
 /// One server, as `toolgate mcp list` shows it.
@@ -219,6 +252,12 @@ struct View {
     restarts: u32,
     registered: HashMap<String, String>,
     connection: Option<Arc<Connection>>,
+    /// The server's instructions as it gave them (pinned with its tools).
+    instructions: Option<Pinned>,
+    /// Each upstream tool's pin and standing, as of the last listing.
+    standings: HashMap<String, (Pinned, Standing)>,
+    /// The last listing, to register again once a new definition is approved.
+    listed: Vec<rmcp::model::Tool>,
 }
 
 struct Server {
@@ -480,8 +519,8 @@ impl Inner {
             generation,
         };
         let mut child_slot: Option<tokio::process::Child> = None;
+        let mut stderr_slot: Option<Stderr> = None;
         let log = self.log_path(&config.name);
-        let log_start = std::fs::metadata(&log).map(|m| m.len()).unwrap_or(0);
         let attempt = async {
             let (service, transport) = match &config.launch {
                 Launch::Local {
@@ -489,12 +528,15 @@ impl Inner {
                     environment,
                     cwd,
                 } => {
-                    let mut child = spawn(
+                    let (mut child, stderr) = crate::child::spawn(&Spawn {
                         command,
                         environment,
-                        cwd.as_ref().unwrap_or(&self.options.project),
-                        &log,
-                    )?;
+                        cwd: cwd.as_ref().unwrap_or(&self.options.project),
+                        log: &log,
+                        limits: self.options.log_limits,
+                        wrapper: &config.wrapper,
+                    })?;
+                    stderr_slot = Some(stderr);
                     let (Some(stdout), Some(stdin)) = (child.stdout.take(), child.stdin.take()) else {
                         return Err("the server's stdio could not be opened".to_string());
                     };
@@ -517,32 +559,36 @@ impl Inner {
             Ok::<_, String>((service, transport, tools))
         };
         let outcome = tokio::time::timeout(config.startup_timeout, attempt).await;
-        let failed = |reason: String, child: Option<tokio::process::Child>| {
-            if let Some(pid) = child.as_ref().and_then(tokio::process::Child::id)
-                && let Some(pgid) = rustix::process::Pid::from_raw(i32::try_from(pid).unwrap_or(0))
-            {
-                let _ = rustix::process::kill_process_group(pgid, rustix::process::Signal::KILL);
-            }
-            let stderr = log_tail(&log, log_start);
-            if stderr.is_empty() {
-                reason
-            } else {
-                format!("{reason}; stderr: {stderr}")
-            }
+        let outcome = match outcome {
+            Ok(outcome) => outcome,
+            Err(_) => Err(format!(
+                "did not start within {} (startup timeout)",
+                seconds(config.startup_timeout)
+            )),
         };
         let (service, transport, tools) = match outcome {
-            Err(_) => {
-                return Err(failed(
-                    format!(
-                        "did not start within {} (startup timeout)",
-                        seconds(config.startup_timeout)
-                    ),
-                    child_slot,
-                ));
+            Ok(up) => up,
+            Err(reason) => {
+                if let Some(pid) = child_slot.as_ref().and_then(tokio::process::Child::id)
+                    && let Some(pgid) = rustix::process::Pid::from_raw(i32::try_from(pid).unwrap_or(0))
+                {
+                    let _ = rustix::process::kill_process_group(pgid, rustix::process::Signal::KILL);
+                }
+                let words = match &mut stderr_slot {
+                    Some(stderr) => stderr.last_words(Duration::from_millis(500)).await,
+                    None => String::new(),
+                };
+                return Err(if words.is_empty() {
+                    reason
+                } else {
+                    format!("{reason}; stderr: {words}")
+                });
             }
-            Ok(Err(reason)) => return Err(failed(reason, child_slot)),
-            Ok(Ok(up)) => up,
         };
+        let instructions = service
+            .peer_info()
+            .and_then(|info| info.instructions.clone())
+            .map(|text| Pinned::of(&Value::String(text)));
         let server_info = service
             .peer_info()
             .and_then(|info| info.server_info.as_ref().map(|i| format!("{} {}", i.name, i.version)))
@@ -559,6 +605,7 @@ impl Inner {
         view.transport = Some(transport);
         view.server_info = Some(connection.server_info.clone()).filter(|s| !s.is_empty());
         view.connection = Some(Arc::clone(&connection));
+        view.instructions = instructions;
         Ok((connection, tools))
     }
 
@@ -570,6 +617,7 @@ impl Inner {
         let mut problems = Vec::new();
         let mut wanted: Vec<(String, rmcp::model::Tool, String)> = Vec::new();
         let mut seen: HashMap<String, String> = HashMap::new();
+        view.listed = tools.clone();
         for tool in tools {
             let upstream = tool.name.to_string();
             let name = match tool_name(&server.config.name, &upstream) {
@@ -602,6 +650,44 @@ impl Inner {
             seen.insert(name.clone(), upstream);
             wanted.push((name, tool, fingerprint));
         }
+        // Trust on first use: every definition is compared with its pin (all pinned the
+        // first time); a pin file that cannot be read leaves every tool unapproved.
+        let pinned: Vec<(String, Pinned)> = wanted
+            .iter()
+            .map(|(_, tool, _)| (tool.name.to_string(), Pinned::of(&pins::definition(tool))))
+            .collect();
+        let standings = self
+            .options
+            .pins
+            .check(
+                &server.config.name,
+                &server.config.identity(),
+                view.instructions.as_ref(),
+                &pinned,
+            )
+            .unwrap_or_else(|error| {
+                problems.push(format!("{error}; every tool of this server asks before it runs"));
+                vec![
+                    Standing::Unapproved {
+                        previous: pins::Previous::Absent,
+                        instructions: None,
+                    };
+                    pinned.len()
+                ]
+            });
+        view.standings = pinned
+            .iter()
+            .cloned()
+            .zip(standings)
+            .map(|((tool, pin), standing)| (tool, (pin, standing)))
+            .collect();
+        for (_, tool, fingerprint) in &mut wanted {
+            let approved = view
+                .standings
+                .get(tool.name.as_ref())
+                .is_some_and(|(_, standing)| *standing == Standing::Pinned);
+            fingerprint.push_str(if approved { "|approved" } else { "|unapproved" });
+        }
         let mut changed = false;
         let keep: HashSet<&String> = wanted.iter().map(|(name, _, _)| name).collect();
         let gone: Vec<String> = view.registered.keys().filter(|n| !keep.contains(n)).cloned().collect();
@@ -614,8 +700,12 @@ impl Inner {
         let mut reports = Vec::new();
         for (name, tool, fingerprint) in wanted {
             let upstream = tool.name.to_string();
+            let (pin, approved) = match view.standings.get(&upstream) {
+                Some((pin, standing)) => (pin.clone(), *standing == Standing::Pinned),
+                None => (Pinned::of(&pins::definition(&tool)), false),
+            };
             if view.registered.get(&name) != Some(&fingerprint) {
-                let built = match build_tool(Arc::downgrade(self), index, &name, &tool) {
+                let built = match build_tool(Arc::downgrade(self), index, &name, &tool, &pin, approved) {
                     Ok(built) => built,
                     Err(reason) => {
                         problems.push(format!("tool `{upstream}` not registered: {reason}"));
@@ -639,6 +729,8 @@ impl Inner {
                 name,
                 tool: upstream,
                 hints: hints(&tool),
+                pin: pin.hash.clone(),
+                approved,
             });
         }
         view.tools = reports;
@@ -692,6 +784,81 @@ impl Inner {
         }
     }
 
+    /// Before a call of `upstream` built from `pin`: nothing when the definition is the
+    /// pinned one, else the `mcp_pin` ask with the difference. Allowed by a saved approval
+    /// (the person's "always") or a rule, the new definition becomes the pin and the tool
+    /// is registered again with its own description; allowed once, it keeps asking.
+    async fn approve_pin(
+        self: &Arc<Self>,
+        index: usize,
+        upstream: &str,
+        pin: &Pinned,
+        ctx: &Context,
+    ) -> Result<(), ToolFailure> {
+        let server = &self.servers[index];
+        let (standing, instructions) = {
+            let view = lock(&server.view);
+            let standing = match view.standings.get(upstream) {
+                // Listed again since this registration was built: the newest standing
+                // decides only when it is about the same definition.
+                Some((current, standing)) if current.hash == pin.hash => standing.clone(),
+                _ => Standing::Unapproved {
+                    previous: pins::Previous::Absent,
+                    instructions: None,
+                },
+            };
+            (standing, view.instructions.clone())
+        };
+        if standing == Standing::Pinned {
+            return Ok(());
+        }
+        let name = &server.config.name;
+        let resource = format!("{}:{}@{}", sanitize(name), sanitize(upstream), pin.hash);
+        let request = PermissionRequest::new(PIN_ACTION)
+            .resources([resource.clone()])
+            .save([resource])
+            .metadata(
+                "description",
+                pins::change_text(name, &escaped(upstream), &standing, pin),
+            )
+            .metadata(
+                "mcp",
+                json!({"server": name, "tool": upstream, "pin": pin.hash,
+                       "previous": match &standing {
+                           Standing::Unapproved { previous: pins::Previous::Changed(old), .. } => Value::from(old.hash.clone()),
+                           _ => Value::Null,
+                       }}),
+            );
+        self.permissions
+            .assert(ctx, request.clone())
+            .await
+            .map_err(ToolFailure::from)?;
+        // "always" saved it for the project: it allows in any session, this one's own
+        // approvals aside (a "session" answer keeps asking in the others).
+        let mut elsewhere = ctx.clone();
+        elsewhere.session_id = format!("{}/mcp-pin-check", ctx.session_id);
+        let kept = self
+            .permissions
+            .decide(&elsewhere, &request)
+            .is_some_and(|decision| decision.verdict == toolgate_core::Verdict::Allow);
+        if kept {
+            let identity = server.config.identity();
+            if let Err(error) = self
+                .options
+                .pins
+                .keep(name, &identity, instructions.as_ref(), upstream, pin)
+            {
+                lock(&server.view).problems.push(error.to_string());
+                return Ok(());
+            }
+            let listed = lock(&server.view).listed.clone();
+            if self.apply(index, listed) {
+                self.bump();
+            }
+        }
+        Ok(())
+    }
+
     /// Re-lists server `index`'s tools after `notifications/tools/list_changed`.
     async fn relist(self: Arc<Self>, index: usize, generation: u64) {
         let server = &self.servers[index];
@@ -712,6 +879,13 @@ impl Inner {
             Err(_) => lock(&server.view).error = Some("tools/list after list_changed timed out".to_string()),
         }
     }
+}
+
+/// The part of a pin's hash a tool's saved approval names: 128 bits, enough that no
+/// server can make another definition with the same digest.
+fn pin_digest(hash: &str) -> &str {
+    let hex = hash.strip_prefix("sha256:").unwrap_or(hash);
+    &hex[..hex.len().min(32)]
 }
 
 /// Human-readable hints for the ask; they inform and never decide.
@@ -758,26 +932,51 @@ fn validator(schema: &Value) -> Result<impl Fn(&Value) -> Result<(), String> + S
     })
 }
 
-/// The toolgate tool for one server tool.
-fn build_tool(inner: Weak<Inner>, index: usize, name: &str, tool: &rmcp::model::Tool) -> Result<Tool, String> {
+/// The toolgate tool for one server tool. What the model sees of it is cleaned of
+/// escapes and invisible characters; while its definition is not approved, the model
+/// sees none of the server's words (a rug pull's payload is its description), only that
+/// the tool waits for a person.
+fn build_tool(
+    inner: Weak<Inner>,
+    index: usize,
+    name: &str,
+    tool: &rmcp::model::Tool,
+    pin: &Pinned,
+    approved: bool,
+) -> Result<Tool, String> {
     let input_schema = Value::Object(tool.input_schema.as_ref().clone());
     let check_input = validator(&input_schema)?;
-    let description = tool
-        .description
-        .as_deref()
-        .or(tool.title.as_deref())
-        .unwrap_or("An MCP tool without a description.")
-        .to_string();
+    let mut shown_schema = input_schema.clone();
+    clean_schema(&mut shown_schema);
+    let server = inner
+        .upgrade()
+        .map(|inner| inner.servers[index].config.name.clone())
+        .unwrap_or_default();
+    let description = if approved {
+        let text = tool
+            .description
+            .as_deref()
+            .or(tool.title.as_deref())
+            .unwrap_or("An MCP tool without a description.");
+        clean(text).0.into_owned()
+    } else {
+        format!(
+            "A tool of MCP server `{server}` whose definition is not approved yet (it changed since it was \
+             approved, or it is new). Calling it asks the person to approve the new definition first; its \
+             own description is shown once they have."
+        )
+    };
     let call = Arc::new(Call {
         inner,
         index,
         name: name.to_string(),
         upstream: tool.name.to_string(),
         hints: hints(tool),
+        pin: pin.clone(),
     });
     let builder = Tool::from_schema(
         description,
-        input_schema,
+        shown_schema,
         move |input| {
             if !input.is_object() {
                 return Err("expected an object of arguments".to_string());
@@ -791,7 +990,9 @@ fn build_tool(inner: Weak<Inner>, index: usize, name: &str, tool: &rmcp::model::
     let title = tool
         .title
         .clone()
-        .or_else(|| tool.annotations.as_ref().and_then(|a| a.title.clone()));
+        .or_else(|| tool.annotations.as_ref().and_then(|a| a.title.clone()))
+        .filter(|_| approved)
+        .map(|title| clean(&title).0.into_owned());
     let builder = match title {
         Some(title) => builder.title(title),
         None => builder,
@@ -809,7 +1010,9 @@ fn build_tool(inner: Weak<Inner>, index: usize, name: &str, tool: &rmcp::model::
         Some(schema) => {
             let schema = Value::Object(schema.as_ref().clone());
             let check = validator(&schema).map_err(|e| format!("output {e}"))?;
-            builder.output_schema(schema, check)
+            let mut shown = schema;
+            clean_schema(&mut shown);
+            builder.output_schema(shown, check)
         }
         None => builder,
     }
@@ -823,6 +1026,8 @@ struct Call {
     name: String,
     upstream: String,
     hints: Vec<String>,
+    /// The definition this registration was built from.
+    pin: Pinned,
 }
 
 /// Removes a call from its server's in-flight list when it ends or is dropped.
@@ -845,7 +1050,7 @@ impl Call {
             .ok_or_else(|| ToolFailure::new("toolgate is shutting down; the MCP server is gone"))?;
         let server = &inner.servers[self.index];
         let server_name = &server.config.name;
-        let mut description = format!("MCP tool `{}` of server `{server_name}`", self.upstream);
+        let mut description = format!("MCP tool `{}` of server `{server_name}`", escaped(&self.upstream));
         if !self.hints.is_empty() {
             description.push_str(&format!(" (server says: {})", self.hints.join(", ")));
         }
@@ -855,9 +1060,13 @@ impl Call {
         if shown.len() < arguments.len() {
             description.push('…');
         }
+        inner.approve_pin(self.index, &self.upstream, &self.pin, &ctx).await?;
+        // The tool's own permission is bound to its definition: "always" saves this
+        // definition's pin, and lapses when the definition changes.
+        let bound = format!("pin:{}", pin_digest(&self.pin.hash));
         let request = PermissionRequest::new(self.name.clone())
-            .resources(["*"])
-            .save(["*"])
+            .resources([bound.clone()])
+            .save([bound])
             .metadata("description", description)
             .metadata(
                 "mcp",
@@ -915,62 +1124,19 @@ impl Call {
                 )));
             }
         };
-        let result = serde_json::to_value(&result).unwrap_or(Value::Null);
+        let mut result = serde_json::to_value(&result).unwrap_or(Value::Null);
+        // What goes back to the model carries no escapes and no invisible characters.
+        let stripped = clean_value(&mut result);
+        if stripped > 0 {
+            tracing::info!(
+                server = %server_name,
+                tool = %self.upstream,
+                stripped,
+                "stripped escapes and invisible characters from an MCP result"
+            );
+        }
         content::tool_result(&result, server_name, &self.upstream)
     }
-}
-
-/// Starts a local server in its own process group, without toolgate's own variables,
-/// its stderr appended to `log`.
-fn spawn(
-    command: &[String],
-    environment: &[(String, String)],
-    cwd: &PathBuf,
-    log: &PathBuf,
-) -> Result<tokio::process::Child, String> {
-    let (program, args) = command.split_first().ok_or("the command is empty")?;
-    let stderr = log
-        .parent()
-        .map(std::fs::create_dir_all)
-        .transpose()
-        .ok()
-        .and_then(|_| std::fs::OpenOptions::new().create(true).append(true).open(log).ok())
-        .map_or_else(std::process::Stdio::null, std::process::Stdio::from);
-    let mut child = tokio::process::Command::new(program);
-    child
-        .args(args)
-        .current_dir(cwd)
-        .env_clear()
-        .envs(std::env::vars_os().filter(|(key, _)| !is_toolgate_secret(key)))
-        .envs(environment.iter().map(|(k, v)| (k.as_str(), v.as_str())))
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(stderr)
-        .process_group(0)
-        .kill_on_drop(true);
-    child.spawn().map_err(|e| format!("could not start `{program}`: {e}"))
-}
-
-/// toolgate's own variables (`TOOLGATE_*`, the server token among them) and the websearch
-/// keys: a server inherits neither (its config's `environment` may still name them).
-fn is_toolgate_secret(name: &std::ffi::OsStr) -> bool {
-    let name = name.as_encoded_bytes();
-    name.len() >= 9 && name[..9].eq_ignore_ascii_case(b"TOOLGATE_")
-        || [&b"EXA_API_KEY"[..], b"PARALLEL_API_KEY"]
-            .iter()
-            .any(|key| name.eq_ignore_ascii_case(key))
-}
-
-/// The last lines a local server wrote to its log since `from`, on one line.
-fn log_tail(log: &PathBuf, from: u64) -> String {
-    let Ok(text) = std::fs::read(log) else {
-        return String::new();
-    };
-    let start = usize::try_from(from).unwrap_or(0).min(text.len());
-    let text = String::from_utf8_lossy(&text[start..]);
-    let lines: Vec<&str> = text.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
-    let tail = lines[lines.len().saturating_sub(3)..].join(" | ");
-    tail.chars().take(500).collect()
 }
 
 /// TLS for one client: the ring provider and the platform's certificate verifier, set on
@@ -1071,7 +1237,26 @@ impl ClientHandler for Handler {
         };
         let server = &inner.servers[self.index];
         let schema = serde_json::to_value(&requested_schema).unwrap_or(Value::Null);
-        let context = lock(&server.active).last().map(|(_, ctx)| ctx.clone());
+        // MCP ties a server's request to the call it serves on no transport toolgate can
+        // rely on (over stdio, not at all). So it goes to the session of the calls in
+        // flight when they are all of one session, and to no one otherwise: a question
+        // must never reach a session whose call did not cause it.
+        let context = {
+            let active = lock(&server.active);
+            let newest = active.last().map(|(_, ctx)| ctx.clone());
+            match newest {
+                Some(ctx) if active.iter().all(|(_, other)| other.session_id == ctx.session_id) => Some(ctx),
+                _ => None,
+            }
+        };
+        let Some(context) = context else {
+            tracing::warn!(
+                server = %server.config.name,
+                "declined an elicitation: no call in flight, or calls of several sessions, could have caused it"
+            );
+            return Ok(decline());
+        };
+        let context = Some(context);
         let elicitor = Arc::clone(&inner.elicitor.read().unwrap_or_else(|p| p.into_inner()));
         let asked = Elicitation {
             server: server.config.name.clone(),

@@ -56,20 +56,25 @@
 //! # });
 //! ```
 
+mod child;
 mod config;
 mod content;
 mod elicitation;
 mod gateway;
 mod names;
+mod pins;
+mod sanitize;
 mod sse;
 mod stdio;
 
+pub use child::LogLimits;
 pub use config::{DEFAULT_REQUEST_TIMEOUT, DEFAULT_STARTUP_TIMEOUT, Launch, ServerConfig};
 pub use elicitation::{
     AcceptDefaults, DeclineAll, Elicitation, ElicitationAnswer, Elicitor, Field, FieldKind, fields, value_of,
 };
-pub use gateway::{Gateway, Options, ServerReport, State, ToolReport, ToolSink};
+pub use gateway::{Gateway, Options, PIN_ACTION, ServerReport, State, ToolReport, ToolSink};
 pub use names::{NameError, tool_name};
+pub use pins::{PinError, PinStore, Pinned, ServerPins};
 
 // The items of other toolgate crates that this crate's signatures name, and those crates
 // whole, so that this crate alone is a sufficient dependency (ARCHITECTURE.md, "Re-exports").

@@ -527,7 +527,8 @@ fn whitelisted(output_dir: Option<&Path>, skill_dirs: &[PathBuf]) -> Vec<String>
     globs
 }
 
-/// The defaults every agent starts with (V1's table: `doom_loop: ask`, and
+/// The defaults every agent starts with (V1's table: `doom_loop: ask`, `mcp_pin: ask` —
+/// an MCP server's changed or new tool definition waits for a person —, and
 /// `external_directory` asking except for the spill files, the skill directories, the
 /// package managers' caches and the temporary directory).
 pub(crate) fn defaults(settings: &AgentSettings) -> Vec<Rule> {
@@ -536,6 +537,7 @@ pub(crate) fn defaults(settings: &AgentSettings) -> Vec<Rule> {
     let mut rules = vec![
         rule("*", "*", Allow, o),
         rule("doom_loop", "*", Ask, o),
+        rule("mcp_pin", "*", Ask, o),
         rule("external_directory", "*", Ask, o),
     ];
     let mut globs = whitelisted(settings.output_dir.as_deref(), &settings.skill_dirs);

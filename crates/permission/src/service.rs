@@ -34,6 +34,10 @@ pub enum AskMode {
     Headless,
 }
 
+/// The action a changed or new MCP tool definition asks (`toolgate_mcp_client::PIN_ACTION`):
+/// `--auto` never approves it.
+const PERSON_ONLY: &str = "mcp_pin";
+
 /// A reply to a pending request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -1059,12 +1063,17 @@ impl PermissionService {
         // Nor an edit of a file that defines the rules: only a person approves that.
         let auto_guarded = self.inner.mode == AskMode::Auto
             && matches!(&decided, Ok(d) if d.effect == Effect::Ask && !d.guarded.is_empty());
+        // Nor an MCP server's changed or new tool definition: the change is what a rug
+        // pull makes, and only a person accepts it.
+        let auto_pin = self.inner.mode == AskMode::Auto
+            && request.action == PERSON_ONLY
+            && matches!(&decided, Ok(d) if d.effect == Effect::Ask);
         match &decided {
             Ok(d) if d.effect == Effect::Allow => self.record(ctx, &request, Effect::Allow, None),
             Ok(d) if d.effect == Effect::Deny => self.record(ctx, &request, Effect::Deny, None),
             Err(_) => self.record(ctx, &request, Effect::Deny, None),
             Ok(_) => match self.inner.mode {
-                AskMode::Auto if auto_blind || auto_guarded => {
+                AskMode::Auto if auto_blind || auto_guarded || auto_pin => {
                     self.record(ctx, &request, Effect::Ask, Some("auto-declined"))
                 }
                 AskMode::Auto => self.record(ctx, &request, Effect::Ask, Some("auto")),
@@ -1101,6 +1110,16 @@ impl PermissionService {
                             request.action,
                             request.resources.join(", "),
                             guarded.join(", ")
+                        )),
+                    });
+                }
+                AskMode::Auto if auto_pin => {
+                    return Err(Refusal::Declined {
+                        reason: Some(format!(
+                            "permission requested: {} ({}); declined: a changed or new MCP tool definition is \
+                             approved by a person, never by --auto",
+                            request.action,
+                            request.resources.join(", ")
                         )),
                     });
                 }

@@ -90,12 +90,16 @@ impl App {
         let registration = registry
             .register(builtins)
             .map_err(|error| Failure::runtime(format!("could not register the builtins: {error}")))?;
-        let servers = setup.config.mcp_servers(&setup.dir);
+        let parts = setup.sandbox_parts();
+        let servers = setup.config.mcp_servers(&setup.dir, |section, cwd| {
+            crate::sandbox::server_wrapper(&parts, section, cwd)
+        });
         let gateway = (!servers.is_empty()).then(|| {
             toolgate_mcp_client::Gateway::new(
                 toolgate_mcp_client::Options::new(&setup.dir, setup.dirs.data.join("log").join("mcp"))
                     .servers(servers)
-                    .reserved(reserved),
+                    .reserved(reserved)
+                    .pins(crate::mcp::pin_store(&setup.dirs)),
                 Arc::clone(&permissions),
                 Arc::new(crate::gateway::RegistrySink::new(registry.clone())),
             )

@@ -164,7 +164,13 @@ impl Config {
 
     /// The configured MCP servers (`{env:VAR}` was substituted when each file was read),
     /// relative `cwd`s under `project`.
-    pub(crate) fn mcp_servers(&self, project: &Path) -> Vec<toolgate_mcp_client::ServerConfig> {
+    /// The configured MCP servers, each local one run under what `wrap` gives for its
+    /// `sandbox` entry and working directory (its error fails that server's start).
+    pub(crate) fn mcp_servers(
+        &self,
+        project: &Path,
+        wrap: impl Fn(Option<&toolgate_config::Sandbox>, &Path) -> Result<Vec<String>, String>,
+    ) -> Vec<toolgate_mcp_client::ServerConfig> {
         use toolgate_mcp_client::{Launch, ServerConfig};
         let pairs = |list: &[(String, String)]| -> Vec<(String, String)> { list.to_vec() };
         self.loaded
@@ -193,6 +199,22 @@ impl Config {
                 }
                 if let Some(ms) = entry.request_ms {
                     server = server.request_timeout(std::time::Duration::from_millis(ms));
+                }
+                if let Launch::Local { cwd, .. } = &server.launch {
+                    let dir = cwd.clone().unwrap_or_else(|| project.to_path_buf());
+                    match wrap(entry.sandbox.as_ref(), &dir) {
+                        Ok(prefix) => server = server.run_under(prefix),
+                        // Nothing runs unsandboxed that was meant to be sandboxed: the
+                        // server's start fails with the reason.
+                        Err(reason) => {
+                            server = server.run_under(vec![
+                                "/bin/sh".into(),
+                                "-c".into(),
+                                "echo \"the sandbox could not be prepared: $0\" >&2; exit 125".into(),
+                                reason,
+                            ]);
+                        }
+                    }
                 }
                 Some(server)
             })

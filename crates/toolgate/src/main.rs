@@ -234,7 +234,8 @@ toolgate serve --listen 0.0.0.0:7777 --allow-host devbox.lan"
         after_help = "Asks are put to the user through MCP elicitation when the client supports it; otherwise \
 they are declined unless --auto is given. Logs go to stderr; stdout is the protocol. The tools of the MCP servers \
 configured under `mcp` are served too, each under the same rules (toolgate as an MCP gateway).\n\nExamples:\n  \
-toolgate mcp\n  toolgate mcp --dir ~/src/app --agent plan\n  toolgate mcp list --json"
+toolgate mcp\n  toolgate mcp --dir ~/src/app --agent plan\n  toolgate mcp list --json\n  toolgate mcp pins\n  \
+toolgate mcp pins --reset github"
     )]
     Mcp {
         #[command(subcommand)]
@@ -356,6 +357,16 @@ toolgate import codex --from ~/.codex/rules/default.rules --write\n  toolgate im
 enum McpAction {
     /// Start the configured MCP servers and show each one's state, tools and errors.
     List {
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// The pinned MCP tool definitions (trust on first use): each server's identity,
+    /// when it was first used, and each tool's hash; `--reset NAME` forgets one server's.
+    Pins {
+        /// Forget every pin of the servers named NAME: their next start is a first use.
+        #[arg(long, value_name = "NAME")]
+        reset: Option<String>,
         /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
@@ -578,6 +589,11 @@ fn main() -> ExitCode {
             project,
             ..
         } => mcp::list(&project, json),
+        Command::Mcp {
+            action: Some(McpAction::Pins { reset, json }),
+            project,
+            ..
+        } => mcp::pins(&project, reset.as_deref(), json),
         Command::Mcp {
             action: None,
             project,

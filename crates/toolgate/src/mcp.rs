@@ -1,5 +1,6 @@
 //! `toolgate mcp`: builds the parts and hands them to `toolgate_server::mcp`;
-//! `toolgate mcp list`: the configured MCP servers.
+//! `toolgate mcp list`: the configured MCP servers; `toolgate mcp pins`: their pinned
+//! definitions.
 
 use std::sync::{Arc, Mutex};
 
@@ -116,6 +117,54 @@ pub(crate) fn list(project: &Project, json: bool) -> Result<(), Failure> {
         }
         if let (Some(log), false) = (&server.log, server.errors.is_empty()) {
             outln!("  log: {}", log.display());
+        }
+    }
+    Ok(())
+}
+
+/// Where the MCP servers' definitions are pinned (README "Pinned tool definitions").
+pub(crate) fn pin_store(dirs: &crate::config::Dirs) -> toolgate_mcp_client::PinStore {
+    toolgate_mcp_client::PinStore::at(dirs.data.join("mcp").join("pins.json"))
+}
+
+/// `toolgate mcp pins [--reset NAME]`.
+pub(crate) fn pins(_project: &Project, reset: Option<&str>, json: bool) -> Result<(), Failure> {
+    let dirs = crate::config::Dirs::discover();
+    let store = pin_store(&dirs);
+    if let Some(name) = reset {
+        let forgotten = store.reset(name).map_err(Failure::runtime)?;
+        if forgotten == 0 {
+            return Err(Failure::usage(format!(
+                "no MCP server named `{name}` is pinned (see `toolgate mcp pins`)"
+            )));
+        }
+        outln!(
+            "forgot the pins of `{name}` ({forgotten} identit{}); its next start pins it again",
+            if forgotten == 1 { "y" } else { "ies" }
+        );
+        return Ok(());
+    }
+    let servers = store.list().map_err(Failure::runtime)?;
+    if json {
+        outln!("{}", serde_json::to_string_pretty(&servers).map_err(Failure::runtime)?);
+        return Ok(());
+    }
+    if servers.is_empty() {
+        outln!("no MCP server is pinned yet (a server is pinned the first time it starts)");
+    }
+    for server in &servers {
+        outln!(
+            "{} — {} (first used {}, changed {})",
+            server.name,
+            server.identity,
+            toolgate_permission::rfc3339(server.first_seen),
+            toolgate_permission::rfc3339(server.updated)
+        );
+        if let Some(instructions) = &server.instructions {
+            outln!("  {:<32} {}", "(instructions)", instructions.hash);
+        }
+        for (tool, pin) in &server.tools {
+            outln!("  {tool:<32} {}", pin.hash);
         }
     }
     Ok(())

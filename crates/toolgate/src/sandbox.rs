@@ -357,29 +357,35 @@ struct SandboxLauncher {
     guard: bool,
 }
 
+/// toolgate's own files: its config (in the project and global, OpenCode's included:
+/// every file read, `.opencode/`, OpenCode's global directory) and its data.
+fn protected_paths(setup: &Parts<'_>) -> Vec<PathBuf> {
+    let mut protected: Vec<PathBuf> = [
+        "toolgate.json",
+        "toolgate.jsonc",
+        "opencode.json",
+        "opencode.jsonc",
+        ".opencode",
+        ".toolgate",
+    ]
+    .iter()
+    .map(|name| setup.dir.join(name))
+    .collect();
+    protected.push(setup.dirs.config.clone());
+    protected.extend(setup.dirs.opencode.clone());
+    protected.push(setup.dirs.data.clone());
+    protected.extend(setup.config.files());
+    protected
+}
+
 impl SandboxLauncher {
     fn new(setup: &Parts<'_>, exe: PathBuf, guard: bool) -> SandboxLauncher {
-        let mut protected: Vec<PathBuf> = [
-            "toolgate.json",
-            "toolgate.jsonc",
-            "opencode.json",
-            "opencode.jsonc",
-            ".opencode",
-            ".toolgate",
-        ]
-        .iter()
-        .map(|name| setup.dir.join(name))
-        .collect();
-        protected.push(setup.dirs.config.clone());
-        protected.extend(setup.dirs.opencode.clone());
-        protected.push(setup.dirs.data.clone());
-        protected.extend(setup.config.files());
         SandboxLauncher {
             settings: setup.sandbox.clone(),
             project: setup.dir.to_path_buf(),
             exe,
             service: setup.service.clone(),
-            protected,
+            protected: protected_paths(setup),
             data: setup.dirs.data.clone(),
             guard,
         }
@@ -553,4 +559,72 @@ pub(crate) fn report(setup: &Parts<'_>) -> (String, Value) {
         "shellEnv": {"inherit": inherit, "variables": env.len()},
     });
     (text, value)
+}
+
+/// The prefix a local MCP server's command runs under: the trampoline with the policy of
+/// the server's `sandbox` (else `mcp_sandbox`), or nothing when that is off. The server
+/// may write only under its working directory, the temp directory and `writable`
+/// (`workspace-write`; nothing in `read-only`), never toolgate's own files; what the
+/// default agent's read rules deny or ask is hidden; the network is off unless `network`
+/// is true. The exec guard is not installed: the server's stdin is the protocol.
+/// A sandbox the kernel cannot give makes the trampoline fail, so the server does not
+/// start (fail closed; `toolgate mcp list` shows why).
+pub(crate) fn server_wrapper(
+    setup: &Parts<'_>,
+    section: Option<&toolgate_config::Sandbox>,
+    cwd: &Path,
+) -> Result<Vec<String>, String> {
+    let section = section.or(setup.config.settings.mcp_sandbox.as_ref());
+    let Some(section) = section else {
+        return Ok(Vec::new());
+    };
+    let mode = section.mode.map_or(Mode::Off, mode_of);
+    if mode == Mode::Off {
+        return Ok(Vec::new());
+    }
+    let exe = exe()
+        .as_ref()
+        .ok_or("cannot find the toolgate binary to run the sandbox with")?;
+    let network = section.network.is_some_and(|flag| flag.0);
+    let cwd = std::fs::canonicalize(cwd).map_err(|e| format!("its working directory {}: {e}", cwd.display()))?;
+    let writable: Vec<PathBuf> = section
+        .writable
+        .as_ref()
+        .map(|list| list.0.clone())
+        .unwrap_or_default()
+        .iter()
+        .map(|path| {
+            setup
+                .dir
+                .join(toolgate_config::expand_home(path, setup.dirs.home.as_deref()))
+        })
+        .filter_map(|path| std::fs::canonicalize(path).ok())
+        .collect();
+    let mut policy = Policy::new(mode, &cwd, network).writable(writable).workdir(&cwd);
+    let agents = setup.service.agents();
+    let agent = agents.default_agent();
+    let mut budget = WALK_BUDGET;
+    let masked: Vec<PathBuf> =
+        withheld_paths(&agent.rules, "read", setup.dir, &mut budget).map_err(|e| e.to_string())?;
+    let mut read_only = canonical_existing(&protected_paths(setup));
+    read_only.retain(|path| policy.is_writable(path));
+    if masked.len() + read_only.len() > MOUNT_BUDGET {
+        return Err(format!(
+            "the read rules name {} existing paths, more than the sandbox mounts ({MOUNT_BUDGET})",
+            masked.len() + read_only.len()
+        ));
+    }
+    if masked.iter().any(|path| !path.is_dir()) {
+        policy = policy.mask_file(toolgate_sandbox::mask_file(&setup.dirs.data).map_err(|e| e.to_string())?);
+    }
+    let policy = policy.masked(masked).read_only(read_only);
+    let mut line = policy.command_line(exe, "", Vec::<OsString>::new());
+    // `command_line` ends with the program (here empty): the server's command comes after.
+    line.pop();
+    line.into_iter()
+        .map(|arg| {
+            arg.into_string()
+                .map_err(|arg| format!("the sandbox's command line has a path that is not UTF-8: {arg:?}"))
+        })
+        .collect()
 }

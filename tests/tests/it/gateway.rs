@@ -213,7 +213,8 @@ fn denied_tools_are_hidden_and_asked_tools_wait_for_a_person() {
         "a declined call reached the server"
     );
 
-    // At a terminal: the ask names the server, its hints and the arguments; "always" saves `*`.
+    // At a terminal: the ask names the server, its hints and the arguments; "always" saves
+    // the tool's pin (its definition's hash).
     let mut command = sandbox.command(&["call", "py_wipe", r#"{"target": "staging"}"#]);
     command.env("NO_COLOR", "1");
     let mut session = e2e::pty::Session::spawn(command).unwrap();
@@ -222,7 +223,7 @@ fn denied_tools_are_hidden_and_asked_tools_wait_for_a_person() {
     assert!(asked.contains("MCP tool `wipe` of server `py`"), "{asked}");
     assert!(asked.contains("may modify, destructive"), "{asked}");
     assert!(asked.contains(r#"arguments: {"target":"staging"}"#), "{asked}");
-    assert!(asked.contains("allow always for the project: *"), "{asked}");
+    assert!(asked.contains("allow always for the project: pin:"), "{asked}");
     session.send("a\n").unwrap();
     let (code, seen) = session.finish(Duration::from_secs(60)).unwrap();
     assert_eq!(code, 0, "{seen}");
@@ -237,7 +238,9 @@ fn denied_tools_are_hidden_and_asked_tools_wait_for_a_person() {
         .iter()
         .map(|a| (a["action"].as_str().unwrap(), a["resource"].as_str().unwrap()))
         .collect();
-    assert_eq!(saved, [("py_wipe", "*")]);
+    assert_eq!(saved.len(), 1, "{saved:?}");
+    assert_eq!(saved[0].0, "py_wipe");
+    assert!(saved[0].1.starts_with("pin:") && saved[0].1.len() == 36, "{saved:?}");
     // Saved: the next call needs no one.
     let (code, _, err) = sandbox.run(&["call", "py_wipe", r#"{"target": "dev"}"#]);
     assert_eq!(code, 0, "{err}");
@@ -487,6 +490,14 @@ fn toolgate_mcp_as_a_gateway_list_changed_elicitation_cancellation_and_a_crash()
     assert!(seen["list_changed"].as_u64().unwrap() >= 1, "{seen}");
     assert!(
         seen["after"].as_array().unwrap().iter().any(|t| t == "py_added_later"),
+        "{seen}"
+    );
+    // It was added after the server was pinned: its first call asked `mcp_pin`.
+    assert!(
+        seen["pin_asks"][0]
+            .as_str()
+            .unwrap()
+            .contains("MCP server `py` added the tool `added_later` after its tools were approved"),
         "{seen}"
     );
     assert_eq!(seen["later"][0], "later: hi");

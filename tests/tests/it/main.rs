@@ -39,6 +39,7 @@ mod fs;
 mod gateway;
 mod gateway_registry;
 mod gateway_serve;
+mod gateway_trust;
 mod hooks;
 mod import;
 mod import_codex_differential;
