@@ -189,7 +189,8 @@ impl Loaded {
                     }
                 }
             }
-            if let Some(off @ Value::Bool(false)) = layer.raw.get("redaction").and_then(|r| r.get("credential_formats")) {
+            if let Some(off @ Value::Bool(false)) = layer.raw.get("redaction").and_then(|r| r.get("credential_formats"))
+            {
                 parts.push(Gated::new(&["redaction", "credential_formats"], off));
             }
             if let Some(notify @ Value::Array(targets)) = layer.raw.get("notify")

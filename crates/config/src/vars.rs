@@ -256,7 +256,10 @@ fn substitute_string(
         let before = files.read.len();
         text = files.substitute(at, &text)?;
         if mcp {
-            let contents: Vec<String> = files.read[before..].iter().map(|(_, content)| content.clone()).collect();
+            let contents: Vec<String> = files.read[before..]
+                .iter()
+                .map(|(_, content)| content.clone())
+                .collect();
             files.secrets.extend(contents);
         }
     }

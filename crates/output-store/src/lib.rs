@@ -285,7 +285,8 @@ impl OutputStore {
             Some(redactor) => redact_output(redactor, &mut output),
             None => Vec::new(),
         };
-        self.bound_redacted(output).map(|bounded| bounded.with_redactions(redactions))
+        self.bound_redacted(output)
+            .map(|bounded| bounded.with_redactions(redactions))
     }
 
     fn bound_redacted(&self, output: ToolOutput) -> Result<Bounded, BoundError> {

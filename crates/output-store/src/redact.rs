@@ -382,7 +382,10 @@ mod tests {
             ),
             ("ghp_0123456789abcdefghijABCDEFGHIJ012345", "github-token"),
             ("gho_0123456789abcdefghijABCDEFGHIJ012345", "github-token"),
-            ("github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz", "github-token"),
+            (
+                "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz",
+                "github-token",
+            ),
             ("xoxb-1234567890-abcdefghij", "slack-token"),
             ("AIzaSyA1234567890abcdefghijklmnopqrstuv", "google-api-key"),
             ("sk-ant-api03-abcdefghijklmnopqrstuvwxyz", "anthropic-api-key"),
@@ -397,7 +400,9 @@ mod tests {
         ];
         let redactor = formats();
         for (text, kind) in cases {
-            let (out, found) = redactor.redact(text).unwrap_or_else(|| panic!("{kind} not found in {text}"));
+            let (out, found) = redactor
+                .redact(text)
+                .unwrap_or_else(|| panic!("{kind} not found in {text}"));
             assert!(out.contains(&format!("[REDACTED:{kind}]")), "{kind}: {out}");
             assert_eq!(found, vec![Redaction::new(kind, 1)], "{text}");
         }
@@ -415,9 +420,9 @@ mod tests {
     fn near_misses_are_left_alone() {
         let redactor = formats();
         for text in [
-            "AKIA1234",                                    // too short
-            "XAKIAIOSFODNN7EXAMPLE",                       // no word boundary
-            "task-abcdefghijklmnopqrstuvwxyz",             // not `sk-` at a boundary
+            "AKIA1234",                                     // too short
+            "XAKIAIOSFODNN7EXAMPLE",                        // no word boundary
+            "task-abcdefghijklmnopqrstuvwxyz",              // not `sk-` at a boundary
             "the secret is 40 chars long: aaaaaaaaaaaaaaa", // no key name
             "eyJhbGciOiJIUzI1NiJ9 only a header",
             "-----BEGIN PUBLIC KEY-----\nabc\n-----END PUBLIC KEY-----",
@@ -440,10 +445,7 @@ mod tests {
         assert_eq!(out, "[REDACTED:env:LONG] [REDACTED:env:SHORT] abc [REDACTED:env:SHORT]");
         assert_eq!(
             found,
-            vec![
-                Redaction::new("env:LONG", 1),
-                Redaction::new("env:SHORT", 2)
-            ]
+            vec![Redaction::new("env:LONG", 1), Redaction::new("env:SHORT", 2)]
         );
         // Regex metacharacters in a value are literal.
         let redactor = Redactor::builder().secret("t", "a.b*c+d?e").build().unwrap().unwrap();

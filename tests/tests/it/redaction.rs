@@ -90,9 +90,9 @@ fn assert_audited(sandbox: &Sandbox, tool: &str) {
     }
     let record: Value = audit
         .lines()
+        .rev()
         .filter_map(|line| serde_json::from_str::<Value>(line).ok())
-        .filter(|record| record["kind"] == "settled" && record["tool"] == tool)
-        .last()
+        .find(|record| record["kind"] == "settled" && record["tool"] == tool)
         .unwrap_or_else(|| panic!("no settled record of {tool}: {audit}"));
     let redacted = record["redacted"].as_array().unwrap_or_else(|| panic!("{record}"));
     let kinds: Vec<&str> = redacted.iter().filter_map(|r| r["kind"].as_str()).collect();
@@ -182,7 +182,10 @@ fn an_untrusted_project_file_cannot_switch_credential_formats_off() {
     );
     let (code, out, err) = call(&sandbox, "bash", json!({"command": "cat leak.txt"}));
     assert_eq!(code, 0, "{err}");
-    assert!(!out.contains(AWS_ID) && out.contains("[REDACTED:aws-access-key-id]"), "{out}");
+    assert!(
+        !out.contains(AWS_ID) && out.contains("[REDACTED:aws-access-key-id]"),
+        "{out}"
+    );
 }
 
 #[tokio::test]
@@ -253,13 +256,14 @@ fn mcp_redacts_bash_and_an_upstream_servers_output() {
         (2, "bash", json!({"command": "cat leak.txt"})),
         (3, "py_echo", json!({"text": leak_text()})),
     ] {
-        send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": tool, "arguments": arguments}}));
+        send(
+            json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": tool, "arguments": arguments}}),
+        );
         let answer = response(id);
         assert_eq!(answer["result"]["isError"], false, "{answer}");
         assert_redacted(&answer.to_string(), tool);
         assert_audited(&sandbox, tool);
     }
-    drop(send);
     let _ = child.kill();
     let _ = child.wait();
 }
