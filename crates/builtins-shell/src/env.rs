@@ -110,6 +110,23 @@ impl ShellEnvPolicy {
         Ok(())
     }
 
+    /// Whether a variable named `name` is held back from commands as a secret: the
+    /// server token, the websearch keys, or one `exclude` names (the default
+    /// [`DEFAULT_EXCLUDE`] when unset). What `inherit` leaves out is not counted (it
+    /// drops ordinary variables too), nor toolgate's other variables (directories, rules).
+    pub fn excludes(&self, name: &str) -> bool {
+        if ["TOOLGATE_SERVER_TOKEN", "EXA_API_KEY", "PARALLEL_API_KEY"]
+            .iter()
+            .any(|secret| name.eq_ignore_ascii_case(secret))
+        {
+            return true;
+        }
+        match &self.exclude {
+            Some(list) => list.iter().any(|pattern| name_matches(pattern, name)),
+            None => DEFAULT_EXCLUDE.iter().any(|pattern| name_matches(pattern, name)),
+        }
+    }
+
     /// The environment a command gets from `vars` (toolgate's own environment).
     pub fn environment(&self, vars: impl IntoIterator<Item = (OsString, OsString)>) -> Vec<(OsString, OsString)> {
         let default: Vec<String>;

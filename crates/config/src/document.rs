@@ -77,6 +77,9 @@ document! {
         doom_loop_threshold: PositiveInt,
         /// Where tool output is cut and spilled to a file.
         tool_output: ToolOutput,
+        /// What is redacted from every tool's output before the model sees it (README
+        /// "Redaction").
+        redaction: Redaction,
         /// The webfetch tool's network settings.
         webfetch: Webfetch,
         /// The websearch tool: `false` turns it off, or its provider and endpoints.
@@ -186,6 +189,19 @@ pub struct ToolOutput {
     /// Bytes kept before the rest is spilled (default 51200).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_bytes: Option<PositiveInt>,
+}
+
+/// `redaction`: secrets replaced by `[REDACTED:<kind>]` in every tool's output. The
+/// values of secrets toolgate knows are always redacted; this switches the well-known
+/// credential formats.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(expecting = "an object")]
+pub struct Redaction {
+    /// Well-known credential formats too: AWS access key ids and secret keys, GitHub,
+    /// GitLab, Slack, Google, OpenAI, Anthropic, Stripe and npm tokens, JWTs, private key
+    /// blocks (default true).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub credential_formats: Option<Flag>,
 }
 
 /// `webfetch`: which addresses it may reach.

@@ -289,6 +289,9 @@ pub struct Layer {
     /// The files its `{file:…}` read, in order: they define its values as much as it does
     /// (their edits always ask, like the file's own; README "Files that define the rules").
     pub references: Vec<PathBuf>,
+    /// The values its `{env:…}` and `{file:…}` put into `mcp`: secrets that every tool's
+    /// output has redacted (README "Redaction").
+    pub mcp_secrets: Vec<String>,
 }
 
 /// Everything a load read.
@@ -701,11 +704,13 @@ impl Loader {
             scope: scope.as_ref(),
             read: Vec::new(),
             refused: Vec::new(),
+            secrets: Vec::new(),
         };
         let substituted = crate::vars::substitute_value(&mut raw, "", self.project, &lookup, &mut refused, &mut files);
         let crate::vars::Files {
             read,
             refused: refused_files,
+            secrets,
             ..
         } = files;
         self.vars = vars;
@@ -726,7 +731,9 @@ impl Loader {
                 ),
             );
         }
-        Ok((self.document(raw, kind, source, path)?, read))
+        let mut layer = self.document(raw, kind, source, path)?;
+        layer.mcp_secrets = secrets;
+        Ok((layer, read))
     }
 
     fn document(
@@ -778,6 +785,7 @@ impl Loader {
             project: self.project,
             sha256: None,
             references: Vec::new(),
+            mcp_secrets: Vec::new(),
         })
     }
 
@@ -825,6 +833,7 @@ impl Loader {
             project: false,
             sha256: None,
             references: Vec::new(),
+            mcp_secrets: Vec::new(),
         })
     }
 

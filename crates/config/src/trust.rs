@@ -16,7 +16,8 @@
 //! - `shell_env.set` and `shell_env.exclude` (what commands run with: `PATH`, `LD_PRELOAD`,
 //!   secrets no longer held back), and a `shell_env.inherit` wider than the user's;
 //! - `notify` (webhooks): every ask's command and paths would go to its URLs, with a
-//!   link that answers the ask.
+//!   link that answers the ask;
+//! - `redaction.credential_formats: false` (credentials in outputs would reach the model).
 
 use std::fmt;
 use std::path::PathBuf;
@@ -187,6 +188,10 @@ impl Loaded {
                         parts.push(Gated::new(&["shell_env", key], value));
                     }
                 }
+            }
+            if let Some(off @ Value::Bool(false)) = layer.raw.get("redaction").and_then(|r| r.get("credential_formats"))
+            {
+                parts.push(Gated::new(&["redaction", "credential_formats"], off));
             }
             if let Some(notify @ Value::Array(targets)) = layer.raw.get("notify")
                 && !targets.is_empty()

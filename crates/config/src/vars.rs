@@ -100,6 +100,9 @@ pub(crate) struct Files<'a> {
     pub(crate) read: Vec<(PathBuf, String)>,
     /// Every reference refused: (key path, reference, why).
     pub(crate) refused: Vec<(String, String, String)>,
+    /// The values `{env:…}` and `{file:…}` put into `mcp` (tokens in headers and
+    /// environments, usually): redacted from every output (README "Redaction").
+    pub(crate) secrets: Vec<String>,
 }
 
 impl Files<'_> {
@@ -232,15 +235,33 @@ fn substitute_string(
     refused: &mut Vec<(String, String)>,
     files: &mut Files<'_>,
 ) -> Result<String, ConfigError> {
+    let mcp = at == "mcp" || at.starts_with("mcp.") || at.starts_with("mcp[");
     let mut text = if text.contains("{env:") {
-        let (new, names) = substitute_env(text, lookup, project);
+        let seen = std::cell::RefCell::new(Vec::new());
+        let recording = |name: &str| {
+            let value = lookup(name);
+            if mcp && let Some(value) = &value {
+                seen.borrow_mut().push(value.clone());
+            }
+            value
+        };
+        let (new, names) = substitute_env(text, recording, project);
+        files.secrets.extend(seen.into_inner());
         refused.extend(names.into_iter().map(|name| (at.to_string(), name)));
         new
     } else {
         text.to_string()
     };
     if text.contains("{file:") {
+        let before = files.read.len();
         text = files.substitute(at, &text)?;
+        if mcp {
+            let contents: Vec<String> = files.read[before..]
+                .iter()
+                .map(|(_, content)| content.clone())
+                .collect();
+            files.secrets.extend(contents);
+        }
     }
     Ok(text)
 }
@@ -294,6 +315,7 @@ mod tests {
             scope,
             read: Vec::new(),
             refused: Vec::new(),
+            secrets: Vec::new(),
         }
     }
 

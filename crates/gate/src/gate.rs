@@ -536,7 +536,13 @@ impl Gate {
                     _ => None,
                 };
                 if let Some(audit) = audit {
-                    audit.settled(&caller(&context), &call.tool, error, &settlement.output_paths);
+                    audit.settled_redacted(
+                        &caller(&context),
+                        &call.tool,
+                        error,
+                        &settlement.output_paths,
+                        &settlement.redactions,
+                    );
                 }
                 self.publish(GateEvent::Settled {
                     session: context.session_id.clone(),

@@ -1154,13 +1154,39 @@ fn tls() -> Result<rustls::ClientConfig, String> {
         .with_no_client_auth())
 }
 
-/// The HTTP client of one remote server, with its own TLS configuration.
+/// The HTTP client of one remote server, with its own TLS configuration and
+/// [`redirects`]' policy.
 fn http_client(startup: Duration) -> Result<reqwest::Client, String> {
     reqwest::Client::builder()
         .tls_backend_preconfigured(tls()?)
         .connect_timeout(startup)
+        .redirect(redirects())
         .build()
         .map_err(|e| format!("HTTP client: {e}"))
+}
+
+/// At most this many redirects, all on the server's own origin.
+const MAX_REDIRECTS: usize = 5;
+
+/// Redirects of a remote server are followed only within the origin (scheme, host and
+/// port) the request was sent to: every request carries the configured headers
+/// (`Authorization`, API keys), which reqwest strips on another host only for the
+/// standard credential headers, so a redirect elsewhere, `https` to `http` included,
+/// is refused and never sent.
+fn redirects() -> reqwest::redirect::Policy {
+    reqwest::redirect::Policy::custom(|attempt| {
+        let first = attempt.previous().first().map(|url| url.origin());
+        if first.is_some_and(|origin| origin != attempt.url().origin()) {
+            let to = attempt.url().origin().ascii_serialization();
+            attempt.error(format!(
+                "a redirect to another origin ({to}) refused: the server's credential headers are never sent there"
+            ))
+        } else if attempt.previous().len() > MAX_REDIRECTS {
+            attempt.error(format!("more than {MAX_REDIRECTS} redirects"))
+        } else {
+            attempt.follow()
+        }
+    })
 }
 
 type Started = (RunningService<RoleClient, Handler>, &'static str);

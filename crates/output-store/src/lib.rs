@@ -22,6 +22,7 @@
 //! ```
 
 mod preview;
+mod redact;
 
 use std::borrow::Cow;
 use std::io::Write;
@@ -31,6 +32,7 @@ use std::time::{Duration, SystemTime};
 use toolgate_core::Content;
 
 pub use preview::bounded_preview;
+pub use redact::{MIN_SECRET_BYTES, RedactError, Redactor, RedactorBuilder, credential_kinds};
 
 /// Default line limit.
 pub const MAX_LINES: usize = 2000;
@@ -105,6 +107,7 @@ pub struct Truncated {
 pub struct OutputStore {
     dir: PathBuf,
     limits: Limits,
+    redactor: Option<Redactor>,
 }
 
 impl OutputStore {
@@ -118,7 +121,21 @@ impl OutputStore {
         OutputStore {
             dir: data_dir.join("tool-output"),
             limits: Limits::default(),
+            redactor: None,
         }
+    }
+
+    /// The same store redacting secrets with `redactor` before anything is counted,
+    /// spilled or shown (README "Redaction"): the spill file holds the redacted text too,
+    /// since the model may read it. `None` (the default) redacts nothing.
+    pub fn with_redactor(mut self, redactor: Option<Redactor>) -> Self {
+        self.redactor = redactor;
+        self
+    }
+
+    /// The redactor, when one is set.
+    pub fn redactor(&self) -> Option<&Redactor> {
+        self.redactor.as_ref()
     }
 
     /// The same store with other limits.
@@ -263,7 +280,16 @@ impl OutputStore {
     }
 
     /// The synchronous bound (spec §3.5, with our counting rule).
-    pub fn bound_now(&self, output: ToolOutput) -> Result<Bounded, BoundError> {
+    pub fn bound_now(&self, mut output: ToolOutput) -> Result<Bounded, BoundError> {
+        let redactions = match &self.redactor {
+            Some(redactor) => redact_output(redactor, &mut output),
+            None => Vec::new(),
+        };
+        self.bound_redacted(output)
+            .map(|bounded| bounded.with_redactions(redactions))
+    }
+
+    fn bound_redacted(&self, output: ToolOutput) -> Result<Bounded, BoundError> {
         for part in &output.content {
             if let Content::Media { mime, data, .. } = part
                 && data.len() > MAX_INLINE_MEDIA_BYTES
@@ -301,6 +327,22 @@ impl OutputStore {
             }
         }
     }
+}
+
+/// Redacts the text parts and the structured value of `output` in place (media is left:
+/// base64 is not what the model reads as text).
+fn redact_output(redactor: &Redactor, output: &mut ToolOutput) -> Vec<Redaction> {
+    let mut found = Vec::new();
+    for part in &mut output.content {
+        if let Content::Text { text, .. } = part
+            && let Some((new, more)) = redactor.redact(text)
+        {
+            *text = new;
+            redact::merge(&mut found, more);
+        }
+    }
+    redactor.redact_json(&mut output.structured, &mut found);
+    found
 }
 
 fn empty_object() -> serde_json::Value {
@@ -346,6 +388,10 @@ impl OutputBound for OutputStore {
             }
         })
     }
+
+    fn redact_message(&self, message: &str) -> Option<(String, Vec<Redaction>)> {
+        self.redactor.as_ref().and_then(|redactor| redactor.redact(message))
+    }
 }
 
 /// The background cleanup started by [`OutputStore::spawn_cleanup`]; dropping it stops it.
@@ -364,7 +410,7 @@ impl Drop for CleanupTask {
 // whole, so that this crate alone is a sufficient dependency (ARCHITECTURE.md, "Re-exports").
 #[doc(no_inline)]
 pub use toolgate_core;
-pub use toolgate_core::{BoundError, Bounded, BoxFuture, Context, OutputBound, ToolOutput};
+pub use toolgate_core::{BoundError, Bounded, BoxFuture, Context, OutputBound, Redaction, ToolOutput};
 
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]

@@ -222,6 +222,26 @@ struct SettledEntry<'a> {
     truncated: bool,
     #[serde(rename = "outputPaths", serialize_with = "lossy_paths")]
     output_paths: &'a [PathBuf],
+    /// What the output boundary redacted (kind and count each, never a value); only
+    /// when something was.
+    #[serde(skip_serializing_if = "<[_]>::is_empty", serialize_with = "redaction_entries")]
+    redacted: &'a [toolgate_core::Redaction],
+}
+
+/// Redactions as `{"kind", "count"}` objects.
+fn redaction_entries<S: serde::Serializer>(
+    redactions: &&[toolgate_core::Redaction],
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    #[derive(Serialize)]
+    struct Entry<'a> {
+        kind: &'a str,
+        count: usize,
+    }
+    serializer.collect_seq(redactions.iter().map(|r| Entry {
+        kind: &r.kind,
+        count: r.count,
+    }))
 }
 
 /// Paths as text, a name that is not UTF-8 shown with replacement characters: the entry
@@ -333,6 +353,19 @@ impl AuditLog {
 
     /// Records a settled call: whether it failed, and where cut output was spilled.
     pub fn settled(&self, caller: &Caller<'_>, tool: &str, error: Option<&str>, output_paths: &[PathBuf]) {
+        self.settled_redacted(caller, tool, error, output_paths, &[]);
+    }
+
+    /// [`AuditLog::settled`], also recording what the output boundary redacted from the
+    /// call's output (`redacted`: kinds and counts; the values never reach the log).
+    pub fn settled_redacted(
+        &self,
+        caller: &Caller<'_>,
+        tool: &str,
+        error: Option<&str>,
+        output_paths: &[PathBuf],
+        redacted: &[toolgate_core::Redaction],
+    ) {
         self.calls
             .lock()
             .unwrap_or_else(|poison| poison.into_inner())
@@ -348,6 +381,7 @@ impl AuditLog {
             error,
             truncated: !output_paths.is_empty(),
             output_paths,
+            redacted,
         });
     }
 

@@ -290,6 +290,8 @@ pub struct Settlement {
     pub output_paths: Vec<PathBuf>,
     /// The permission refusal behind a failed call, if that was the cause.
     pub refusal: Option<Refusal>,
+    /// What the output bound redacted from what the model sees (kinds and counts).
+    pub redactions: Vec<Redaction>,
 }
 
 impl Settlement {
@@ -303,6 +305,7 @@ impl Settlement {
             output: None,
             output_paths: Vec::new(),
             refusal: failure.refusal().cloned(),
+            redactions: Vec::new(),
         }
     }
 
@@ -394,7 +397,15 @@ impl Materialized {
         }
         let tool = tool.clone();
         match tool.settle(input, ctx.clone()).await? {
-            Err(failure) => Ok(Settlement::failed(&failure)),
+            Err(failure) => {
+                let mut settlement = Settlement::failed(&failure);
+                // A failure's message reaches the model too: the same redaction.
+                if let Some((message, redactions)) = self.registry.bound.redact_message(failure.message()) {
+                    settlement.result = ModelResult::Error(message);
+                    settlement.redactions = redactions;
+                }
+                Ok(settlement)
+            }
             Ok(output) => {
                 let bounded = self.registry.bound.bound(&ctx, output).await?;
                 Ok(Settlement {
@@ -402,6 +413,7 @@ impl Materialized {
                     output: Some(bounded.output),
                     output_paths: bounded.output_paths,
                     refusal: None,
+                    redactions: bounded.redactions,
                 })
             }
         }
@@ -413,7 +425,8 @@ impl Materialized {
 #[doc(no_inline)]
 pub use toolgate_core;
 pub use toolgate_core::{
-    BoundError, Context, Defect, ModelDefinition, ModelResult, OutputBound, Refusal, Tool, ToolFailure, ToolOutput,
+    BoundError, Context, Defect, ModelDefinition, ModelResult, OutputBound, Redaction, Refusal, Tool, ToolFailure,
+    ToolOutput,
 };
 
 #[cfg(doctest)]

@@ -50,7 +50,7 @@ mod resource;
 mod schema;
 mod tool;
 
-pub use bound::{BoundError, Bounded, OutputBound};
+pub use bound::{BoundError, Bounded, OutputBound, Redaction};
 pub use content::{Content, ModelResult, ToolOutput};
 pub use context::Context;
 pub use future::BoxFuture;

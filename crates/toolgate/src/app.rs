@@ -12,6 +12,59 @@ use toolgate_registry::{ApplicationTools, ToolRegistry};
 use crate::Failure;
 use crate::setup::Setup;
 
+/// Secrets this process holds that are not in its environment (the `serve` token,
+/// possibly a random one, read before the variable is blanked), each with the name its
+/// redaction marker shows.
+static HELD_SECRETS: std::sync::Mutex<Vec<(String, String)>> = std::sync::Mutex::new(Vec::new());
+
+/// Adds a secret every output has redacted from now on (call before [`App::new`]).
+pub(crate) fn hold_secret(name: &str, value: &str) {
+    HELD_SECRETS
+        .lock()
+        .unwrap_or_else(|poison| poison.into_inner())
+        .push((name.to_string(), value.to_string()));
+}
+
+/// The output redactor (README "Redaction"): the values of the variables `shell_env`
+/// holds back (the server token and the websearch keys always), of `{env:…}` and
+/// `{file:…}` in MCP entries, of [`hold_secret`]'s, and, unless
+/// `redaction.credential_formats` is false, the well-known credential formats.
+fn redactor(setup: &Setup) -> Result<Option<toolgate_output_store::Redactor>, Failure> {
+    let policy = crate::sandbox::shell_policy(&setup.config);
+    let mut builder = toolgate_output_store::Redactor::builder().credential_formats(
+        setup
+            .config
+            .settings
+            .redaction
+            .and_then(|r| r.credential_formats)
+            .is_none_or(|on| on.0),
+    );
+    for (name, value) in std::env::vars_os() {
+        let (Some(name), Some(value)) = (name.to_str(), value.to_str()) else {
+            continue;
+        };
+        if policy.excludes(name) {
+            let kind = match name.to_ascii_uppercase().as_str() {
+                "TOOLGATE_SERVER_TOKEN" => "server-token".to_string(),
+                "EXA_API_KEY" | "PARALLEL_API_KEY" => "websearch-key".to_string(),
+                _ => format!("env:{name}"),
+            };
+            builder = builder.secret(kind, value);
+        }
+    }
+    for layer in setup.config.loaded.all() {
+        for value in &layer.mcp_secrets {
+            builder = builder.secret("mcp-config", value.as_str());
+        }
+    }
+    for (name, value) in HELD_SECRETS.lock().unwrap_or_else(|poison| poison.into_inner()).iter() {
+        builder = builder.secret(name.as_str(), value.as_str());
+    }
+    builder
+        .build()
+        .map_err(|error| Failure::runtime(format!("redaction: {error}")))
+}
+
 /// The gate over every builtin, registered for the project, and over the configured MCP
 /// servers' tools once they are needed.
 pub(crate) struct App {
@@ -34,7 +87,9 @@ impl App {
         if let Some(bytes) = max_bytes {
             limits.max_bytes = usize::try_from(bytes).unwrap_or(usize::MAX);
         }
-        let store = OutputStore::new(&setup.dirs.data).with_limits(limits);
+        let store = OutputStore::new(&setup.dirs.data)
+            .with_limits(limits)
+            .with_redactor(redactor(setup)?);
         let application = ApplicationTools::new();
         let registry = ToolRegistry::new(&application, Arc::new(store.clone()));
         let location =

@@ -46,6 +46,8 @@ pub(crate) fn serve(
         .parse()
         .map_err(|e| Failure::usage(format!("--listen: not an address:port ({e})")))?;
     let token = token()?;
+    let (Token::Random(value) | Token::FromEnvironment(value)) = &token;
+    crate::app::hold_secret("server-token", value);
     // Each connection is a file: take all the room the system allows, before anything
     // is opened, and size the connection cap to it.
     let files = toolgate_server::raise_file_limit();

@@ -569,3 +569,62 @@ fn elicitation_through_call_reaches_the_person_at_the_terminal() {
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("no name (decline)"), "{out}");
 }
+
+/// One Python process on two loopback ports: the first answers every request with a 307
+/// to the second (another origin), which records the headers of whatever reaches it.
+const REDIRECTOR: &str = r#"
+import http.server, json, sys, threading
+record, ports = sys.argv[1], sys.argv[2]
+class Recorder(http.server.BaseHTTPRequestHandler):
+    def handle_one(self):
+        with open(record, "a") as out:
+            out.write(json.dumps({k.lower(): v for k, v in self.headers.items()}) + "\n")
+        self.send_response(404); self.send_header("Content-Length", "0"); self.end_headers()
+    do_GET = do_POST = do_DELETE = handle_one
+    def log_message(self, *args): pass
+target = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Recorder)
+class Redirect(http.server.BaseHTTPRequestHandler):
+    def redirect(self):
+        self.send_response(307)
+        self.send_header("Location", f"http://127.0.0.1:{target.server_port}{self.path}")
+        self.send_header("Content-Length", "0"); self.end_headers()
+    do_GET = do_POST = do_DELETE = redirect
+    def log_message(self, *args): pass
+front = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Redirect)
+threading.Thread(target=target.serve_forever, daemon=True).start()
+open(ports, "w").write(str(front.server_port))
+front.serve_forever()
+"#;
+
+#[test]
+fn credential_headers_are_never_sent_after_a_redirect_to_another_origin() {
+    let sandbox = Sandbox::new();
+    let record = sandbox.root.path().join("seen.jsonl");
+    let ports = sandbox.root.path().join("front.port");
+    let mut redirector = Command::new("python3")
+        .args(["-c", REDIRECTOR])
+        .arg(&record)
+        .arg(&ports)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let port = wait_for_file(&ports, Duration::from_secs(30)).trim().to_string();
+    let config = json!({"mcp": {"far": {
+        "type": "remote", "url": format!("http://127.0.0.1:{port}/mcp"), "timeout": 10000,
+        "headers": {"Authorization": "Bearer e2e-remote-credential", "X-Api-Key": "e2e-remote-api-key"},
+    }}});
+    write_config(&sandbox, &config);
+    let listed = json_out(&sandbox, &["mcp", "list", "--json"]);
+    let _ = redirector.kill();
+    let _ = redirector.wait();
+    assert_eq!(listed[0]["state"], "failed", "{listed}");
+    assert!(listed.to_string().contains("error following redirect"), "{listed}");
+    // Nothing at all reached the other origin: neither transport followed the redirect.
+    let seen = std::fs::read_to_string(&record).unwrap_or_default();
+    assert!(
+        !seen.contains("e2e-remote-credential") && !seen.contains("e2e-remote-api-key"),
+        "credentials sent after a redirect: {seen}"
+    );
+    assert!(seen.is_empty(), "a request followed the redirect: {seen}");
+}
