@@ -19,6 +19,8 @@
 //!   person), `conformance` and
 //!   `conformance_client` (the official MCP conformance suite, server and client).
 //! - The MCP gateway: `gateway`, `gateway_registry`, `gateway_serve`.
+//! - Distribution: `packages` (the release archive, `npx` and `uvx` of the built
+//!   packages; run by `cargo xtask packages`).
 //! - The bash tool's confinement: `sandbox` (the kernel sandbox and the shell's
 //!   environment), `exec_rules` and `exec_guard` (exec-time enforcement), `shell_oracle`
 //!   and `exec_oracle` (the oracles, `e2e::shell_oracle`).
@@ -46,6 +48,7 @@ mod mcp;
 mod mcp_http;
 mod opencode_config;
 mod opencode_plugin;
+mod packages;
 mod permission_config;
 mod rules_hold;
 mod sandbox;
