@@ -21,7 +21,11 @@ fn main() {
         .map(|name| name.to_lowercase().replace('_', "-"))
         .collect();
     features.sort();
-    let features = if features.is_empty() { "none".to_string() } else { features.join(", ") };
+    let features = if features.is_empty() {
+        "none".to_string()
+    } else {
+        features.join(", ")
+    };
     println!("cargo:rustc-env=TOOLGATE_FEATURES={features}");
 }
 

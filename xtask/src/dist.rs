@@ -80,7 +80,9 @@ impl Options {
                 }
                 "--host" => options.targets.push(host()?),
                 "--no-packages" => options.packages = false,
-                other => bail!("dist: unknown argument {other}; usage: cargo xtask dist [--target TRIPLE | --host]... [--no-packages]"),
+                other => bail!(
+                    "dist: unknown argument {other}; usage: cargo xtask dist [--target TRIPLE | --host]... [--no-packages]"
+                ),
             }
         }
         Ok(options)
@@ -163,10 +165,9 @@ pub(crate) fn run(options: &Options) -> Result<()> {
     }
     // Completions and the page come from the CLI definition, the same for every target
     // with the same features: generated once, by a binary this machine runs.
-    let runnable = built
-        .iter()
-        .find(|target| runs_here(target, &host))
-        .context("none of the built targets runs on this machine, so completions and the man page cannot be generated")?;
+    let runnable = built.iter().find(|target| runs_here(target, &host)).context(
+        "none of the built targets runs on this machine, so completions and the man page cannot be generated",
+    )?;
     let generated = out.join("generated");
     generate(&binary(runnable), &generated)?;
     let mut archives = Vec::new();
@@ -239,14 +240,21 @@ fn toolchain(target: &str, host: &str) -> std::result::Result<Vec<(String, Strin
         return Err(format!(
             "no {} (Debian: libseccomp-dev{})",
             seccomp.display(),
-            if target == host { String::new() } else { format!(":{}", debian_arch(arch)) }
+            if target == host {
+                String::new()
+            } else {
+                format!(":{}", debian_arch(arch))
+            }
         ));
     }
     let mut env = vec![("LIBSECCOMP_LINK_TYPE".to_string(), "static".to_string())];
     // LLD (rustc's default linker on x86_64 glibc Linux) folds functions whose code is
     // identical, the generic copies above all; measured in BENCHMARKS.md "Binary size".
     if target == "x86_64-unknown-linux-gnu" {
-        env.push((format!("CARGO_TARGET_{upper}_RUSTFLAGS"), "-C link-arg=-Wl,--icf=all".into()));
+        env.push((
+            format!("CARGO_TARGET_{upper}_RUSTFLAGS"),
+            "-C link-arg=-Wl,--icf=all".into(),
+        ));
     }
     if musl {
         let shimmed = musl_seccomp(&seccomp, &cc).map_err(|error| format!("{error:#}"))?;

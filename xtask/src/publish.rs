@@ -25,7 +25,9 @@ const UNPUBLISHED: &[&str] = &["xtask", "e2e"];
 
 pub(crate) fn dry_run(args: &[String]) -> Result<()> {
     if !args.iter().any(|arg| arg == "--dry-run") {
-        bail!("publish: only `cargo xtask publish --dry-run` is offered; the upload is `cargo publish --workspace`, by hand");
+        bail!(
+            "publish: only `cargo xtask publish --dry-run` is offered; the upload is `cargo publish --workspace`, by hand"
+        );
     }
     let allow_dirty = args.iter().any(|arg| arg == "--allow-dirty");
     let mut command = cargo(&["publish", "--dry-run", "--workspace", "--locked"]);
@@ -74,7 +76,15 @@ pub(crate) fn packages() -> Result<()> {
         ])
     } else {
         cargo(&[
-            "test", "--locked", "-p", "e2e", "--test", "it", "packages::", "--", "--ignored",
+            "test",
+            "--locked",
+            "-p",
+            "e2e",
+            "--test",
+            "it",
+            "packages::",
+            "--",
+            "--ignored",
         ])
     };
     command

@@ -47,7 +47,9 @@ fn render_subcommand(page: &mut Vec<u8>, sub: &clap::Command, parent: &str) -> R
     // Each part renders as a top-level section (.SH); inside a subcommand's section they
     // are subsections.
     let part = String::from_utf8_lossy(&part).replace("\n.SH ", "\n.SS ");
-    let part = part.strip_prefix(".SH ").map_or(part.clone(), |rest| format!(".SS {rest}"));
+    let part = part
+        .strip_prefix(".SH ")
+        .map_or(part.clone(), |rest| format!(".SS {rest}"));
     write(page, part);
     for nested in sub.get_subcommands().filter(|nested| !nested.is_hide_set()) {
         render_subcommand(page, nested, &name)?;
