@@ -208,12 +208,19 @@ fn the_archive_holds_what_is_listed_its_sums_check_and_the_binary_fits() {
 fn npx_of_the_built_npm_packages_starts_mcp_and_answers_the_sdk() {
     let dist = Dist::get();
     let npm_dir = dist.dir.join("npm");
-    let tarballs: Vec<PathBuf> = std::fs::read_dir(&npm_dir)
-        .unwrap()
-        .map(|entry| entry.unwrap().path())
-        .filter(|path| path.extension().is_some_and(|ext| ext == "tgz"))
-        .collect();
-    assert!(tarballs.len() >= 2, "{tarballs:?}");
+    // The `toolgate` package and this target's platform package, as npm would pick them.
+    let cpu = if dist.target.starts_with("aarch64") { "arm64" } else { "x64" };
+    let libc = if dist.target.ends_with("-musl") { "musl" } else { "gnu" };
+    let tarballs: Vec<PathBuf> = [
+        format!("toolgate-{}.tgz", dist.version),
+        format!("toolgate-linux-{cpu}-{libc}-{}.tgz", dist.version),
+    ]
+    .iter()
+    .map(|name| npm_dir.join(name))
+    .collect();
+    for tarball in &tarballs {
+        assert!(tarball.is_file(), "no {}", tarball.display());
+    }
     let sandbox = Sandbox::new();
     crate::mcp::project(&sandbox);
     let prefix = sandbox.root.path().join("npm-prefix");
@@ -282,10 +289,16 @@ fn npx_of_the_built_npm_packages_starts_mcp_and_answers_the_sdk() {
 fn uvx_and_pip_of_the_built_wheel_start_mcp_and_answer_the_sdk() {
     let dist = Dist::get();
     let wheels = dist.dir.join("pypi");
+    // The wheel of this target (a full `dist` also leaves other targets' wheels there).
+    let family = if dist.target.ends_with("-musl") { "musllinux" } else { "manylinux" };
+    let arch = dist.target.split('-').next().unwrap();
     let wheel: Vec<PathBuf> = std::fs::read_dir(&wheels)
         .unwrap()
         .map(|entry| entry.unwrap().path())
-        .filter(|path| path.extension().is_some_and(|ext| ext == "whl"))
+        .filter(|path| {
+            let name = path.file_name().unwrap().to_string_lossy();
+            name.ends_with(&format!("_{arch}.whl")) && name.contains(family)
+        })
         .collect();
     assert_eq!(wheel.len(), 1, "{wheel:?}");
     let name = wheel[0].file_name().unwrap().to_string_lossy().into_owned();
