@@ -209,7 +209,11 @@ fn npx_of_the_built_npm_packages_starts_mcp_and_answers_the_sdk() {
     let dist = Dist::get();
     let npm_dir = dist.dir.join("npm");
     // The `toolgate` package and this target's platform package, as npm would pick them.
-    let cpu = if dist.target.starts_with("aarch64") { "arm64" } else { "x64" };
+    let cpu = if dist.target.starts_with("aarch64") {
+        "arm64"
+    } else {
+        "x64"
+    };
     let libc = if dist.target.ends_with("-musl") { "musl" } else { "gnu" };
     let tarballs: Vec<PathBuf> = [
         format!("toolgate-{}.tgz", dist.version),
@@ -290,7 +294,11 @@ fn uvx_and_pip_of_the_built_wheel_start_mcp_and_answer_the_sdk() {
     let dist = Dist::get();
     let wheels = dist.dir.join("pypi");
     // The wheel of this target (a full `dist` also leaves other targets' wheels there).
-    let family = if dist.target.ends_with("-musl") { "musllinux" } else { "manylinux" };
+    let family = if dist.target.ends_with("-musl") {
+        "musllinux"
+    } else {
+        "manylinux"
+    };
     let arch = dist.target.split('-').next().unwrap();
     let wheel: Vec<PathBuf> = std::fs::read_dir(&wheels)
         .unwrap()
