@@ -2,7 +2,11 @@
 
 Usage:
   mcp_client.py stdio TOOLGATE_BINARY PROJECT_DIR
+  mcp_client.py exec PROJECT_DIR CWD COMMAND [ARG...]
   mcp_client.py http URL TOKEN
+
+`exec` starts `COMMAND ARG... mcp --dir PROJECT_DIR` in CWD, as an MCP client's config
+would (`npx -y toolgate`, `uvx toolgate`).
 
 Lists the tools, reads, edits (answering the permission form "once"), asks two
 questions through the `question` tool (answering each form), and calls a denied
@@ -123,6 +127,15 @@ async def main():
 
         binary, project = sys.argv[2], sys.argv[3]
         params = StdioServerParameters(command=binary, args=["mcp", "--dir", project], env=dict(os.environ))
+        async with stdio_client(params) as (read, write):
+            seen = await drive(read, write)
+    elif mode == "exec":
+        from mcp.client.stdio import StdioServerParameters, stdio_client
+
+        project, cwd, command, args = sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5:]
+        params = StdioServerParameters(
+            command=command, args=args + ["mcp", "--dir", project], env=dict(os.environ), cwd=cwd
+        )
         async with stdio_client(params) as (read, write):
             seen = await drive(read, write)
     else:

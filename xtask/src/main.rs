@@ -4,14 +4,22 @@
 //!   its defaults off, the whole test suite (nextest when installed, then doc tests; it
 //!   includes the official MCP conformance suite, whose per-scenario results are printed
 //!   after it), the agent_loop example, each README as a consumer project, `cargo doc` with warnings denied, `cargo package`
-//!   of every publishable crate and cargo-deny, one summary line per step. It says whether
+//!   of every publishable crate, the packaging test (`packages` below) and cargo-deny, one
+//!   summary line per step. It says whether
 //!   the kernel runs the bash sandbox; when it does, the sandbox suite may not skip.
 //! - `cargo xtask tidy`: the dependency rule of ARCHITECTURE.md (from `cargo metadata`),
 //!   test hygiene (no kill by name, no unreviewed snapshot), the file-size budget, import
 //!   circles inside each crate and printing libraries.
 //! - `cargo xtask bench [FILTER]`: runs the benchmarks, prints the table of figures
 //!   against their targets and rewrites `BENCHMARKS.md`.
-//! - `cargo xtask dist`: release build of the `toolgate` binary.
+//! - `cargo xtask dist [--target TRIPLE | --host]... [--no-packages]`: release archives
+//!   (binary, trampoline, completions, man page, README, licences) with their SHA-256 sums,
+//!   and the npm and PyPI packages built from them, for every target this machine has a
+//!   toolchain for (the others are skipped with a message).
+//! - `cargo xtask publish --dry-run`: every publishable crate packaged and built from its
+//!   own `.crate` file, in dependency order, against the others' `.crate` files.
+//! - `cargo xtask packages`: `dist --host`, then the packaging test (the archive and its
+//!   sums, `npx` and `uvx` of the built packages answering `tools/list`); part of `ci`.
 //! - `cargo xtask api`: the public API size of each library crate.
 //! - `cargo xtask consumers [--separately]`: each library crate's README built and run as
 //!   a separate project that depends on what the README says and nothing else (also part
@@ -24,6 +32,8 @@ mod api;
 mod bench;
 mod circles;
 mod consumers;
+mod dist;
+mod publish;
 mod tidy;
 
 use std::process::{Command, ExitCode};
@@ -31,7 +41,7 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 
-const USAGE: &str = "usage: cargo xtask <ci | tidy | bench [FILTER] | dist | api | consumers [--separately] | fuzz-shell N [--seed S] [--no-record]>";
+const USAGE: &str = "usage: cargo xtask <ci | tidy | bench [FILTER] | dist [--target TRIPLE | --host]... [--no-packages] | packages | publish --dry-run | api | consumers [--separately] | fuzz-shell N [--seed S] [--no-record]>";
 const CARGO_DENY_VERSION: &str = "0.20.2";
 
 fn main() -> ExitCode {
@@ -39,7 +49,9 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("ci") => ci(),
         Some("bench") => bench::run(args.get(1).map(String::as_str)),
-        Some("dist") => dist(),
+        Some("dist") => dist::Options::parse(&args[1..]).and_then(|options| dist::run(&options)),
+        Some("packages") => publish::packages(),
+        Some("publish") => publish::dry_run(&args[1..]),
         Some("tidy") => tidy::run(),
         Some("api") => api::run(),
         Some("consumers") => consumers::run(args.get(1).is_some_and(|arg| arg == "--separately")),
@@ -208,6 +220,20 @@ fn ci() -> Result<()> {
     doc.env("RUSTDOCFLAGS", "-D warnings");
     steps.push(run_step("doc", vec![doc]));
     steps.push(package_step());
+    // The release archive of this machine's target, its npm packages and wheels, installed
+    // into fresh prefixes and run (the one release build of CI).
+    steps.push({
+        println!("==> packages");
+        let start = Instant::now();
+        let ok = publish::packages()
+            .map_err(|error| eprintln!("xtask: packages: {error:#}"))
+            .is_ok();
+        Step {
+            name: "packages",
+            ok,
+            seconds: start.elapsed().as_secs_f64(),
+        }
+    });
     let mut deny = Vec::new();
     if !succeeds(&mut cargo(&["deny", "--version"])) {
         println!("cargo-deny is missing: installing {CARGO_DENY_VERSION} (a few minutes, once per machine)");
@@ -401,16 +427,4 @@ fn conformance_step(summary: &std::path::Path) -> Step {
         ok,
         seconds: 0.0,
     }
-}
-
-fn dist() -> Result<()> {
-    let status = cargo(&["build", "--release", "--locked", "--package", "toolgate"])
-        .status()
-        .context("could not run cargo build")?;
-    if !status.success() {
-        bail!("release build failed ({status})");
-    }
-    let binary = target_dir().join("release/toolgate");
-    println!("built {}", binary.display());
-    Ok(())
 }

@@ -105,16 +105,16 @@ impl App {
             toolgate_builtins_shell::log_dir(&setup.dirs.data),
             setup.config.shell_limits(),
         );
-        builtins.extend([
-            (
-                "webfetch",
-                toolgate_builtins_net::webfetch_tool(setup.config.fetch_config(), Arc::clone(&permissions)),
-            ),
-            (
-                "websearch",
-                toolgate_builtins_net::websearch_tool(setup.config.search_config(), Arc::clone(&permissions)),
-            ),
-        ]);
+        builtins.push((
+            "webfetch",
+            toolgate_builtins_net::webfetch_tool(setup.config.fetch_config(), Arc::clone(&permissions)),
+        ));
+        // Built without the `websearch` feature, the tool is not there at all.
+        #[cfg(feature = "websearch")]
+        builtins.push((
+            "websearch",
+            toolgate_builtins_net::websearch_tool(setup.config.search_config(), Arc::clone(&permissions)),
+        ));
         builtins.extend(crate::sandbox::bash_tools(
             &setup.sandbox_parts(),
             location,

@@ -257,6 +257,7 @@ impl Config {
 
     /// The websearch settings: provider and keys from the environment, endpoints and a
     /// fixed provider from `websearch.{provider, exa_url, parallel_url}`.
+    #[cfg(feature = "websearch")]
     pub(crate) fn search_config(&self) -> toolgate_builtins_net::SearchConfig {
         use toolgate_builtins_net::{Provider, SearchConfig};
         let key = |name: &str| std::env::var(name).ok().filter(|k| !k.is_empty());

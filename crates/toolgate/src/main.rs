@@ -17,6 +17,7 @@ mod app;
 mod check;
 mod config;
 mod gateway;
+mod generate;
 mod hook;
 mod import;
 mod log;
@@ -34,13 +35,26 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+/// `toolgate -V`: the version and the commit it was built from (build.rs).
+const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (", env!("TOOLGATE_COMMIT"), ")");
+
+/// `toolgate --version`: also the cargo features the binary was built with.
+const LONG_VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    "\ncommit: ",
+    env!("TOOLGATE_COMMIT"),
+    "\nfeatures: ",
+    env!("TOOLGATE_FEATURES"),
+);
+
 /// Exit code for usage and configuration errors.
 const EXIT_USAGE: u8 = 2;
 
 #[derive(Parser)]
 #[command(
     name = "toolgate",
-    version,
+    version = VERSION,
+    long_version = LONG_VERSION,
     about = "The tools an AI coding agent may use, and the rules that decide what they may do.",
     long_about = None,
 )]
@@ -341,6 +355,18 @@ toolgate import codex --from ~/.codex/rules/default.rules --write\n  toolgate im
         #[command(flatten)]
         project: Project,
     },
+    /// Print a shell completion script (bash, zsh, fish, powershell, elvish) for this
+    /// version's commands, generated from the command-line definition.
+    #[command(
+        after_help = "Examples:\n  toolgate completions bash > ~/.local/share/bash-completion/completions/toolgate\n  toolgate completions zsh > \"${fpath[1]}/_toolgate\"\n  toolgate completions fish > ~/.config/fish/completions/toolgate.fish"
+    )]
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page (roff), generated from the command-line definition.
+    #[command(after_help = "Examples:\n  toolgate man | man -l -\n  toolgate man > ~/.local/share/man/man1/toolgate.1")]
+    Man,
     /// The project's saved "always" approvals.
     #[command(
         after_help = "Examples:\n  toolgate approvals list\n  toolgate approvals remove per_0a1b2c3d4e5fXyZ\n  toolgate approvals clear"
@@ -624,6 +650,8 @@ fn main() -> ExitCode {
             write,
             project,
         } => import::run(&project, agent, &from, write),
+        Command::Completions { shell } => generate::completions(shell),
+        Command::Man => generate::man(),
         Command::Approvals { action, project } => match action {
             ApprovalsAction::List { json } => check::approvals_list(&project, json),
             ApprovalsAction::Remove { id } => check::approvals_remove(&project, &id),

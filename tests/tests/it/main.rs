@@ -20,6 +20,8 @@
 //!   `conformance_client` (the official MCP conformance suite, server and client).
 //! - The MCP gateway: `gateway`, `gateway_registry`, `gateway_serve`.
 //! - The output boundary: `redaction` (secrets never reach the model, through every front end).
+//! - Distribution: `packages` (the release archive, `npx` and `uvx` of the built
+//!   packages; run by `cargo xtask packages`).
 //! - The bash tool's confinement: `sandbox` (the kernel sandbox and the shell's
 //!   environment), `exec_rules` and `exec_guard` (exec-time enforcement), `shell_oracle`
 //!   and `exec_oracle` (the oracles, `e2e::shell_oracle`).
@@ -48,6 +50,7 @@ mod mcp;
 mod mcp_http;
 mod opencode_config;
 mod opencode_plugin;
+mod packages;
 mod permission_config;
 mod redaction;
 mod rules_hold;

@@ -10,7 +10,7 @@ use std::process::{Command, Stdio};
 use e2e::Sandbox;
 use serde_json::{Value, json};
 
-fn project(sandbox: &Sandbox) {
+pub(crate) fn project(sandbox: &Sandbox) {
     sandbox.write("project/hello.txt", "hello world\n");
     sandbox.write(
         "project/toolgate.json",
@@ -19,7 +19,12 @@ fn project(sandbox: &Sandbox) {
 }
 
 /// Runs `tests/python/mcp_client.py ARGS` and returns what it saw.
-fn python_client(sandbox: &Sandbox, args: &[&str]) -> Value {
+pub(crate) fn python_client(sandbox: &Sandbox, args: &[&str]) -> Value {
+    python_client_with(sandbox, args, &[])
+}
+
+/// [`python_client`] with more environment for the client and the server it starts.
+pub(crate) fn python_client_with(sandbox: &Sandbox, args: &[&str], env: &[(&str, &str)]) -> Value {
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("python/mcp_client.py");
     let output = Command::new(e2e::python_with_mcp())
         .arg(script)
@@ -27,6 +32,7 @@ fn python_client(sandbox: &Sandbox, args: &[&str]) -> Value {
         .env("TOOLGATE_DATA_DIR", sandbox.data_dir())
         .env("TOOLGATE_CONFIG_DIR", sandbox.config_dir())
         .env("NO_PROXY", "*")
+        .envs(env.iter().copied())
         .output()
         .unwrap();
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
@@ -36,7 +42,7 @@ fn python_client(sandbox: &Sandbox, args: &[&str]) -> Value {
 /// What the Python SDK client saw: tools listed, a read, an edit approved through the
 /// permission form, two questions answered through one form each (spec §8.3), and a
 /// denied command.
-fn check_python_session(sandbox: &Sandbox, seen: &Value) {
+pub(crate) fn check_python_session(sandbox: &Sandbox, seen: &Value) {
     let tools: Vec<&str> = seen["tools"]
         .as_array()
         .unwrap()
