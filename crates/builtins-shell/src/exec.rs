@@ -259,7 +259,10 @@ pub(crate) async fn start(spawn: Spawn<'_>, guard: Option<Guard>, streams: Strea
     // The trampoline hands the guard's listener over its stdin and then puts there what
     // the supervisor sends back: a given stdin, else `/dev/null`, and then a command that
     // reads input gets it back from its output file (a socket or a terminal), by a
-    // redirection that executes no program.
+    // redirection that executes no program. Without the guard such a command starts with
+    // `/dev/null` as well: bash started with a socket as its stdin and `SHLVL` below 2
+    // takes itself for a remote shell and reads `~/.bashrc` (Debian builds it so), which
+    // would make a background command run differently from a foreground one.
     let stdin = match (guard.as_mut(), stdin) {
         (Some(setup), Some(stdin)) => {
             set_guard_stdin(setup, stdin);
@@ -268,7 +271,7 @@ pub(crate) async fn start(spawn: Spawn<'_>, guard: Option<Guard>, streams: Strea
         (_, stdin) => stdin,
     };
     let line;
-    let command = if input && guard.is_some() {
+    let command = if input && (guard.is_some() || stdin.is_none()) {
         line = format!("exec 0<&1\n{command}");
         line.as_str()
     } else {
@@ -310,11 +313,7 @@ pub(crate) async fn start(spawn: Spawn<'_>, guard: Option<Guard>, streams: Strea
             builder.stdin(Stdio::from(stdin.unwrap_or_else(|| unreachable!())));
             None
         }
-        (None, true) => {
-            builder.stdin(Stdio::from(output.try_clone()?));
-            None
-        }
-        (None, false) => {
+        (None, _) => {
             builder.stdin(Stdio::null());
             None
         }

@@ -296,7 +296,7 @@ pub fn trampoline_main(args: Vec<OsString>) -> TrampolineExit {
         return late_main();
     }
     join_group();
-    run(&args, None)
+    run(&args, None, false)
 }
 
 /// Joins the process's cgroup while the hierarchy can still be written (the sandbox
@@ -330,16 +330,27 @@ fn late_main() -> TrampolineExit {
             format!("cannot enter {}: {error}", start.workdir.display()),
         );
     }
-    run(&start.args, Some(&start.env))
+    run(&start.args, Some(&start.env), true)
 }
 
 /// The trampoline once it is in its group: parses the policy, applies it and executes
-/// the command with `env` (`None`: its own, without [`CGROUP_ENV`]).
-fn run(args: &[OsString], env: Option<&[(OsString, OsString)]>) -> TrampolineExit {
+/// the command with `env` (`None`: its own, without [`CGROUP_ENV`]). A `late` one read its
+/// command from stdin; without the exec guard (whose hand-over replaces stdin), it puts
+/// `/dev/null` there, as the launcher gives any command that did not get a stdin.
+fn run(args: &[OsString], env: Option<&[(OsString, OsString)]>, late: bool) -> TrampolineExit {
     let (policy, command) = match Policy::from_args(args) {
         Ok(parsed) => parsed,
         Err(error) => return TrampolineExit::failed(EXIT_SETUP_FAILED, error),
     };
+    #[cfg(target_os = "linux")]
+    if late
+        && !policy.exec_guard
+        && let Err(error) = null_stdin()
+    {
+        return TrampolineExit::failed(EXIT_SETUP_FAILED, format!("cannot replace stdin: {error}"));
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = late;
     // The command's orphans stay its own: a process whose parent ends (a daemon's double
     // fork) is adopted by the command, not by init, so it stays in the command's tree
     // where toolgate finds and ends it. The attribute survives the exec; the kernel
@@ -353,6 +364,14 @@ fn run(args: &[OsString], env: Option<&[(OsString, OsString)]>) -> TrampolineExi
         return TrampolineExit::failed(EXIT_SETUP_FAILED, "no command to run");
     };
     exec(program, rest, env)
+}
+
+#[cfg(target_os = "linux")]
+fn null_stdin() -> std::io::Result<()> {
+    use rustix::fs::{Mode, OFlags, open};
+    let null = open("/dev/null", OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty())?;
+    rustix::stdio::dup2_stdin(&null)?;
+    Ok(())
 }
 
 #[cfg(unix)]

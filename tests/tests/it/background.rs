@@ -1269,12 +1269,19 @@ async fn every_background_start_runs_like_a_foreground_one_and_is_in_its_group_f
             // The exec guard reported missing: the sandbox alone, as on a kernel without it.
             command.env("TOOLGATE_TEST_EXEC_GUARD_MISSING", "seccomp user notification");
         }
+        // As an MCP client or a service starts toolgate: no SHLVL. A bash whose stdin is a
+        // socket then takes itself for a remote shell and reads ~/.bashrc (Debian's build).
+        sandbox.write("home/.bashrc", "echo bashrc-ran\nexport FROM_BASHRC=1\n");
+        command
+            .env_remove("SHLVL")
+            .env("HOME", sandbox.root.path().join("home"));
         let served = Served::start(command);
         let serve_pid = served.child.id();
         let (foreground, error) = http_call(&served, "ses_like", "bash", json!({"command": probe})).await;
         assert!(!error, "{foreground}");
         let expected: Vec<&str> = foreground.lines().skip(1).take_while(|line| *line != "end").collect();
         assert!(expected.iter().any(|line| line.starts_with("PATH=")), "{foreground}");
+        assert!(!foreground.contains("bashrc-ran"), "{foreground}");
         for round in 0..3 {
             let m = marker(120 + round + if guarded { 0 } else { 10 });
             let before = uptime();
@@ -1289,6 +1296,10 @@ async fn every_background_start_runs_like_a_foreground_one_and_is_in_its_group_f
             assert!(!error, "{started}");
             let id = shell_id(&started);
             let output = http_read_until(&served, "ses_like", &id, "\nend").await;
+            assert!(
+                !output.contains("bashrc-ran"),
+                "round {round} (guard {guarded}): ~/.bashrc ran: {output}"
+            );
             let lines: Vec<&str> = output.lines().collect();
             let at = lines
                 .iter()

@@ -673,8 +673,8 @@ impl Shells {
         slot.early.fits(spawn.prefix, guarded).then_some(slot)
     }
 
-    /// Starts `spawn` in the waiting trampoline of `slot`: its message goes over the exec
-    /// guard's channel or, without the guard, the output socket it reads its input from.
+    /// Starts `spawn` in the waiting trampoline of `slot`, whose stdin its message goes
+    /// over.
     #[cfg(target_os = "linux")]
     async fn start_in_slot(
         &self,
@@ -695,9 +695,6 @@ impl Shells {
                 ..spawn
             })
             .encode();
-        if guard.is_none() {
-            writer.write_all(&message).await?;
-        }
         let started = early.finish(&message, guard).await?;
         Ok((reader, writer, Some(group), started))
     }
