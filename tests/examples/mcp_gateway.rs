@@ -109,7 +109,7 @@ fn main() {
     direct.arg(&script).arg("stdio");
     let mut through = Command::new(e2e::release_binary());
     through
-        .args(["mcp", "--dir"])
+        .args(["mcp", "--trust-project", "--dir"])
         .arg(sandbox.path())
         .env("TOOLGATE_DATA_DIR", sandbox.path().join("data"))
         .env("TOOLGATE_CONFIG_DIR", sandbox.path().join("config"));

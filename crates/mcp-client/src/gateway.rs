@@ -1135,7 +1135,7 @@ impl Call {
                 "stripped escapes and invisible characters from an MCP result"
             );
         }
-        content::tool_result(&result, server_name, &self.upstream)
+        content::tool_result(&result, server_name, &self.upstream).map(|output| output.with_stripped(stripped))
     }
 }
 

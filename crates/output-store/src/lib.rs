@@ -50,6 +50,9 @@ pub const CLEANUP_DUE: Duration = Duration::from_secs(24 * 60 * 60);
 /// The file in the spill directory whose modification time is the last cleanup's
 /// (not a spill: its name does not start with `tool_`).
 pub const CLEANUP_MARKER: &str = ".last-cleanup";
+/// The kind under which a call's audit record counts the ANSI escapes, bidi controls and
+/// invisible characters the tool stripped from its output (an MCP server's result).
+pub const STRIPPED_KIND: &str = "stripped-invisible";
 
 /// Line and byte limits (config `tool_output.{max_lines,max_bytes}`): [`Limits::default`],
 /// then setters (more may come, hence `#[non_exhaustive]`).
@@ -281,10 +284,15 @@ impl OutputStore {
 
     /// The synchronous bound (spec §3.5, with our counting rule).
     pub fn bound_now(&self, mut output: ToolOutput) -> Result<Bounded, BoundError> {
-        let redactions = match &self.redactor {
+        let mut redactions = match &self.redactor {
             Some(redactor) => redact_output(redactor, &mut output),
             None => Vec::new(),
         };
+        // What the tool stripped itself is counted with what the boundary redacted: the
+        // audit record of the call says both (kinds and counts, never the characters).
+        if output.stripped > 0 {
+            redactions.push(Redaction::new(STRIPPED_KIND, output.stripped));
+        }
         self.bound_redacted(output)
             .map(|bounded| bounded.with_redactions(redactions))
     }

@@ -67,12 +67,28 @@ pub struct ToolOutput {
     pub structured: Value,
     /// The model-facing parts.
     pub content: Vec<Content>,
+    /// How many escapes and invisible characters the tool already stripped from what it
+    /// got (an MCP server's result, say): the output boundary reports them with its own
+    /// redactions, so the audit log counts them. Never sent anywhere.
+    #[serde(skip)]
+    pub stripped: usize,
 }
 
 impl ToolOutput {
     /// An output from its encoded value and its model-facing parts.
     pub fn new(structured: Value, content: Vec<Content>) -> Self {
-        ToolOutput { structured, content }
+        ToolOutput {
+            structured,
+            content,
+            stripped: 0,
+        }
+    }
+
+    /// The same output, recording that `count` escapes and invisible characters were
+    /// stripped from it before it was made.
+    pub fn with_stripped(mut self, count: usize) -> Self {
+        self.stripped = count;
+        self
     }
 
     /// An output whose only model content is `text` and whose structured value is the same string.
@@ -81,6 +97,7 @@ impl ToolOutput {
         ToolOutput {
             structured: Value::String(text.clone()),
             content: vec![Content::text(text)],
+            stripped: 0,
         }
     }
 }

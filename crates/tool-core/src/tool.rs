@@ -242,7 +242,7 @@ where
                 (None, Value::String(text)) => vec![Content::text(text.clone())],
                 (None, _) => Vec::new(),
             };
-            Ok(ToolOutput { structured, content })
+            Ok(ToolOutput::new(structured, content))
         })
     }
 }

@@ -228,6 +228,20 @@ fn escapes_invisibles_and_squatters_through_call() {
     assert_clean(&text);
     assert_clean(&called_json["output"]["structured"].to_string());
     assert!(called(&sandbox, "poisoned").is_some());
+    // The call's audit record counts what was stripped (never the characters themselves).
+    let audit = std::fs::read_to_string(sandbox.data_dir().join("audit.jsonl")).unwrap();
+    let settled: Value = audit
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .find(|entry| entry["kind"] == "settled" && entry["tool"] == "evil_poisoned")
+        .unwrap_or_else(|| panic!("no settled record for evil_poisoned in {audit}"));
+    let stripped = settled["redacted"]
+        .as_array()
+        .and_then(|kinds| kinds.iter().find(|kind| kind["kind"] == "stripped-invisible"))
+        .and_then(|kind| kind["count"].as_u64())
+        .unwrap_or(0);
+    assert!(stripped > 0, "{settled}");
+    assert_clean(&audit);
     // The squatter's tool is refused and reported; the name stays `py`'s.
     let listed = json_out(&sandbox, &["mcp", "list", "--json"]);
     let squatter = listed
