@@ -80,6 +80,8 @@ document! {
         /// What is redacted from every tool's output before the model sees it (README
         /// "Redaction").
         redaction: Redaction,
+        /// How much of the audit log is kept (README "Audit log").
+        audit: Audit,
         /// The webfetch tool's network settings.
         webfetch: Webfetch,
         /// The websearch tool: `false` turns it off, or its provider and endpoints.
@@ -202,6 +204,23 @@ pub struct Redaction {
     /// blocks (default true).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub credential_formats: Option<Flag>,
+}
+
+/// `audit`: how much of the audit log is kept. The log and its rotated copies hold at
+/// most `max_bytes` in all over `files` files, and a rotated file older than
+/// `max_age_days` is removed at the next rotation.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(expecting = "an object")]
+pub struct Audit {
+    /// The most bytes kept over every file (default 62914560, 60 MiB).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_bytes: Option<PositiveInt>,
+    /// How many files: the log and its rotated copies (default 6, at least 2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub files: Option<PositiveInt>,
+    /// Rotated files older than this many days are removed (default 90).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_age_days: Option<PositiveInt>,
 }
 
 /// `webfetch`: which addresses it may reach.

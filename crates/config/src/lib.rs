@@ -38,7 +38,7 @@ mod vars;
 
 pub use agent::{AgentConfig, AgentSpec};
 pub use document::{
-    Document, NotifyTarget, OPENCODE_IGNORED_KEYS, Redaction, Sandbox, ShellEnv, Shells, ToolOutput, Webfetch,
+    Audit, Document, NotifyTarget, OPENCODE_IGNORED_KEYS, Redaction, Sandbox, ShellEnv, Shells, ToolOutput, Webfetch,
     Websearch, WebsearchSettings,
 };
 pub use error::{ConfigError, ErrorKind, Warning, key_path};

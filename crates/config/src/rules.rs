@@ -24,7 +24,7 @@ use crate::values::{Effect, Flag};
 /// and no real rule comes near it.
 pub const MAX_PATTERN_BYTES: usize = 65_536;
 
-const EFFECTS: &str = "\"allow\", \"ask\" or \"deny\"";
+const EFFECTS: &str = "\"allow\", \"ask\", \"deny\" or \"audit\"";
 
 /// One rule, ready to evaluate: `~` expanded, the action's OpenCode V1 spelling migrated.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -78,7 +78,7 @@ impl<'de> Visitor<'de> for PermissionVisitor {
     type Value = Permission;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("\"allow\", \"ask\", \"deny\", an object of actions, or a list of rules")
+        f.write_str("\"allow\", \"ask\", \"deny\", \"audit\", an object of actions, or a list of rules")
     }
 
     fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<Permission, E> {
@@ -108,7 +108,7 @@ impl<'de> Visitor<'de> for ActionVisitor {
     type Value = ActionRules;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("\"allow\", \"ask\" or \"deny\", or an object of patterns")
+        f.write_str("\"allow\", \"ask\", \"deny\" or \"audit\", or an object of patterns")
     }
 
     fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<ActionRules, E> {
@@ -341,7 +341,7 @@ pub(crate) fn block_rules(
 /// let rules = permission_value_rules(&serde_json::json!({"*": "ask", "bash": {"git *": "allow"}}), None).unwrap();
 /// assert_eq!((rules[1].action.as_str(), rules[1].resource.as_str(), rules[1].effect), ("bash", "git *", Effect::Allow));
 /// let bad = permission_value_rules(&serde_json::json!({"bash": "maybe"}), None).unwrap_err();
-/// assert_eq!(bad.to_string(), "permission.bash: expected \"allow\", \"ask\" or \"deny\", found \"maybe\"");
+/// assert_eq!(bad.to_string(), "permission.bash: expected \"allow\", \"ask\", \"deny\" or \"audit\", found \"maybe\"");
 /// ```
 pub fn permission_value_rules(value: &Value, home: Option<&Path>) -> Result<Vec<RuleSpec>, ConfigError> {
     let permission: Permission = crate::decode::decode(value.clone(), "permission")?;
@@ -394,7 +394,10 @@ mod tests {
         let error = |value: Value| permission_value_rules(&value, None).unwrap_err();
         let e = error(json!({"bash": {"rm *": "never"}}));
         assert_eq!(e.path, "permission.bash[\"rm *\"]");
-        assert_eq!(e.message, "expected \"allow\", \"ask\" or \"deny\", found \"never\"");
+        assert_eq!(
+            e.message,
+            "expected \"allow\", \"ask\", \"deny\" or \"audit\", found \"never\""
+        );
         let e = error(json!([{"action": "bash", "resource": "x"}]));
         assert_eq!(e.path, "permission[0]");
         assert!(e.message.contains("effect"), "{e}");
@@ -402,7 +405,7 @@ mod tests {
         assert_eq!(e.path, "permission");
         assert!(
             e.message
-                .starts_with("expected \"allow\", \"ask\", \"deny\", an object"),
+                .starts_with("expected \"allow\", \"ask\", \"deny\", \"audit\", an object"),
             "{e}"
         );
         let long = "a".repeat(MAX_PATTERN_BYTES + 1);

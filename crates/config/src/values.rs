@@ -57,13 +57,15 @@ macro_rules! string_enum {
 
 string_enum!(
     /// What a rule does (spec §4.1).
-    Effect, "\"allow\", \"ask\" or \"deny\"", {
+    Effect, "\"allow\", \"ask\", \"deny\" or \"audit\"", {
         /// Run without asking.
         Allow = "allow",
         /// Ask a person.
         Ask = "ask",
         /// Refuse.
         Deny = "deny",
+        /// Run without asking, and flag the decision in the audit log for review.
+        Audit = "audit",
     }
 );
 

@@ -223,7 +223,7 @@ fn a_file_that_cannot_be_read_whole_is_an_error() {
             "opencode.json",
             r#"{"permission": {"bash": {"rm *": "never"}}}"#,
             ErrorKind::Invalid,
-            "permission.bash[\"rm *\"]: expected \"allow\", \"ask\" or \"deny\", found \"never\"",
+            "permission.bash[\"rm *\"]: expected \"allow\", \"ask\", \"deny\" or \"audit\", found \"never\"",
         ),
         (
             "opencode.json",

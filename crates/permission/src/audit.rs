@@ -1,29 +1,31 @@
 //! The audit log: one JSON line per permission decision and per settled call.
 //!
-//! `<data>/audit.jsonl`, rotated to `audit.jsonl.1` when it passes 10 MiB. Each decision
-//! records who asked (session, agent, tool, call), what (action, resources), the effect,
-//! the deciding rule and its origin, and how an ask was answered (once, always, reject,
-//! auto, headless). Writing is best effort: a full disk must not stop the tools.
+//! `<data>/audit.jsonl`, rotated by [`Retention`] (60 MiB over 6 files, 90 days, by
+//! default). Each decision records who asked (session, agent, tool, call), what (action,
+//! resources, bounded), the effect, its source (a rule with its layer and file, a saved
+//! approval, a person's reply and the front end it came through, `--auto`, a hook,
+//! exec-time enforcement) and, with a shadow policy, what that one would have decided.
+//! Every record carries `seq` and the SHA-256 of the line before it (`prev`), across
+//! rotations and processes, so [`verify_audit`] finds a line changed, removed or put in.
+//! Writing is best effort: a full disk must not stop the tools.
 
 use std::collections::HashMap;
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::SyncSender;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::Serialize;
 use serde_json::Value;
 
 use crate::rules::{Effect, Origin, Rule};
 
-/// The size at which the log is rotated.
-pub(crate) const ROTATE_BYTES: u64 = 10 * 1024 * 1024;
+mod verify;
+mod writer;
 
-/// How long the log trusts its own count of the file's size before it looks at the file
-/// at its path again: another process writing the same log (a `toolgate call` next to a
-/// server) may have grown or rotated it meanwhile. Looking at every entry cost a `stat`
-/// per line on the hot path of every call.
-const RECHECK: Duration = Duration::from_secs(1);
+pub use verify::{Broken, Verified, verify_audit};
+use writer::Job;
 
 /// Milliseconds since the epoch as RFC 3339 UTC (`2026-11-29T20:40:07.123Z`).
 ///
@@ -149,35 +151,334 @@ impl<'a> AuthFailure<'a> {
     }
 }
 
+/// How much history the log keeps: at most `max_bytes` in all, over `files` files (the
+/// log and its rotated copies `<log>.1` … `<log>.<files-1>`, each rotated at
+/// `max_bytes / files`), and no rotated file older than `max_age`. A record is bounded
+/// too (a long resource or error is kept as an excerpt with its length and hash), so a
+/// model's own calls cannot push the history out with a few large inputs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Retention {
+    /// The most bytes kept over every file.
+    pub max_bytes: u64,
+    /// How many files: the log and its rotated copies (at least 2).
+    pub files: usize,
+    /// Rotated files older than this are removed at the next rotation.
+    pub max_age: Option<Duration>,
+}
+
+impl Default for Retention {
+    /// 60 MiB over 6 files (10 MiB each), 90 days.
+    fn default() -> Self {
+        Retention {
+            max_bytes: 60 * 1024 * 1024,
+            files: 6,
+            max_age: Some(Duration::from_secs(90 * 24 * 60 * 60)),
+        }
+    }
+}
+
+impl Retention {
+    /// `max_bytes` over `files` files (at least 2), none older than `max_age`.
+    pub fn new(max_bytes: u64, files: usize, max_age: Option<Duration>) -> Retention {
+        Retention {
+            max_bytes,
+            files: files.max(2),
+            max_age,
+        }
+    }
+
+    /// The size at which the log is rotated.
+    pub fn file_bytes(&self) -> u64 {
+        (self.max_bytes / self.files.max(2) as u64).max(16 * 1024)
+    }
+}
+
+/// Who or what decided: every decision record names its source (`toolgate audit why`
+/// prints them). A rule's own details (pattern, effect, layer, file) are in the record's
+/// `rule`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum DecisionSource {
+    /// A configured rule (or the built-in defaults, `rule.origin` says which layer).
+    Rule,
+    /// A rule set on the session.
+    SessionRule,
+    /// A saved "always" approval: its id and when it was saved (ms since the epoch).
+    Approval {
+        /// The approval's id (`per_…`).
+        id: String,
+        /// When it was saved.
+        saved_at: Option<i64>,
+    },
+    /// An approval a person gave for the rest of the session.
+    SessionApproval,
+    /// A person's reply to an ask: the front end it came through (`terminal`, `http`,
+    /// `mcp`, `page`) and who answered, when known.
+    Reply {
+        /// The front end.
+        front_end: String,
+        /// The person, when the front end knows who answered.
+        person: Option<String>,
+    },
+    /// `--auto` answered the ask.
+    Auto,
+    /// No one could answer: the ask was declined.
+    Headless,
+    /// Another agent's hook asked (`toolgate hook …`); that agent's own prompt answers.
+    Hook,
+    /// Exec-time enforcement: a program the command started was refused at `execve`.
+    Exec,
+}
+
+impl DecisionSource {
+    fn kind(&self) -> &'static str {
+        match self {
+            DecisionSource::Rule => "rule",
+            DecisionSource::SessionRule => "session_rule",
+            DecisionSource::Approval { .. } => "approval",
+            DecisionSource::SessionApproval => "session_approval",
+            DecisionSource::Reply { .. } => "reply",
+            DecisionSource::Auto => "auto",
+            DecisionSource::Headless => "headless",
+            DecisionSource::Hook => "hook",
+            DecisionSource::Exec => "exec",
+        }
+    }
+}
+
+impl Serialize for DecisionSource {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(None)?;
+        map.serialize_entry("kind", self.kind())?;
+        match self {
+            DecisionSource::Approval { id, saved_at } => {
+                map.serialize_entry("id", id)?;
+                if let Some(ms) = saved_at {
+                    map.serialize_entry("saved_at", &rfc3339(*ms))?;
+                }
+            }
+            DecisionSource::Reply { front_end, person } => {
+                map.serialize_entry("front_end", front_end)?;
+                if let Some(person) = person {
+                    map.serialize_entry("person", person)?;
+                }
+            }
+            _ => {}
+        }
+        map.end()
+    }
+}
+
+/// What another policy would have decided (`--shadow-config`): recorded next to the real
+/// decision, which it never changes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Shadow {
+    /// The shadow policy's effect.
+    pub effect: Effect,
+    /// Its deciding rule, when one did.
+    pub rule: Option<Rule>,
+    /// The file the shadow policy was read from.
+    pub config: String,
+}
+
+/// One decision as [`AuditLog::record`] writes it.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct DecisionRecord<'a> {
+    /// The action asserted.
+    pub action: &'a str,
+    /// Its resources (bounded when written).
+    pub resources: &'a [String],
+    /// The effect.
+    pub effect: Effect,
+    /// The deciding rule, when one did.
+    pub rule: Option<&'a Rule>,
+    /// How an ask was answered (`once`, `always`, `session`, `reject`, `auto`, …).
+    pub reply: Option<&'a str>,
+    /// Who or what decided.
+    pub source: DecisionSource,
+    /// Allowed by a rule whose effect is `audit`: allowed, and flagged for review.
+    pub flagged: bool,
+    /// What the shadow policy would have decided, when one is set.
+    pub shadow: Option<Shadow>,
+}
+
+impl<'a> DecisionRecord<'a> {
+    /// A decision of `effect` on `action` over `resources` by `source`; no rule, reply,
+    /// flag or shadow yet.
+    pub fn new(action: &'a str, resources: &'a [String], effect: Effect, source: DecisionSource) -> Self {
+        DecisionRecord {
+            action,
+            resources,
+            effect,
+            rule: None,
+            reply: None,
+            source,
+            flagged: false,
+            shadow: None,
+        }
+    }
+
+    /// The same record, decided by `rule` (flagged when the rule's effect is `audit`).
+    pub fn rule(mut self, rule: Option<&'a Rule>) -> Self {
+        self.flagged = rule.is_some_and(|rule| rule.flag);
+        self.rule = rule;
+        self
+    }
+
+    /// The same record, with how the ask was answered.
+    pub fn reply(mut self, reply: Option<&'a str>) -> Self {
+        self.reply = reply;
+        self
+    }
+
+    /// The same record, with what the shadow policy would have decided.
+    pub fn shadow(mut self, shadow: Option<Shadow>) -> Self {
+        self.shadow = shadow;
+        self
+    }
+}
+
 /// The append-only audit log: one JSON line per permission decision and per settled
-/// call, rotated to `<path>.1` when it passes 10 MiB. Writing is best effort: a full
-/// disk must not stop the tools.
+/// call, each chained to the one before by its hash (`seq`, `prev`; see
+/// [`verify`](crate::verify_audit)), written by one thread per log so a caller only
+/// queues its record, and rotated by [`Retention`]. Writing is best effort: a full disk
+/// must not stop the tools, but records that could not be written are counted
+/// ([`AuditLog::failed`]).
 #[derive(Debug)]
 pub struct AuditLog {
     path: PathBuf,
-    file: Mutex<Writer>,
+    queue: Option<SyncSender<Job>>,
+    writer: Option<std::thread::JoinHandle<()>>,
+    failed: Arc<AtomicU64>,
     calls: Mutex<HashMap<String, String>>,
 }
 
-/// The open log: opened once per process, reopened when the file at `path` is another
-/// one (rotated here or by another process).
-#[derive(Debug, Default)]
-struct Writer {
-    /// The open file and its inode.
-    open: Option<(std::fs::File, u64)>,
-    /// The file's size when it was last looked at, plus every byte written here since.
-    size: u64,
-    /// When the file at the path was last looked at.
-    checked: Option<Instant>,
+/// How long dropping the log waits for its writer to write what is queued: a stuck disk
+/// must not keep a finished command from exiting.
+const DROP_WAIT: Duration = Duration::from_secs(5);
+
+impl Drop for AuditLog {
+    /// Every queued record is written before the log goes away, unless the writer is
+    /// stuck for longer than [`DROP_WAIT`] (then the process does not wait for it).
+    fn drop(&mut self) {
+        let Some(queue) = self.queue.take() else {
+            return;
+        };
+        let deadline = std::time::Instant::now() + DROP_WAIT;
+        let (done, written) = std::sync::mpsc::sync_channel(1);
+        let mut job = Job::Flush(done);
+        loop {
+            match queue.try_send(job) {
+                Ok(()) => {
+                    let _ = written.recv_timeout(deadline.saturating_duration_since(std::time::Instant::now()));
+                    break;
+                }
+                Err(std::sync::mpsc::TrySendError::Full(again)) if std::time::Instant::now() < deadline => {
+                    job = again;
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+                Err(_) => break,
+            }
+        }
+        drop(queue);
+        // The writer ends once it sees the queue closed; it is joined only when it has.
+        if let Some(writer) = self.writer.take()
+            && writer.is_finished()
+        {
+            let _ = writer.join();
+        }
+    }
 }
 
-/// A rule as a decision entry names it.
+/// A rule as a decision entry names it: its pattern, effect, layer and file.
 #[derive(Serialize)]
 struct RuleEntry<'a> {
     action: &'a str,
     resource: &'a str,
-    effect: Effect,
+    effect: &'static str,
     origin: Origin,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    file: Option<&'a str>,
+}
+
+impl<'a> RuleEntry<'a> {
+    fn of(rule: &'a Rule) -> RuleEntry<'a> {
+        RuleEntry {
+            action: &rule.action,
+            resource: &rule.resource,
+            effect: if rule.flag { "audit" } else { rule.effect.as_str() },
+            origin: rule.origin,
+            // A saved approval's `source` is its id, named by the record's source.
+            file: rule.source.as_deref().filter(|_| rule.origin != Origin::SavedApproval),
+        }
+    }
+}
+
+/// What the shadow policy would have decided, as a record names it.
+#[derive(Serialize)]
+struct ShadowEntry<'a> {
+    effect: Effect,
+    rule: Option<RuleEntry<'a>>,
+    config: &'a str,
+    /// Whether it differs from the real decision.
+    differs: bool,
+}
+
+/// The longest text a record keeps of one resource or error; past it, an excerpt with
+/// the full length and hash.
+pub const MAX_FIELD_BYTES: usize = 1024;
+
+/// The most bytes of resources one record keeps; past it, a count and the hash of the
+/// rest.
+pub const MAX_RESOURCE_BYTES: usize = 8 * 1024;
+
+/// `text`, or an excerpt of it with its length and hash when it is longer than
+/// [`MAX_FIELD_BYTES`].
+fn bounded(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.len() <= MAX_FIELD_BYTES {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut cut = MAX_FIELD_BYTES / 2;
+    while !text.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    std::borrow::Cow::Owned(format!(
+        "{}… [{} bytes, sha256:{}]",
+        &text[..cut],
+        text.len(),
+        writer::sha256_hex(text.as_bytes())
+    ))
+}
+
+/// The resources as a record keeps them: each bounded, and at most
+/// [`MAX_RESOURCE_BYTES`] in all, the rest counted and hashed.
+fn bounded_resources(resources: &[String]) -> Vec<std::borrow::Cow<'_, str>> {
+    let mut kept = Vec::with_capacity(resources.len().min(64));
+    let mut used = 0;
+    for (index, resource) in resources.iter().enumerate() {
+        let one = bounded(resource);
+        if used + one.len() > MAX_RESOURCE_BYTES {
+            let rest = &resources[index..];
+            let mut hasher = Vec::new();
+            for resource in rest {
+                hasher.extend_from_slice(resource.as_bytes());
+                hasher.push(0);
+            }
+            kept.push(std::borrow::Cow::Owned(format!(
+                "… [{} more resources, sha256:{}]",
+                rest.len(),
+                writer::sha256_hex(&hasher)
+            )));
+            break;
+        }
+        used += one.len();
+        kept.push(one);
+    }
+    kept
 }
 
 /// One line of the log; `None` fields are written as `null` (every kind has its fixed
@@ -191,10 +492,17 @@ struct DecisionEntry<'a> {
     tool: Option<&'a str>,
     call: &'a str,
     action: &'a str,
-    resources: &'a [String],
+    resources: Vec<std::borrow::Cow<'a, str>>,
     effect: Effect,
     rule: Option<RuleEntry<'a>>,
     reply: Option<&'a str>,
+    source: &'a DecisionSource,
+    /// Only when a rule whose effect is `audit` allowed it.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    flagged: bool,
+    /// Only with `--shadow-config`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    shadow: Option<ShadowEntry<'a>>,
     /// Only in the entries of a hook's decisions (the agent that asked).
     #[serde(skip_serializing_if = "Option::is_none")]
     via: Option<&'a str>,
@@ -218,7 +526,7 @@ struct SettledEntry<'a> {
     agent: &'a str,
     tool: &'a str,
     call: &'a str,
-    error: Option<&'a str>,
+    error: Option<std::borrow::Cow<'a, str>>,
     truncated: bool,
     #[serde(rename = "outputPaths", serialize_with = "lossy_paths")]
     output_paths: &'a [PathBuf],
@@ -265,11 +573,30 @@ struct AuthFailedEntry<'a> {
 }
 
 impl AuditLog {
-    /// A log at `path` (created on first write).
+    /// A log at `path` (created on first write), kept by the default [`Retention`].
     pub fn new(path: impl AsRef<Path>) -> AuditLog {
+        AuditLog::with_retention(path, Retention::default())
+    }
+
+    /// A log at `path` kept by `retention`.
+    pub fn with_retention(path: impl AsRef<Path>, retention: Retention) -> AuditLog {
+        let path = path.as_ref().to_path_buf();
+        let failed = Arc::new(AtomicU64::new(0));
+        let (queue, jobs) = std::sync::mpsc::sync_channel(writer::QUEUE);
+        let writer = {
+            let path = path.clone();
+            let failed = Arc::clone(&failed);
+            std::thread::Builder::new()
+                .name("toolgate-audit".into())
+                .spawn(move || writer::run(path, retention, jobs, failed))
+                .ok()
+        };
         AuditLog {
-            path: path.as_ref().to_path_buf(),
-            file: Mutex::new(Writer::default()),
+            path,
+            // Without its thread the log cannot write: every record counts as failed.
+            queue: writer.as_ref().map(|_| queue),
+            writer,
+            failed,
             calls: Mutex::new(HashMap::new()),
         }
     }
@@ -277,6 +604,22 @@ impl AuditLog {
     /// The log file.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// How many records could not be written (a full disk, a removed directory).
+    pub fn failed(&self) -> u64 {
+        self.failed.load(Ordering::Relaxed)
+    }
+
+    /// Waits until every record queued so far is written.
+    pub fn flush(&self) {
+        let Some(queue) = &self.queue else {
+            return;
+        };
+        let (done, written) = std::sync::mpsc::sync_channel(1);
+        if queue.send(Job::Flush(done)).is_ok() {
+            let _ = written.recv();
+        }
     }
 
     /// Remembers that call `call_id` is of `tool`, so its decisions name the tool.
@@ -295,7 +638,9 @@ impl AuditLog {
             .cloned()
     }
 
-    /// Records one decision.
+    /// Records one decision, its source guessed from the rule and the reply (`auto`,
+    /// `headless`, `agent` for a hook's own prompt, else a reply through an unnamed front
+    /// end). [`AuditLog::record`] names the source exactly.
     pub fn decision(
         &self,
         caller: &Caller<'_>,
@@ -305,8 +650,40 @@ impl AuditLog {
         rule: Option<&Rule>,
         reply: Option<&str>,
     ) {
+        let source = match (reply, rule) {
+            (Some("auto"), _) => DecisionSource::Auto,
+            (Some("headless" | "auto-declined"), _) => DecisionSource::Headless,
+            (Some("agent"), _) => DecisionSource::Hook,
+            (Some(_), _) => DecisionSource::Reply {
+                front_end: "api".into(),
+                person: None,
+            },
+            (None, Some(rule)) if rule.origin == Origin::Session => DecisionSource::SessionRule,
+            (None, _) => DecisionSource::Rule,
+        };
+        let source = if caller.via.is_some() {
+            DecisionSource::Hook
+        } else {
+            source
+        };
+        self.record(
+            caller,
+            &DecisionRecord::new(action, resources, effect, source)
+                .rule(rule)
+                .reply(reply),
+        );
+    }
+
+    /// Records one decision with its source.
+    pub fn record(&self, caller: &Caller<'_>, record: &DecisionRecord<'_>) {
         let tool = self.tool_of(caller.call);
         let time = rfc3339(now_ms());
+        let shadow = record.shadow.as_ref().map(|shadow| ShadowEntry {
+            effect: shadow.effect,
+            rule: shadow.rule.as_ref().map(RuleEntry::of),
+            config: &shadow.config,
+            differs: shadow.effect != record.effect,
+        });
         self.append(&DecisionEntry {
             time: &time,
             kind: "decision",
@@ -314,16 +691,14 @@ impl AuditLog {
             agent: caller.agent,
             tool: tool.as_deref(),
             call: caller.call,
-            action,
-            resources,
-            effect,
-            rule: rule.map(|r| RuleEntry {
-                action: &r.action,
-                resource: &r.resource,
-                effect: r.effect,
-                origin: r.origin,
-            }),
-            reply,
+            action: record.action,
+            resources: bounded_resources(record.resources),
+            effect: record.effect,
+            rule: record.rule.map(RuleEntry::of),
+            reply: record.reply,
+            source: &record.source,
+            flagged: record.flagged,
+            shadow,
             via: caller.via,
         });
     }
@@ -378,7 +753,7 @@ impl AuditLog {
             agent: caller.agent,
             tool,
             call: caller.call,
-            error,
+            error: error.map(bounded),
             truncated: !output_paths.is_empty(),
             output_paths,
             redacted,
@@ -402,60 +777,18 @@ impl AuditLog {
         });
     }
 
+    /// Serialises `entry` here and queues it for the writer, which chains and writes it.
     fn append(&self, entry: &impl Serialize) {
-        use std::os::unix::fs::MetadataExt;
         let mut line = Vec::with_capacity(256);
         if serde_json::to_writer(&mut line, entry).is_err() {
             return;
         }
-        line.push(b'\n');
-        let mut writer = self.file.lock().unwrap_or_else(|poison| poison.into_inner());
-        // The file at `path` is looked at when this process's own count says it may be
-        // due for rotation, when it is not open yet, and at least every `RECHECK` (another
-        // process may have written or rotated it).
-        let now = Instant::now();
-        let due = writer.open.is_none()
-            || writer.size >= ROTATE_BYTES
-            || writer
-                .checked
-                .is_none_or(|checked| now.duration_since(checked) >= RECHECK);
-        if due {
-            let current = std::fs::metadata(&self.path).ok();
-            writer.checked = Some(now);
-            if let Some(meta) = &current
-                && meta.len() >= ROTATE_BYTES
-            {
-                let _ = std::fs::rename(&self.path, rotated(&self.path));
-                writer.open = None;
-            } else if writer.open.as_ref().map(|(_, inode)| *inode) != current.as_ref().map(MetadataExt::ino) {
-                writer.open = None;
-            } else if let Some(meta) = &current {
-                writer.size = meta.len();
-            }
-        }
-        if writer.open.is_none() {
-            if let Some(parent) = self.path.parent() {
-                let _ = std::fs::create_dir_all(parent);
-            }
-            let opened = std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(&self.path)
-                .ok()
-                .and_then(|opened| opened.metadata().ok().map(|meta| (opened, meta)));
-            match opened {
-                Some((opened, meta)) => {
-                    writer.size = meta.len();
-                    writer.open = Some((opened, meta.ino()));
-                }
-                None => return,
-            }
-        }
-        // One write call per line with O_APPEND keeps lines whole across processes.
-        if let Some((opened, _)) = writer.open.as_mut()
-            && opened.write_all(&line).is_ok()
-        {
-            writer.size += line.len() as u64;
+        let queued = self
+            .queue
+            .as_ref()
+            .is_some_and(|queue| queue.send(Job::Line(line)).is_ok());
+        if !queued {
+            self.failed.fetch_add(1, Ordering::Relaxed);
         }
     }
 
@@ -465,11 +798,14 @@ impl AuditLog {
     }
 
     /// The last `query.limit` entries that match `query`, oldest first, from this file and
-    /// the rotated one (read only when this one has fewer matches). `toolgate audit tail`
+    /// the rotated ones (each read only when the newer ones have fewer matches). `toolgate audit tail`
     /// and the server's `GET /audit` both read the log through this.
     pub fn query(&self, query: &AuditQuery) -> Vec<Value> {
+        // What this process queued is read back too.
+        self.flush();
         let mut found: Vec<Value> = Vec::new();
-        for path in [self.path.clone(), rotated(&self.path)] {
+        let files = std::iter::once(self.path.clone()).chain((1..).map(|n| writer::rotated(&self.path, n)));
+        for path in files.take_while(|path| path.exists()) {
             let Ok(text) = std::fs::read_to_string(&path) else {
                 continue;
             };
@@ -501,6 +837,8 @@ pub struct AuditQuery {
     pub tool: Option<String>,
     /// The decision's effect (`allow`, `deny`, `ask`), exactly.
     pub effect: Option<String>,
+    /// The tool call, exactly.
+    pub call: Option<String>,
     /// At most this many entries, the newest.
     pub limit: usize,
 }
@@ -526,6 +864,12 @@ impl AuditQuery {
         self
     }
 
+    /// Only entries of the tool call `call`.
+    pub fn call(mut self, call: impl Into<String>) -> AuditQuery {
+        self.call = Some(call.into());
+        self
+    }
+
     /// Only decisions of `effect`.
     pub fn effect(mut self, effect: impl Into<String>) -> AuditQuery {
         self.effect = Some(effect.into());
@@ -538,14 +882,16 @@ impl AuditQuery {
                 .as_deref()
                 .is_none_or(|wanted| entry.get(key).and_then(Value::as_str) == Some(wanted))
         };
-        field("session", &self.session) && field("tool", &self.tool) && field("effect", &self.effect)
+        field("session", &self.session)
+            && field("tool", &self.tool)
+            && field("effect", &self.effect)
+            && field("call", &self.call)
     }
 }
 
+#[cfg(test)]
 fn rotated(path: &Path) -> PathBuf {
-    let mut name = path.as_os_str().to_os_string();
-    name.push(".1");
-    PathBuf::from(name)
+    writer::rotated(path, 1)
 }
 
 #[cfg(test)]

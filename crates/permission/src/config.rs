@@ -37,7 +37,7 @@ impl ConfigError {
     }
 }
 
-const EFFECT: &str = "\"allow\", \"ask\" or \"deny\"";
+const EFFECT: &str = "\"allow\", \"ask\", \"deny\" or \"audit\"";
 
 /// `path` extended by `key`: `.key` for plain names, `["key"]` otherwise. A key longer
 /// than 80 characters is shortened to its first 60 and `…`, so an error stays one line
@@ -74,11 +74,29 @@ fn check_length(pattern: &str, path: &str) -> Result<(), ConfigError> {
     Ok(())
 }
 
-fn effect(value: &Value, path: &str) -> Result<Effect, ConfigError> {
-    value
-        .as_str()
-        .and_then(Effect::parse)
-        .ok_or_else(|| ConfigError::new(path, EFFECT, value))
+/// A rule of `effect_value` (`audit` makes a flagged allow).
+fn rule_of(
+    action: &str,
+    resource: impl Into<String>,
+    value: &Value,
+    path: &str,
+    origin: Origin,
+) -> Result<Rule, ConfigError> {
+    let (effect, flag) = effect_flag(value, path)?;
+    let rule = Rule::new(action, resource, effect, origin);
+    Ok(if flag { rule.flagged() } else { rule })
+}
+
+/// The effect a config value names, and whether it is `audit` (an allow that flags its
+/// decisions).
+fn effect_flag(value: &Value, path: &str) -> Result<(Effect, bool), ConfigError> {
+    match value.as_str() {
+        Some("audit") => Ok((Effect::Allow, true)),
+        Some(text) => Effect::parse(text)
+            .map(|effect| (effect, false))
+            .ok_or_else(|| ConfigError::new(path, EFFECT, value)),
+        None => Err(ConfigError::new(path, EFFECT, value)),
+    }
 }
 
 /// Expands `~`, `~/…`, `$HOME` and `$HOME…` at the start of a pattern (V1 `expand`).
@@ -149,7 +167,7 @@ pub(crate) fn expand_home_v2(pattern: &str, home: Option<&Path>) -> String {
 /// assert_eq!(rules.len(), 3);
 /// assert_eq!((rules[2].action.as_str(), rules[2].resource.as_str(), rules[2].effect), ("bash", "git *", Effect::Allow));
 /// let bad = rules_from_config(&serde_json::json!({"bash": "maybe"}), "permission", Origin::UserConfig, None);
-/// assert_eq!(bad.unwrap_err().to_string(), "permission.bash: expected \"allow\", \"ask\" or \"deny\", found \"maybe\"");
+/// assert_eq!(bad.unwrap_err().to_string(), "permission.bash: expected \"allow\", \"ask\", \"deny\" or \"audit\", found \"maybe\"");
 /// ```
 pub fn rules_from_config(
     value: &Value,
@@ -158,7 +176,7 @@ pub fn rules_from_config(
     home: Option<&Path>,
 ) -> Result<Vec<Rule>, ConfigError> {
     match value {
-        Value::String(_) => Ok(vec![Rule::new("*", "*", effect(value, path)?, origin)]),
+        Value::String(_) => Ok(vec![rule_of("*", "*", value, path, origin)?]),
         Value::Object(map) => {
             let mut rules = Vec::new();
             for (action, entry) in map {
@@ -170,10 +188,10 @@ pub fn rules_from_config(
                             let rule_path = key_path(&entry_path, pattern);
                             let expanded = expand_home(pattern, home);
                             check_length(&expanded, &rule_path)?;
-                            rules.push(Rule::new(action, expanded, effect(value, &rule_path)?, origin));
+                            rules.push(rule_of(action, expanded, value, &rule_path, origin)?);
                         }
                     }
-                    other => rules.push(Rule::new(action, "*", effect(other, &entry_path)?, origin)),
+                    other => rules.push(rule_of(action, "*", other, &entry_path, origin)?),
                 }
             }
             Ok(rules)
@@ -210,17 +228,12 @@ pub fn rules_from_config(
                 };
                 check_length(&resource, &format!("{item_path}.resource"))?;
                 let effect_value = item.get("effect").unwrap_or(&Value::Null);
-                Ok(Rule::new(
-                    action,
-                    resource,
-                    effect(effect_value, &format!("{item_path}.effect"))?,
-                    origin,
-                ))
+                rule_of(action, resource, effect_value, &format!("{item_path}.effect"), origin)
             })
             .collect(),
         other => Err(ConfigError::new(
             path,
-            "\"allow\", \"ask\", \"deny\", an object of actions, or a list of rules",
+            "\"allow\", \"ask\", \"deny\", \"audit\", an object of actions, or a list of rules",
             other,
         )),
     }

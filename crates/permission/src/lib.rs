@@ -37,7 +37,10 @@ mod store;
 mod wildcard;
 
 pub use agents::{Agent, AgentBlock, AgentError, AgentSettings, Agents, ConfigLayer, Mode, PACKAGE_CACHES};
-pub use audit::{AuditLog, AuditQuery, AuthFailure, Caller, rfc3339};
+pub use audit::{
+    AuditLog, AuditQuery, AuthFailure, Broken, Caller, DecisionRecord, DecisionSource, MAX_FIELD_BYTES,
+    MAX_RESOURCE_BYTES, Retention, Shadow, Verified, rfc3339, verify_audit,
+};
 pub use config::{ConfigError, deep_merge, expand_home, key_path, rules_from_config};
 pub use denied::{WALK_BUDGET, WalkBudgetExceeded, denied_paths, withheld_paths};
 pub use doom::{DOOM_LOOP_THRESHOLD, DoomLoop, DoomMemory};

@@ -100,6 +100,10 @@ pub struct Rule {
     /// it came from one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source: Option<String>,
+    /// Written with the effect `audit`: an allow that flags each decision it makes in the
+    /// audit log, for a person to review.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub flag: bool,
 }
 
 impl Rule {
@@ -111,7 +115,15 @@ impl Rule {
             effect,
             origin,
             source: None,
+            flag: false,
         }
+    }
+
+    /// The same rule, flagging its decisions in the audit log (the effect `audit`: an
+    /// allow a person reviews later).
+    pub fn flagged(mut self) -> Self {
+        self.flag = true;
+        self
     }
 
     /// The same rule, read from the configuration layer `source`.

@@ -11,7 +11,9 @@ use toolgate_core::{
 };
 
 use crate::agents::{Agent, Agents};
-use crate::audit::{AuditLog, Caller};
+use crate::audit::{AuditLog, DecisionSource};
+
+mod record;
 use crate::config::PATH_ACTIONS;
 use crate::doom::{DOOM_LOOP_THRESHOLD, DoomLoop, DoomMemory};
 use crate::holed::{Match, evaluate_holed_with, evaluate_opaque_with, has_deny, match_holed};
@@ -177,6 +179,9 @@ struct Saved {
     local: Vec<Rule>,
     /// `loaded` then `local`, compiled.
     rules: Ruleset,
+    /// When each loaded approval was saved, by id: the audit record of a decision a saved
+    /// approval made names it.
+    times: HashMap<String, i64>,
 }
 
 impl Saved {
@@ -193,10 +198,11 @@ impl Saved {
 
     /// Takes the store's approvals as read by reload `ticket` at `version`, unless a
     /// later reload got there first. Returns whether anything was taken.
-    fn install(&mut self, ticket: u64, version: Option<u64>, loaded: Vec<Rule>) -> bool {
+    fn install(&mut self, ticket: u64, version: Option<u64>, loaded: Vec<Rule>, times: HashMap<String, i64>) -> bool {
         if ticket <= self.ticket {
             return false;
         }
+        self.times = times;
         self.local.retain(|rule| {
             !loaded
                 .iter()
@@ -235,6 +241,8 @@ struct State {
 
 struct Inner {
     audit: Option<Arc<AuditLog>>,
+    /// The shadow policy and its file (`--shadow-config`).
+    shadow: Option<(PermissionService, String)>,
     /// The project directory's absolute spellings (`/` separators, no trailing slash):
     /// relative `read`/`edit`/`external_directory` resources are also matched there.
     roots: Vec<String>,
@@ -300,9 +308,18 @@ pub struct PermissionServiceBuilder {
     roots: Vec<String>,
     doom_memory: DoomMemory,
     protected: Vec<(String, bool)>,
+    shadow: Option<(PermissionService, String)>,
 }
 
 impl PermissionServiceBuilder {
+    /// Records, next to each decision, what `shadow` (another policy, read from the file
+    /// named `config`) would have decided; the shadow never changes a decision
+    /// (`--shadow-config`).
+    pub fn shadow(mut self, shadow: PermissionService, config: impl Into<String>) -> Self {
+        self.shadow = Some((shadow, config.into()));
+        self
+    }
+
     /// Makes every `edit` of `path` (with `tree`, of anything beneath the directory
     /// `path`) ask a person, whatever a rule, a session rule or a saved approval says and
     /// with `--auto` too; only a deny still refuses at once, and "always" saves nothing.
@@ -399,6 +416,7 @@ impl PermissionServiceBuilder {
         PermissionService {
             inner: Arc::new(Inner {
                 audit: self.audit,
+                shadow: self.shadow,
                 roots: self.roots,
                 doom_memory: self.doom_memory,
                 streaks: DoomLoop::new(DOOM_LOOP_THRESHOLD),
@@ -432,6 +450,7 @@ impl PermissionService {
             roots: Vec::new(),
             doom_memory: DoomMemory::Process,
             protected: Vec::new(),
+            shadow: None,
         }
     }
 
@@ -485,63 +504,6 @@ impl PermissionService {
     /// The audit log, when there is one.
     pub fn audit(&self) -> Option<&Arc<AuditLog>> {
         self.inner.audit.as_ref()
-    }
-
-    /// Records a decision on `request` when auditing: the effect, the rule that decided
-    /// (the first resource whose effect is the combined one), and the reply. Explains
-    /// from memory (the decision just synced it) and writes after the lock is released.
-    fn record(&self, ctx: &Context, request: &PermissionRequest, effect: Effect, reply: Option<&str>) {
-        let Some(audit) = &self.inner.audit else {
-            return;
-        };
-        let (explained, _) = {
-            let state = self.lock();
-            self.explain_in(&state, &ctx.session_id, &ctx.agent, request)
-        };
-        let rule = explained
-            .iter()
-            .find(|e| e.effect == effect)
-            .and_then(|e| e.rule.clone());
-        let caller = Caller {
-            session: &ctx.session_id,
-            agent: &ctx.agent,
-            call: &ctx.tool_call_id,
-            via: None,
-        };
-        audit.decision(
-            &caller,
-            &request.action,
-            &request.resources,
-            effect,
-            rule.as_ref(),
-            reply,
-        );
-    }
-
-    fn record_request(&self, request: &Request, reply: Reply) {
-        let Some(audit) = &self.inner.audit else {
-            return;
-        };
-        let caller = Caller {
-            session: &request.session_id,
-            agent: &request.agent,
-            call: &request.source.call_id,
-            via: None,
-        };
-        let reply = match reply {
-            Reply::Once => "once",
-            Reply::Always => "always",
-            Reply::Session => "session",
-            Reply::Reject => "reject",
-        };
-        audit.decision(
-            &caller,
-            &request.action,
-            &request.resources,
-            Effect::Ask,
-            None,
-            Some(reply),
-        );
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
@@ -711,11 +673,19 @@ impl PermissionService {
         let Ok(approvals) = store.list(&self.inner.project_id) else {
             return false;
         };
+        let times = approvals
+            .iter()
+            .map(|approval| (approval.id.clone(), approval.time_created))
+            .collect();
+        // A loaded approval's source is its id: the audit names the approval that decided.
         let loaded = approvals
             .into_iter()
-            .map(|approval| Rule::new(approval.action, approval.resource, Effect::Allow, Origin::SavedApproval))
+            .map(|approval| {
+                Rule::new(approval.action, approval.resource, Effect::Allow, Origin::SavedApproval)
+                    .with_source(approval.id)
+            })
             .collect();
-        self.lock().saved.install(ticket, version, loaded)
+        self.lock().saved.install(ticket, version, loaded, times)
     }
 
     /// Decides `request` from memory, first bringing the saved approvals up to date
@@ -1210,9 +1180,9 @@ impl PermissionService {
 
     /// Records, publishes and answers requests taken out of the pending set. Called
     /// without the lock: the audit log is a file.
-    fn settle(&self, settled: Vec<Settled>) {
+    fn settle(&self, settled: Vec<Settled>, by: &DecisionSource) {
         for (pending, reply, outcome) in settled {
-            self.record_request(&pending.request, reply);
+            self.record_request(&pending.request, reply, by);
             self.publish(Event::Replied {
                 session_id: pending.request.session_id.clone(),
                 request_id: pending.request.id.clone(),
@@ -1232,6 +1202,28 @@ impl PermissionService {
     /// An "always" answer counts in this process at once; it is written to the store
     /// after the service's lock is released, so other sessions are not held up by it.
     pub fn reply(&self, id: &str, reply: Reply, message: Option<&str>) -> Result<(), ReplyError> {
+        self.reply_by(
+            id,
+            reply,
+            message,
+            DecisionSource::Reply {
+                front_end: "api".into(),
+                person: None,
+            },
+        )
+    }
+
+    /// [`reply`](Self::reply), naming who answered for the audit log: a
+    /// [`DecisionSource::Reply`] with the front end (`terminal`, `http`, `mcp`, `page`)
+    /// and the person, when known.
+    pub fn reply_by(
+        &self,
+        id: &str,
+        reply: Reply,
+        message: Option<&str>,
+        by: DecisionSource,
+    ) -> Result<(), ReplyError> {
+        let by = &by;
         let mut state = self.lock();
         let target = state
             .pending
@@ -1240,7 +1232,7 @@ impl PermissionService {
         match reply {
             Reply::Once => {
                 drop(state);
-                self.settle(vec![(target, Reply::Once, Ok(()))]);
+                self.settle(vec![(target, Reply::Once, Ok(()))], by);
                 Ok(())
             }
             Reply::Reject => {
@@ -1256,12 +1248,12 @@ impl PermissionService {
                 let mut settled = vec![(target, Reply::Reject, Err(refusal))];
                 settled.extend(Self::take_session(&mut state, &session));
                 drop(state);
-                self.settle(settled);
+                self.settle(settled, by);
                 Ok(())
             }
             Reply::Session if target.request.save.is_empty() => {
                 drop(state);
-                self.settle(vec![(target, Reply::Session, Ok(()))]);
+                self.settle(vec![(target, Reply::Session, Ok(()))], by);
                 Ok(())
             }
             Reply::Session => {
@@ -1278,7 +1270,7 @@ impl PermissionService {
                         // kept for this session only.
                         rules.push(
                             Rule::new(action.clone(), resource.clone(), Effect::Allow, Origin::SavedApproval)
-                                .with_source("this session"),
+                                .with_source(SESSION_APPROVAL),
                         );
                     }
                 }
@@ -1286,12 +1278,12 @@ impl PermissionService {
                 let mut settled = vec![(target, Reply::Session, Ok(()))];
                 settled.extend(self.cascade(&mut state));
                 drop(state);
-                self.settle(settled);
+                self.settle(settled, by);
                 Ok(())
             }
             Reply::Always if target.request.save.is_empty() => {
                 drop(state);
-                self.settle(vec![(target, Reply::Always, Ok(()))]);
+                self.settle(vec![(target, Reply::Always, Ok(()))], by);
                 Ok(())
             }
             Reply::Always => {
@@ -1317,7 +1309,7 @@ impl PermissionService {
                 let mut settled = vec![(target, Reply::Always, Ok(()))];
                 settled.extend(self.cascade(&mut state));
                 drop(state);
-                self.settle(settled);
+                self.settle(settled, by);
                 let Some(store) = &self.inner.store else {
                     return Ok(());
                 };
@@ -1383,14 +1375,14 @@ impl PermissionService {
         let refusal = Refusal::Declined {
             reason: Some(reason.to_string()),
         };
-        self.settle(vec![(pending, Reply::Reject, Err(refusal))]);
+        self.settle(vec![(pending, Reply::Reject, Err(refusal))], &DecisionSource::Headless);
         Ok(())
     }
 
     /// Declines every pending request of a cancelled session.
     pub fn cancel_session(&self, session_id: &str) {
         let settled = Self::take_session(&mut self.lock(), session_id);
-        self.settle(settled);
+        self.settle(settled, &DecisionSource::Headless);
     }
 
     /// Declines everything pending and every later ask.
@@ -1404,6 +1396,7 @@ impl PermissionService {
             all.into_values()
                 .map(|pending| (pending, Reply::Reject, Err(Refusal::declined())))
                 .collect(),
+            &DecisionSource::Headless,
         );
     }
 
@@ -1485,7 +1478,14 @@ impl Permissions for PermissionService {
     fn strict_programs(&self, ctx: &Context, action: &str) -> Vec<String> {
         PermissionService::strict_programs(self, ctx, action)
     }
+
+    fn record_enforced(&self, ctx: &Context, request: &PermissionRequest, verdict: Verdict) {
+        PermissionService::record_enforced(self, ctx, request, verdict);
+    }
 }
+
+/// The source a session approval's rule carries (one saved for the rest of a session).
+const SESSION_APPROVAL: &str = "this session";
 
 /// The stricter of two effects ranks higher: deny, then ask, then allow.
 fn strictness(effect: Effect) -> u8 {

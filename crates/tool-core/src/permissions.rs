@@ -332,6 +332,14 @@ pub trait Permissions: Send + Sync {
         let _ = (ctx, action);
         Vec::new()
     }
+
+    /// Records a decision exec-time enforcement made by itself, without asserting: a
+    /// program a command started that it refused at `execve` (`Deny`), or one it could put
+    /// to no one (`Ask`). The default records nothing: an implementation without an audit
+    /// log has nowhere to put it.
+    fn record_enforced(&self, ctx: &Context, request: &PermissionRequest, verdict: Verdict) {
+        let _ = (ctx, request, verdict);
+    }
 }
 
 /// [`Permissions`] that allow every request: for embedders whose tools need no asking

@@ -637,7 +637,11 @@ async fn reply(
         .ok()
         .and_then(|value| value.as_str().map(str::to_string))
         .unwrap_or_default();
-    match server.service().reply(&id, body.reply, body.message.as_deref()) {
+    let by = toolgate_permission::DecisionSource::Reply {
+        front_end: caller.front_end().into(),
+        person: None,
+    };
+    match server.service().reply_by(&id, body.reply, body.message.as_deref(), by) {
         Ok(()) => {
             server
                 .answers

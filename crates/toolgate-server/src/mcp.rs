@@ -663,7 +663,12 @@ async fn answer_asks(service: PermissionService, clients: Clients, unanswerable:
         tokio::spawn(async move {
             // Dismissed, cancelled, timed out or unreadable: a refusal.
             let (reply, feedback) = elicit_decision(&peer, &request).await.unwrap_or((Reply::Reject, None));
-            let _ = service.reply(&request.id, reply, feedback.as_deref());
+            // The MCP client's person answered through its elicitation form.
+            let by = toolgate_permission::DecisionSource::Reply {
+                front_end: "mcp".into(),
+                person: None,
+            };
+            let _ = service.reply_by(&request.id, reply, feedback.as_deref(), by);
         });
     }
 }

@@ -183,6 +183,16 @@ impl Caller {
         }
     }
 
+    /// The front end an audit record names for this caller's replies: `http` (an API
+    /// client), `terminal` (`toolgate approve`/`reject` over the local socket), `page`.
+    pub(crate) fn front_end(&self) -> &'static str {
+        match self {
+            Caller::Bearer => "http",
+            Caller::Local => "terminal",
+            Caller::Page { .. } => "page",
+        }
+    }
+
     /// The one ask this caller may see, when it is limited to one.
     pub(crate) fn only_ask(&self) -> Option<&str> {
         match self {

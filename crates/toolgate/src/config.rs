@@ -65,6 +65,8 @@ fn effect(effect: Effect) -> toolgate_permission::Effect {
         Effect::Allow => toolgate_permission::Effect::Allow,
         Effect::Ask => toolgate_permission::Effect::Ask,
         Effect::Deny => toolgate_permission::Effect::Deny,
+        // An allow that flags its decisions (the rule says so, see `permission_layer`).
+        Effect::Audit => toolgate_permission::Effect::Allow,
     }
 }
 
@@ -81,7 +83,15 @@ fn permission_layer(layer: &Layer, origin: Origin) -> ConfigLayer {
     let rules = |specs: &[toolgate_config::RuleSpec], origin: Origin| -> Vec<Rule> {
         specs
             .iter()
-            .map(|spec| Rule::new(&spec.action, &spec.resource, effect(spec.effect), origin).with_source(&layer.source))
+            .map(|spec| {
+                let rule =
+                    Rule::new(&spec.action, &spec.resource, effect(spec.effect), origin).with_source(&layer.source);
+                if spec.effect == Effect::Audit {
+                    rule.flagged()
+                } else {
+                    rule
+                }
+            })
             .collect()
     };
     let mut out = ConfigLayer::new(&layer.source).with_rules(rules(&layer.rules, origin));

@@ -79,6 +79,11 @@ struct Project {
     /// servers, a weaker sandbox, `shell_env`; for scripts and CI). Nothing is recorded.
     #[arg(long, global = true)]
     trust_project: bool,
+    /// Record, next to each decision, what the rules would decide with FILE merged over
+    /// the configs (as `--config` would); nothing else changes. For trying a policy
+    /// before enforcing it: `toolgate audit tail` shows `shadow` on each decision.
+    #[arg(long, value_name = "FILE", global = true)]
+    shadow_config: Option<PathBuf>,
 }
 
 #[derive(Subcommand)]
@@ -410,6 +415,23 @@ enum AuditAction {
         #[arg(long)]
         json: bool,
     },
+    /// Every record of one tool call, in order: each decision with its source (the
+    /// rule and the file it came from, a saved approval, a person's reply and the front
+    /// end, --auto, a hook, exec-time enforcement), then how the call settled.
+    Why {
+        /// The tool call id (`call` in the records, `toolgate audit tail --json`).
+        call: String,
+        /// Print the records as JSON lines.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Check the log's hash chain across its rotated files: exits 1 at the first
+    /// record changed, removed or put in.
+    Verify {
+        /// Print the result as JSON.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Subcommand)]
@@ -631,6 +653,8 @@ fn main() -> ExitCode {
         }
         Command::Audit { action, project } => match action {
             AuditAction::Tail { count, json } => run::audit_tail(&project, count, json),
+            AuditAction::Why { call, json } => run::audit_why(&project, &call, json),
+            AuditAction::Verify { json } => run::audit_verify(&project, json),
         },
         Command::Pending { project, json } => remote::pending(&project, json),
         Command::Approve { id, always, project } => {

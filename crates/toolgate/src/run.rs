@@ -454,7 +454,11 @@ async fn prompt_loop(service: PermissionService, questions: QuestionService, ses
                 tokio::task::spawn_blocking(move || ask_on_terminal(&request)).await
             };
             let (reply, message) = answer.unwrap_or((Reply::Reject, None));
-            let _ = service.reply(&request.id, reply, message.as_deref());
+            let by = toolgate_permission::DecisionSource::Reply {
+                front_end: "terminal".into(),
+                person: person(),
+            };
+            let _ = service.reply_by(&request.id, reply, message.as_deref(), by);
         }
         for request in question_queue.drain(..) {
             let answer = {
@@ -761,6 +765,210 @@ pub(crate) fn audit_tail(project: &Project, count: usize, json: bool) -> Result<
         outln!("{} {} {} {what}", text("time"), text("session"), text("agent"));
     }
     Ok(())
+}
+
+/// `toolgate audit why CALL`: every record of one call, oldest first, each decision with
+/// its source. Exit 1 when the log has none.
+pub(crate) fn audit_why(project: &Project, call: &str, json: bool) -> Result<(), Failure> {
+    let setup = Setup::new(project, AskMode::Headless)?;
+    let Some(audit) = setup.service.audit() else {
+        return Err(Failure::runtime("no audit log is configured"));
+    };
+    let records = audit.query(&toolgate_permission::AuditQuery::last(usize::MAX).call(call));
+    if records.is_empty() {
+        return Err(Failure::runtime(format!(
+            "no audit records for call {call:?} in {} (or its rotated files); `toolgate audit tail --json` lists call ids",
+            audit.path().display()
+        )));
+    }
+    if json {
+        for record in &records {
+            outln!("{record}");
+        }
+        return Ok(());
+    }
+    let text = |record: &Value, key: &str| record.get(key).and_then(Value::as_str).unwrap_or("-").to_string();
+    let tool = records
+        .iter()
+        .find_map(|record| record.get("tool").and_then(Value::as_str))
+        .unwrap_or("-");
+    outln!(
+        "call {call} ({tool}) in session {}, agent {}",
+        text(&records[0], "session"),
+        text(&records[0], "agent")
+    );
+    for record in &records {
+        outln!("  {} {}", text(record, "time"), why_line(record));
+    }
+    Ok(())
+}
+
+/// One record of `audit why`, in words.
+fn why_line(record: &Value) -> String {
+    let text = |value: &Value, key: &str| value.get(key).and_then(Value::as_str).unwrap_or("").to_string();
+    match text(record, "kind").as_str() {
+        "settled" => match record.get("error").and_then(Value::as_str) {
+            Some(error) => format!("settled with an error: {error}"),
+            None => {
+                let redacted: Vec<String> = record["redacted"]
+                    .as_array()
+                    .map(|kinds| {
+                        kinds
+                            .iter()
+                            .map(|kind| format!("{} ×{}", text(kind, "kind"), kind["count"]))
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                if redacted.is_empty() {
+                    "settled".to_string()
+                } else {
+                    format!("settled; redacted {}", redacted.join(", "))
+                }
+            }
+        },
+        "cancelled" => "cancelled before it settled".to_string(),
+        "decision" => {
+            let resources: Vec<&str> = record["resources"]
+                .as_array()
+                .map(|r| r.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
+            let source = &record["source"];
+            let rule = record.get("rule").filter(|rule| !rule.is_null()).map(|rule| {
+                let file = rule
+                    .get("file")
+                    .and_then(Value::as_str)
+                    .map(|file| format!(", {file}"))
+                    .unwrap_or_default();
+                format!(
+                    "rule {} {:?} {} ({}{file})",
+                    text(rule, "action"),
+                    text(rule, "resource"),
+                    text(rule, "effect"),
+                    text(rule, "origin")
+                )
+            });
+            let by = match text(source, "kind").as_str() {
+                "approval" => {
+                    let when = source
+                        .get("saved_at")
+                        .and_then(Value::as_str)
+                        .map(|when| format!(", saved {when}"))
+                        .unwrap_or_default();
+                    format!("saved approval {}{when}", text(source, "id"))
+                }
+                "session_approval" => "an approval for this session".to_string(),
+                "reply" => {
+                    let person = source
+                        .get("person")
+                        .and_then(Value::as_str)
+                        .map(|person| format!(" ({person})"))
+                        .unwrap_or_default();
+                    format!(
+                        "reply {} through {}{person}",
+                        text(record, "reply"),
+                        text(source, "front_end")
+                    )
+                }
+                "auto" => "--auto".to_string(),
+                "headless" => format!("no one could answer ({})", text(record, "reply")),
+                "hook" => format!("the {} hook", text(record, "via")),
+                "exec" => match &rule {
+                    Some(rule) => format!("exec-time enforcement, {rule}"),
+                    None => "exec-time enforcement".to_string(),
+                },
+                "session_rule" => rule.clone().unwrap_or_else(|| "a session rule".to_string()),
+                _ => rule.clone().unwrap_or_else(|| "no rule (the default)".to_string()),
+            };
+            let flagged = if record["flagged"] == true { " [flagged]" } else { "" };
+            let shadow = record
+                .get("shadow")
+                .map(|shadow| {
+                    let differs = if shadow["differs"] == true { ", differs" } else { "" };
+                    format!("; shadow policy: {}{differs}", text(shadow, "effect"))
+                })
+                .unwrap_or_default();
+            format!(
+                "{} {}: {} — by {by}{flagged}{shadow}",
+                text(record, "action"),
+                text(record, "effect"),
+                resources.join(", ")
+            )
+        }
+        other => format!("{other} record"),
+    }
+}
+
+/// `toolgate audit verify`: the hash chain over the log and its rotated files.
+pub(crate) fn audit_verify(project: &Project, json: bool) -> Result<(), Failure> {
+    let setup = Setup::new(project, AskMode::Headless)?;
+    let Some(audit) = setup.service.audit() else {
+        return Err(Failure::runtime("no audit log is configured"));
+    };
+    audit.flush();
+    let verified = toolgate_permission::verify_audit(audit.path())
+        .map_err(|error| Failure::runtime(format!("cannot read {}: {error}", audit.path().display())))?;
+    if json {
+        let broken = verified.broken.as_ref().map(|broken| {
+            serde_json::json!({
+                "file": broken.file.display().to_string(),
+                "line": broken.line,
+                "seq": broken.seq,
+                "reason": broken.reason,
+            })
+        });
+        outln!(
+            "{}",
+            serde_json::json!({
+                "ok": broken.is_none(),
+                "files": verified.files.iter().map(|f| f.display().to_string()).collect::<Vec<_>>(),
+                "records": verified.records,
+                "unchained": verified.unchained,
+                "first_seq": verified.first_seq,
+                "last_seq": verified.last_seq,
+                "starts_after_retention": verified.starts_after_retention,
+                "broken": broken,
+            })
+        );
+    }
+    if let Some(broken) = &verified.broken {
+        let seq = broken.seq.map(|seq| format!(" (seq {seq})")).unwrap_or_default();
+        return Err(Failure::runtime(format!(
+            "audit log broken at {} line {}{seq}: {}",
+            broken.file.display(),
+            broken.line,
+            broken.reason
+        )));
+    }
+    if !json {
+        let range = match (verified.first_seq, verified.last_seq) {
+            (Some(first), Some(last)) => format!(" (seq {first} to {last})"),
+            _ => String::new(),
+        };
+        let older = if verified.starts_after_retention {
+            "; older records were removed by retention"
+        } else {
+            ""
+        };
+        let unchained = if verified.unchained > 0 {
+            format!("; {} earlier records predate the chain", verified.unchained)
+        } else {
+            String::new()
+        };
+        outln!(
+            "audit log intact: {} records{range} in {} files{older}{unchained}",
+            verified.records,
+            verified.files.len()
+        );
+    }
+    Ok(())
+}
+
+/// The person at this terminal, for the audit record of their replies: the login name
+/// the environment gives (`USER`, `LOGNAME`), when it gives one.
+pub(crate) fn person() -> Option<String> {
+    ["USER", "LOGNAME"]
+        .iter()
+        .find_map(|name| std::env::var(name).ok().filter(|value| !value.is_empty()))
 }
 
 #[cfg(test)]

@@ -73,7 +73,7 @@ impl Setup {
             .into_iter()
             .filter(|skills| !skills.starts_with(&dir))
             .collect();
-        let agents = Agents::build(&config.agent_settings(&dirs, skill_dirs))
+        let agents = Agents::build(&config.agent_settings(&dirs, skill_dirs.clone()))
             .map_err(|error| Failure::usage(format!("config: {error}")))?;
         let agent = match &project.agent {
             Some(name) if agents.get(name).is_none() => {
@@ -89,7 +89,27 @@ impl Setup {
         // Opened when a decision or a command first needs it.
         let store = std::sync::Arc::new(SqliteStore::deferred(dirs.data.join("toolgate.db")));
         let project_id = toolgate_permission::project_id(&dir);
-        let audit = std::sync::Arc::new(toolgate_permission::AuditLog::new(dirs.data.join("audit.jsonl")));
+        let audit = std::sync::Arc::new(toolgate_permission::AuditLog::with_retention(
+            dirs.data.join("audit.jsonl"),
+            retention(&config),
+        ));
+        let shadow = match &project.shadow_config {
+            Some(file) => {
+                let shadow = Config::load(&dirs, &dir, Some(file), crate::trust::Policy::Stored)
+                    .map_err(|error| Failure::usage(format!("--shadow-config: {error}")))?;
+                let agents = Agents::build(&shadow.agent_settings(&dirs, skill_dirs.clone()))
+                    .map_err(|error| Failure::usage(format!("--shadow-config {}: {error}", file.display())))?;
+                // Saved approvals count in the shadow policy too; it never asks or records.
+                Some((
+                    PermissionService::builder(agents, project_id.clone())
+                        .store(store.clone())
+                        .roots([dir.clone(), spelled.clone()])
+                        .build(),
+                    file.display().to_string(),
+                ))
+            }
+            None => None,
+        };
         let mut builder = PermissionService::builder(agents, project_id)
             .store(store)
             .mode(mode)
@@ -108,6 +128,9 @@ impl Setup {
         }
         for (path, tree) in protected_paths(&config, &dir) {
             builder = builder.protect(path, tree);
+        }
+        if let Some((shadow, file)) = shadow {
+            builder = builder.shadow(shadow, file);
         }
         let service = builder.build();
         let sandbox = crate::sandbox::Settings::from_config(&config, &dirs, &dir);
@@ -163,4 +186,22 @@ pub(crate) fn protected_paths(config: &Config, dir: &std::path::Path) -> Vec<(Pa
         }
     }
     out
+}
+
+/// The audit log's retention from the config's `audit` block (README "Audit log").
+fn retention(config: &Config) -> toolgate_permission::Retention {
+    let defaults = toolgate_permission::Retention::default();
+    let Some(audit) = config.settings.audit else {
+        return defaults;
+    };
+    toolgate_permission::Retention::new(
+        audit.max_bytes.map_or(defaults.max_bytes, |bytes| bytes.get()),
+        audit.files.map_or(defaults.files, |files| {
+            usize::try_from(files.get()).unwrap_or(usize::MAX)
+        }),
+        match audit.max_age_days {
+            Some(days) => Some(std::time::Duration::from_secs(days.get().saturating_mul(86_400))),
+            None => defaults.max_age,
+        },
+    )
 }

@@ -447,7 +447,7 @@ fn malformed_config_names_file_and_key_path() {
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(
         err.contains(
-            "toolgate.json: permission.bash[\"rm *\"]: expected \"allow\", \"ask\" or \"deny\", found \"never\""
+            "toolgate.json: permission.bash[\"rm *\"]: expected \"allow\", \"ask\", \"deny\" or \"audit\", found \"never\""
         ),
         "{err}"
     );

@@ -256,6 +256,50 @@ fn a_hard_link_is_the_same_program() {
     p.assert_nothing_left();
 }
 
+/// A refusal at `execve` is a decision record of its own: source `exec`, the rule that
+/// refused, the spelling it was decided on; `audit why` prints it.
+#[test]
+fn an_exec_time_refusal_is_an_audit_record_naming_its_rule() {
+    if !e2e::kernel_has(e2e::KernelFeature::ExecGuard) {
+        return;
+    }
+    let p = Project::new(deny_rm_by_path());
+    std::fs::write(p.project().join("s.sh"), "#!/bin/sh\nrm victim\n").unwrap();
+    std::fs::set_permissions(
+        p.project().join("s.sh"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let text = p.bash("./s.sh", &["--auto"]);
+    assert!(p.victim(), "{text}");
+    let audit = std::fs::read_to_string(p.root().join("data/audit.jsonl")).unwrap();
+    let refused: Vec<Value> = audit
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .filter(|r| r["source"]["kind"] == "exec")
+        .collect();
+    // `sh` looks for `rm` along `PATH` and tries again where the first was refused
+    // (`/usr/bin/rm`, then `/bin/rm`): each start refused is a record.
+    assert!(
+        !refused.is_empty() && refused.iter().all(|r| r["effect"] == "deny"),
+        "{audit}"
+    );
+    assert_eq!(refused[0]["rule"]["resource"], "/usr/bin/rm *", "{}", refused[0]);
+    assert_eq!(refused[0]["tool"], "bash");
+    let call = refused[0]["call"].as_str().unwrap();
+    let output = p
+        .command(&e2e::toolgate_binary())
+        .args(["audit", "why", call])
+        .output()
+        .unwrap();
+    let why = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        why.contains("by exec-time enforcement, rule bash \"/usr/bin/rm *\" deny"),
+        "{why}"
+    );
+    p.assert_nothing_left();
+}
+
 #[test]
 fn a_program_changed_while_the_line_runs_is_still_refused_by_its_name() {
     if !e2e::kernel_has(e2e::KernelFeature::ExecGuard) {

@@ -328,6 +328,7 @@ fn decisions_are_audited_with_the_agent_that_asked() {
     assert_eq!(claude[0]["call"], "toolu_01ABC123");
     assert_eq!(claude[0]["effect"], "deny");
     assert_eq!(claude[0]["rule"]["resource"], "rm *");
+    assert_eq!(claude[0]["source"]["kind"], "hook", "{}", claude[0]);
     // toolgate's own calls name no other agent.
     sandbox.run(&["call", "bash", r#"{"command": "git status"}"#]);
     let audit = std::fs::read_to_string(sandbox.data_dir().join("audit.jsonl")).unwrap();

@@ -28,6 +28,7 @@
 //!
 //! The helpers they share are the `e2e` library (`tests/src`).
 
+mod audit;
 mod background;
 mod cli;
 mod conformance;

@@ -84,16 +84,25 @@ fn assert_redacted(seen: &str, what: &str) {
 /// The audit log holds no secret, and its `settled` record of `tool` names what was
 /// redacted with counts.
 fn assert_audited(sandbox: &Sandbox, tool: &str) {
-    let audit = std::fs::read_to_string(sandbox.data_dir().join("audit.jsonl")).unwrap();
+    // A running server writes its records from its own writer thread, a moment after it
+    // answers: the record is waited for.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let (audit, record) = loop {
+        let audit = std::fs::read_to_string(sandbox.data_dir().join("audit.jsonl")).unwrap_or_default();
+        let record = audit
+            .lines()
+            .rev()
+            .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+            .find(|record| record["kind"] == "settled" && record["tool"] == tool);
+        match record {
+            Some(record) => break (audit, record),
+            None if std::time::Instant::now() < deadline => std::thread::sleep(std::time::Duration::from_millis(10)),
+            None => panic!("no settled record of {tool}: {audit}"),
+        }
+    };
     for (secret, _) in secrets() {
         assert!(!audit.contains(secret), "the audit log holds {secret}");
     }
-    let record: Value = audit
-        .lines()
-        .rev()
-        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
-        .find(|record| record["kind"] == "settled" && record["tool"] == tool)
-        .unwrap_or_else(|| panic!("no settled record of {tool}: {audit}"));
     let redacted = record["redacted"].as_array().unwrap_or_else(|| panic!("{record}"));
     let kinds: Vec<&str> = redacted.iter().filter_map(|r| r["kind"].as_str()).collect();
     for kind in [

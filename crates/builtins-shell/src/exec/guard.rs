@@ -602,6 +602,7 @@ impl Worker {
         let allow = match decision.verdict {
             Verdict::Deny => {
                 let _ = self.listener.refuse(call.id, libc_eperm());
+                self.record_refusal(&deciding, &display, Verdict::Deny);
                 let by = match &decision.rule {
                     Some(rule) => format!("by rule {} \"{}\" {}", rule.action, rule.resource, rule.effect),
                     None => "by a deny rule".to_string(),
@@ -632,6 +633,19 @@ impl Worker {
             return;
         }
         self.ask(call, lineage, execs, display, deciding);
+    }
+
+    /// Puts a refusal made here, at `execve`, in the audit log: the spellings that decided.
+    fn record_refusal(&self, deciding: &[String], display: &str, verdict: Verdict) {
+        let resources = deciding
+            .iter()
+            .cloned()
+            .chain(deciding.is_empty().then(|| display.to_string()));
+        let request = PermissionRequest::new("bash")
+            .resources(resources)
+            .metadata("command", display);
+        let (permissions, ctx) = (&self.setup.permissions, &self.setup.ctx);
+        permissions.record_enforced(ctx, &request, verdict);
     }
 
     /// The program a loader runs: `ld.so PROG` (the loader named `program`, at its path
@@ -1207,6 +1221,7 @@ impl Worker {
     fn ask(&mut self, call: ExecCall, lineage: Lineage, execs: Vec<Exec>, display: String, deciding: Vec<String>) {
         let Some(runtime) = self.runtime.clone() else {
             let _ = self.listener.refuse(call.id, libc_eperm());
+            self.record_refusal(&deciding, &display, Verdict::Ask);
             self.note(format!(
                 "toolgate refused to start `{display}`: no one can be asked here"
             ));
@@ -1431,59 +1446,4 @@ fn loader_program(argv: &[OsString]) -> Option<OsString> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn code_running_variables_are_known_by_name_and_prefix() {
-        for name in [
-            "LD_PRELOAD",
-            "LD_LIBRARY_PATH",
-            "BASH_ENV",
-            "NODE_OPTIONS",
-            "BASH_FUNC_ls%%",
-        ] {
-            assert!(runs_code(name.as_bytes()), "{name}");
-        }
-        for name in ["PATH", "HOME", "RUST_BACKTRACE", "CI", "NODE_ENV"] {
-            assert!(!runs_code(name.as_bytes()), "{name}");
-        }
-    }
-
-    #[test]
-    fn a_file_url_is_the_path_it_names() {
-        assert_eq!(
-            file_url_path(b"file:///usr/lib/a%2Db.js"),
-            OsString::from("/usr/lib/a-b.js")
-        );
-        assert_eq!(file_url_path(b"file://localhost/x"), OsString::from("/x"));
-        assert_eq!(file_url_path(b"file:///bad%zz%4"), OsString::from("/bad%zz%4"));
-        assert_eq!(file_url_path(b"./plain"), OsString::from("./plain"));
-    }
-
-    #[test]
-    fn the_loader_is_seen_through() {
-        let argv: Vec<OsString> = [
-            "ld.so",
-            "--library-path",
-            "/x",
-            "--inhibit-cache",
-            "/usr/bin/rm",
-            "-f",
-            "a",
-        ]
-        .iter()
-        .map(OsString::from)
-        .collect();
-        assert_eq!(loader_program(&argv), Some(OsString::from("/usr/bin/rm")));
-        assert!(is_loader(Path::new("/lib64/ld-linux-x86-64.so.2")));
-        assert!(!is_loader(Path::new("/usr/bin/ld")));
-    }
-
-    #[test]
-    fn a_process_is_found_in_proc() {
-        let me = identity(std::process::id()).unwrap_or_else(|| panic!("no /proc entry for this process"));
-        assert_eq!(me.tgid, std::process::id());
-        assert!(me.start > 0);
-    }
-}
+mod tests;

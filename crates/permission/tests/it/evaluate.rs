@@ -220,16 +220,16 @@ fn config_errors_name_the_key_path() {
     };
     assert_eq!(
         error(json!({"bash": {"rm *": "never"}})),
-        "permission.bash[\"rm *\"]: expected \"allow\", \"ask\" or \"deny\", found \"never\""
+        "permission.bash[\"rm *\"]: expected \"allow\", \"ask\", \"deny\" or \"audit\", found \"never\""
     );
     assert_eq!(
         error(json!({"edit": 3})),
-        "permission.edit: expected \"allow\", \"ask\" or \"deny\", found 3"
+        "permission.edit: expected \"allow\", \"ask\", \"deny\" or \"audit\", found 3"
     );
     assert!(error(json!(true)).starts_with("permission: expected"));
     assert_eq!(
         error(json!([{"action": "bash", "resource": "*"}])),
-        "permission[0].effect: expected \"allow\", \"ask\" or \"deny\", found null"
+        "permission[0].effect: expected \"allow\", \"ask\", \"deny\" or \"audit\", found null"
     );
 }
 

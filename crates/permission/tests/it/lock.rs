@@ -215,14 +215,15 @@ fn a_blocked_audit_write_holds_up_no_other_session() {
         let service = service.clone();
         std::thread::spawn(move || service.reply(&id, Reply::Once, None))
     };
-    // The reply records its answer before it tells the asker: while the audit write
-    // waits, the asker has no answer.
-    let taken = {
-        let service = service.clone();
-        within(move || wait_until("the reply to take the request", || service.pending().is_empty()))
-    };
-    assert!(taken.is_some(), "the pending list was held up by the audit write");
-
+    // The reply only queues its record for the log's writer: it returns, and the asker
+    // is answered, while the write still waits.
+    let replied = within(move || replying.join().unwrap());
+    assert!(
+        matches!(replied, Some(Ok(()))),
+        "the reply was held up by the audit write: {replied:?}"
+    );
+    let answered = rt.block_on(async { tokio::time::timeout(STUCK, asking).await });
+    assert!(matches!(answered, Ok(Ok(Ok(())))), "{answered:?}");
     let seen = {
         let service = service.clone();
         within(move || {
@@ -234,24 +235,13 @@ fn a_blocked_audit_write_holds_up_no_other_session() {
         })
     };
     assert_eq!(seen, Some((0, Effect::Ask)), "session b was held up by the audit write");
-    assert!(
-        !replying.is_finished(),
-        "precondition: the audit write was still waiting"
-    );
-    assert!(
-        !asking.is_finished(),
-        "precondition: the asker was not answered before the audit write"
-    );
 
-    // A reader lets the write through; the line is the reply.
+    // A reader lets the write through; the line is the reply. Dropping the service lets
+    // the writer finish its queue and close the pipe, which ends the reader's read.
     let reader = {
         let fifo = fifo.clone();
         std::thread::spawn(move || std::fs::read_to_string(&fifo).unwrap())
     };
-    replying.join().unwrap().unwrap();
-    let answered = rt.block_on(async { tokio::time::timeout(STUCK, asking).await });
-    assert!(matches!(answered, Ok(Ok(Ok(())))), "{answered:?}");
-    // Closing the service's end of the pipe ends the reader's read.
     drop(service);
     let line = reader.join().unwrap();
     assert!(line.contains(r#""reply":"once""#), "{line}");

@@ -887,6 +887,7 @@ fn the_audit_log_rotates_at_10_mib() {
     std::fs::write(&path, "x".repeat(ROTATE_BYTES as usize)).unwrap();
     let audit = toolgate_permission::AuditLog::new(&path);
     audit.settled(&toolgate_permission::Caller::new("s", "build", "c"), "bash", None, &[]);
+    audit.flush();
     assert!(dir.path().join("audit.jsonl.1").exists());
     assert_eq!(std::fs::read_to_string(&path).unwrap().lines().count(), 1);
 }
@@ -930,6 +931,7 @@ fn every_audit_entry_kind_keeps_its_keys_in_order() {
             .request("GET", "/tool")
             .counts(2, 3, 4),
     );
+    audit.flush();
     let lines = lines_of(&path);
     assert_eq!(lines.len(), 5, "{lines:?}");
     let keys = |line: &str| -> Vec<String> {
@@ -937,6 +939,8 @@ fn every_audit_entry_kind_keeps_its_keys_in_order() {
         value.keys().cloned().collect()
     };
     let decision = [
+        "seq",
+        "prev",
         "time",
         "kind",
         "session",
@@ -948,12 +952,15 @@ fn every_audit_entry_kind_keeps_its_keys_in_order() {
         "effect",
         "rule",
         "reply",
+        "source",
     ];
     assert_eq!(keys(&lines[0]), decision);
     assert_eq!(keys(&lines[1]), decision);
     assert_eq!(
         keys(&lines[2]),
         [
+            "seq",
+            "prev",
             "time",
             "kind",
             "session",
@@ -965,10 +972,15 @@ fn every_audit_entry_kind_keeps_its_keys_in_order() {
             "outputPaths"
         ]
     );
-    assert_eq!(keys(&lines[3]), ["time", "kind", "session", "agent", "tool", "call"]);
+    assert_eq!(
+        keys(&lines[3]),
+        ["seq", "prev", "time", "kind", "session", "agent", "tool", "call"]
+    );
     assert_eq!(
         keys(&lines[4]),
         [
+            "seq",
+            "prev",
             "time",
             "kind",
             "peer",
@@ -986,7 +998,9 @@ fn every_audit_entry_kind_keeps_its_keys_in_order() {
         first["rule"],
         json!({"action": "bash", "resource": "ls *", "effect": "allow", "origin": "user_config"})
     );
+    assert_eq!(first["source"], json!({"kind": "rule"}));
     let second: serde_json::Value = serde_json::from_str(&lines[1]).unwrap();
+    assert_eq!(second["source"], json!({"kind": "reply", "front_end": "api"}));
     assert_eq!(second["rule"], serde_json::Value::Null);
     assert_eq!(second["resources"], json!([]));
     let settled: serde_json::Value = serde_json::from_str(&lines[2]).unwrap();
@@ -1013,6 +1027,7 @@ fn the_audit_log_rotates_when_its_own_entries_reach_10_mib() {
     while !rotated.exists() {
         assert!(written < 100, "no rotation after {written} entries past the limit");
         audit.settled(&audit_caller(), "bash", None, &[]);
+        audit.flush();
         written += 1;
     }
     assert!(written > 1, "precondition: the first entry did not rotate the log");
@@ -1031,6 +1046,7 @@ fn the_audit_log_follows_a_rotation_by_another_process() {
     let rotated = dir.path().join("audit.jsonl.1");
     let audit = toolgate_permission::AuditLog::new(&path);
     audit.settled(&audit_caller(), "bash", None, &[]);
+    audit.flush();
     assert_eq!(lines_of(&path).len(), 1, "precondition: the log wrote its first entry");
     // Another process rotates the log, as it does when it finds it full.
     std::fs::rename(&path, &rotated).unwrap();
@@ -1042,6 +1058,7 @@ fn the_audit_log_follows_a_rotation_by_another_process() {
             "the log kept writing to the rotated file"
         );
         audit.settled(&audit_caller(), "bash", None, &[]);
+        audit.flush();
         written += 1;
         std::thread::sleep(Duration::from_millis(10));
     }
