@@ -133,7 +133,16 @@ impl Suite {
     pub fn run_server_scenario(&self, url: &str, scenario: &str, spec: &str) -> Outcome {
         let out = tempfile::tempdir().unwrap_or_else(|e| panic!("temp dir: {e}"));
         let output = self
-            .command(&["server", "--url", url, "--scenario", scenario, "--spec-version", spec, "-o"])
+            .command(&[
+                "server",
+                "--url",
+                url,
+                "--scenario",
+                scenario,
+                "--spec-version",
+                spec,
+                "-o",
+            ])
             .arg(out.path())
             .output()
             .unwrap_or_else(|e| panic!("conformance server: {e}"));

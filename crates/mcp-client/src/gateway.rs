@@ -656,7 +656,12 @@ impl Inner {
             listener: Mutex::new(None),
         });
         if !connection.protocol.has_initialize() {
-            let listener = tokio::spawn(listen_for_changes(connection.peer.clone(), Arc::downgrade(self), index, generation));
+            let listener = tokio::spawn(listen_for_changes(
+                connection.peer.clone(),
+                Arc::downgrade(self),
+                index,
+                generation,
+            ));
             *lock(&connection.listener) = Some(listener.abort_handle());
         }
         let mut view = lock(&server.view);
@@ -1292,7 +1297,10 @@ async fn listen_for_changes(peer: Peer<RoleClient>, inner: Weak<Inner>, index: u
         }
     };
     while let Ok(Some(notification)) = subscription.next().await {
-        if matches!(notification, rmcp::model::ServerNotification::ToolListChangedNotification(_)) {
+        if matches!(
+            notification,
+            rmcp::model::ServerNotification::ToolListChangedNotification(_)
+        ) {
             let Some(inner) = inner.upgrade() else { return };
             tokio::spawn(inner.relist(index, generation));
         }
@@ -1468,7 +1476,7 @@ async fn call_with_input(
             let InputRequest::Elicitation(request) = request else {
                 // toolgate declares neither sampling nor roots to a server.
                 return Ok(Err(
-                    "an input request for sampling or roots, which toolgate does not declare".to_string()
+                    "an input request for sampling or roots, which toolgate does not declare".to_string(),
                 ));
             };
             let answer = handler.answer(inner, request.params, ctx.clone()).await;

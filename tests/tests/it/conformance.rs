@@ -25,7 +25,9 @@ async fn run_suite(spec: &str, baseline: &str) {
     let listed = {
         let suite = conformance::Suite { dir: suite.dir.clone() };
         let spec = spec.to_string();
-        tokio::task::spawn_blocking(move || suite.scenarios(&spec)).await.unwrap()
+        tokio::task::spawn_blocking(move || suite.scenarios(&spec))
+            .await
+            .unwrap()
     };
     assert!(listed.len() > 20, "the suite listed {listed:?}");
     let scenario_of = |name: &str| name.split_once(':').map_or(name, |(scenario, _)| scenario).to_string();
@@ -34,7 +36,10 @@ async fn run_suite(spec: &str, baseline: &str) {
         .map(|(name, _)| name)
         .filter(|name| !listed.contains(&scenario_of(name)))
         .collect();
-    assert!(stale.is_empty(), "baseline entries the suite no longer has at {spec}: {stale:?}");
+    assert!(
+        stale.is_empty(),
+        "baseline entries the suite no longer has at {spec}: {stale:?}"
+    );
 
     let sandbox = Sandbox::new();
     sandbox.write("project/hello.txt", "hello\n");
@@ -86,7 +91,12 @@ async fn run_suite(spec: &str, baseline: &str) {
                 Some((_, reason)) if check.status == "FAILURE" => format!("excused: {reason}"),
                 _ => check.message.clone().unwrap_or_default(),
             };
-            let _ = writeln!(summary, "             {} {}: {why}", check.status.to_lowercase(), check.id);
+            let _ = writeln!(
+                summary,
+                "             {} {}: {why}",
+                check.status.to_lowercase(),
+                check.id
+            );
         }
         outcomes.push((outcome, passed));
     }

@@ -50,7 +50,10 @@ fn run(scenario: &str, spec: &str) {
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "{scenario} at {spec}:\n{stdout}\n{stderr}");
-    assert!(!stdout.contains("SKIPPED: scenario"), "{scenario} does not apply at {spec}:\n{stdout}");
+    assert!(
+        !stdout.contains("SKIPPED: scenario"),
+        "{scenario} does not apply at {spec}:\n{stdout}"
+    );
     // Every check the suite made, from its results directory: none failed or warned but
     // those the baseline excuses. A check the scenario could not exercise (a method
     // toolgate never sends, such as prompts/get) is skipped, not passed.
@@ -75,7 +78,10 @@ fn run(scenario: &str, spec: &str) {
         if excused.contains(id) {
             continue;
         }
-        assert_eq!(status, "SUCCESS", "{scenario} at {spec}: check {id}:\n{stdout}\n{stderr}");
+        assert_eq!(
+            status, "SUCCESS",
+            "{scenario} at {spec}: check {id}:\n{stdout}\n{stderr}"
+        );
     }
 }
 

@@ -602,7 +602,10 @@ fn each_server_gets_its_own_version_2026_07_28_or_the_initialize_handshake() {
     assert_eq!(protocol("old"), (json!("connected"), json!("2025-11-25")), "{listed}");
     let (code, out, _) = sandbox.run(&["mcp", "list"]);
     assert_eq!(code, 0);
-    assert!(out.contains("(MCP 2026-07-28)") && out.contains("(MCP 2025-11-25)"), "{out}");
+    assert!(
+        out.contains("(MCP 2026-07-28)") && out.contains("(MCP 2025-11-25)"),
+        "{out}"
+    );
 
     for server in ["py", "old"] {
         let (code, out, err) = sandbox.run(&["call", &format!("{server}_add"), r#"{"a": 2, "b": 3}"#]);
@@ -614,9 +617,14 @@ fn each_server_gets_its_own_version_2026_07_28_or_the_initialize_handshake() {
         command.env("NO_COLOR", "1");
         let mut session = e2e::pty::Session::spawn(command).unwrap();
         let asked = session.expect("your own words", Duration::from_secs(60)).unwrap();
-        assert!(asked.contains(&format!("[MCP server {server}] What is your name?")), "{asked}");
+        assert!(
+            asked.contains(&format!("[MCP server {server}] What is your name?")),
+            "{asked}"
+        );
         session.send("Ada\n").unwrap();
-        session.expect("Enter for the default: 30", Duration::from_secs(30)).unwrap();
+        session
+            .expect("Enter for the default: 30", Duration::from_secs(30))
+            .unwrap();
         session.send("\n").unwrap();
         let (code, seen) = session.finish(Duration::from_secs(60)).unwrap();
         assert_eq!(code, 0, "{server}: {seen}");

@@ -171,29 +171,47 @@ fn modern_client(sandbox: &Sandbox, args: &[&str]) -> Value {
 /// denied command refused by its rule.
 fn check_modern_session(seen: &Value, protocol: &str) {
     assert_eq!(seen["protocol"], protocol, "{seen}");
-    let tools: Vec<&str> = seen["tools"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
+    let tools: Vec<&str> = seen["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
     assert!(tools.contains(&"read") && tools.contains(&"bash"), "{tools:?}");
     // No forms at 2026-07-28 (no server-to-client requests): `question` is not offered.
     assert!(!tools.contains(&"question"), "{tools:?}");
     assert_eq!(seen["read_error"], false, "{seen}");
     assert!(seen["read"][0].as_str().unwrap().contains("1: hello world"), "{seen}");
     assert_eq!(seen["denied_error"], true, "{seen}");
-    assert!(seen["denied"][0].as_str().unwrap().contains("by rule bash \"rm *\""), "{seen}");
+    assert!(
+        seen["denied"][0].as_str().unwrap().contains("by rule bash \"rm *\""),
+        "{seen}"
+    );
 }
 
 #[test]
 fn a_2026_07_28_python_client_and_a_handshake_one_both_work_over_stdio() {
     let binary = e2e::toolgate_binary();
-    for (mode, protocol) in [("2026-07-28", "2026-07-28"), ("auto", "2026-07-28"), ("legacy", "2025-11-25")] {
+    for (mode, protocol) in [
+        ("2026-07-28", "2026-07-28"),
+        ("auto", "2026-07-28"),
+        ("legacy", "2025-11-25"),
+    ] {
         let sandbox = Sandbox::new();
         project(&sandbox);
         let project = sandbox.project();
-        let seen = modern_client(&sandbox, &["stdio", mode, binary.to_str().unwrap(), project.to_str().unwrap()]);
+        let seen = modern_client(
+            &sandbox,
+            &["stdio", mode, binary.to_str().unwrap(), project.to_str().unwrap()],
+        );
         check_modern_session(&seen, protocol);
         // Over stdio no one else can answer: the ask is declined, the file unchanged.
         assert_eq!(seen["edit_error"], true, "{mode}: {seen}");
         assert!(seen["edit"][0].as_str().unwrap().contains("declined"), "{mode}: {seen}");
-        assert_eq!(std::fs::read_to_string(sandbox.project().join("hello.txt")).unwrap(), "hello world\n");
+        assert_eq!(
+            std::fs::read_to_string(sandbox.project().join("hello.txt")).unwrap(),
+            "hello world\n"
+        );
     }
 }
 
@@ -212,7 +230,10 @@ fn a_2026_07_28_python_client_works_over_streamable_http() {
     let seen = modern_client(&sandbox, &["http", "2026-07-28", &url, e2e::SERVER_TOKEN]);
     check_modern_session(&seen, "2026-07-28");
     assert_eq!(seen["edit_error"], false, "{seen}");
-    assert_eq!(std::fs::read_to_string(sandbox.project().join("hello.txt")).unwrap(), "goodbye world\n");
+    assert_eq!(
+        std::fs::read_to_string(sandbox.project().join("hello.txt")).unwrap(),
+        "goodbye world\n"
+    );
 }
 
 struct Pipes {
