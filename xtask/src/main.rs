@@ -187,10 +187,16 @@ fn ci() -> Result<()> {
     }
     // The MCP conformance suite runs inside the tests (tests/tests/it/conformance.rs) and
     // leaves its per-scenario outcome here; a stale file must not pass for a fresh one.
-    let summary = target_dir().join("conformance/summary.txt");
-    let _ = std::fs::remove_file(&summary);
+    // One summary per MCP version the suite runs (2025-11-25, 2026-07-28).
+    let summaries = [
+        target_dir().join("conformance/summary.txt"),
+        target_dir().join("conformance/summary-2026-07-28.txt"),
+    ];
+    for summary in &summaries {
+        let _ = std::fs::remove_file(summary);
+    }
     steps.push(run_step("test", tests));
-    steps.push(conformance_step(&summary));
+    steps.push(conformance_step(&summaries));
     // The embedding example is run, not only built: it asserts what a consumer sees.
     steps.push(run_step(
         "example",
@@ -407,21 +413,24 @@ fn sandbox_support() -> bool {
 }
 
 /// Prints the MCP conformance results the test run wrote; missing results fail CI.
-fn conformance_step(summary: &std::path::Path) -> Step {
+fn conformance_step(summaries: &[std::path::PathBuf]) -> Step {
     println!("==> conformance");
-    let ok = match std::fs::read_to_string(summary) {
-        Ok(text) => {
-            print!("{text}");
-            !text.contains("FAILED")
-        }
-        Err(_) => {
-            eprintln!(
-                "xtask: conformance: {} was not written: the MCP conformance test did not run",
-                summary.display()
-            );
-            false
-        }
-    };
+    let mut ok = true;
+    for summary in summaries {
+        ok &= match std::fs::read_to_string(summary) {
+            Ok(text) => {
+                print!("{text}");
+                !text.contains("FAILED")
+            }
+            Err(_) => {
+                eprintln!(
+                    "xtask: conformance: {} was not written: the MCP conformance test did not run",
+                    summary.display()
+                );
+                false
+            }
+        };
+    }
     Step {
         name: "conformance",
         ok,

@@ -7,10 +7,14 @@ use std::sync::{Arc, Mutex, MutexGuard, RwLock, Weak};
 use std::time::Duration;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult,
-    ElicitationAction, ErrorData, Implementation, ProtocolVersion,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ClientCapabilities, ClientConfig, ElicitRequestParams,
+    ElicitResult, ElicitationAction, ErrorData, Implementation, InputRequest, InputResponses, ProtocolVersion,
+    SubscriptionFilter,
 };
-use rmcp::service::{NotificationContext, Peer, RequestContext, RoleClient, RunningService, ServiceError};
+use rmcp::service::{
+    ClientLifecycleMode, ClientServiceExt, NotificationContext, Peer, RequestContext, RoleClient, RunningService,
+    ServiceError,
+};
 use rmcp::{ClientHandler, ServiceExt};
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -148,6 +152,10 @@ pub struct ServerReport {
     /// The server's own name and version, once connected.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub server: Option<String>,
+    /// The MCP version agreed with it, once connected: `2026-07-28` (stateless, no
+    /// `initialize`) when it speaks that, else what `initialize` settled on.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub protocol: Option<String>,
     /// Its registered tools.
     pub tools: Vec<ToolReport>,
     /// Why it failed, and every tool that could not be registered, with the reason.
@@ -165,6 +173,11 @@ struct Connection {
     service: Mutex<Option<RunningService<RoleClient, Handler>>>,
     child: Mutex<Option<tokio::process::Child>>,
     server_info: String,
+    /// The MCP version agreed with the server.
+    protocol: ProtocolVersion,
+    /// The `subscriptions/listen` stream that carries `tools/list_changed` from a
+    /// 2026-07-28 server (older ones send it on their session); ended with the connection.
+    listener: Mutex<Option<tokio::task::AbortHandle>>,
 }
 
 impl Connection {
@@ -197,6 +210,9 @@ impl Connection {
 
     /// Ends the session and the server's whole process group.
     async fn end(&self) {
+        if let Some(listener) = lock(&self.listener).take() {
+            listener.abort();
+        }
         let service = lock(&self.service).take();
         if let Some(mut service) = service {
             let _ = service.close_with_timeout(Duration::from_millis(500)).await;
@@ -246,6 +262,7 @@ struct View {
     state: Option<State>,
     transport: Option<&'static str>,
     server_info: Option<String>,
+    protocol: Option<String>,
     tools: Vec<ToolReport>,
     error: Option<String>,
     problems: Vec<String>,
@@ -426,6 +443,7 @@ impl Gateway {
                     transport: view.transport.unwrap_or(kind).to_string(),
                     state,
                     server: view.server_info.clone(),
+                    protocol: view.protocol.clone(),
                     tools: view.tools.clone(),
                     errors,
                     restarts: view.restarts,
@@ -541,10 +559,42 @@ impl Inner {
                         return Err("the server's stdio could not be opened".to_string());
                     };
                     child_slot = Some(child);
-                    let service = handler
-                        .serve(crate::stdio::LineTransport::new(stdout, stdin))
-                        .await
-                        .map_err(|e| format!("initialize failed: {e}"))?;
+                    let negotiated = handler
+                        .clone()
+                        .serve_with_lifecycle(crate::stdio::LineTransport::new(stdout, stdin), negotiate())
+                        .await;
+                    let service = match negotiated {
+                        Ok(service) => service,
+                        Err(probe) => {
+                            // A server older than 2026-07-28 may end the session at a first
+                            // request that is not `initialize` (`server/discover`): it is
+                            // started again and spoken to as before, `initialize` first.
+                            tracing::info!(
+                                server = %config.name,
+                                "server/discover failed ({probe}); starting it again with initialize"
+                            );
+                            if let Some(old) = child_slot.take() {
+                                kill_group(&old);
+                            }
+                            let (mut child, stderr) = crate::child::spawn(&Spawn {
+                                command,
+                                environment,
+                                cwd: cwd.as_ref().unwrap_or(&self.options.project),
+                                log: &log,
+                                limits: self.options.log_limits,
+                                wrapper: &config.wrapper,
+                            })?;
+                            stderr_slot = Some(stderr);
+                            let (Some(stdout), Some(stdin)) = (child.stdout.take(), child.stdin.take()) else {
+                                return Err("the server's stdio could not be opened".to_string());
+                            };
+                            child_slot = Some(child);
+                            handler
+                                .serve(crate::stdio::LineTransport::new(stdout, stdin))
+                                .await
+                                .map_err(|e| format!("initialize failed: {e}"))?
+                        }
+                    };
                     (service, "stdio")
                 }
                 Launch::Remote { url, headers } => {
@@ -593,16 +643,32 @@ impl Inner {
             .peer_info()
             .and_then(|info| info.server_info.as_ref().map(|i| format!("{} {}", i.name, i.version)))
             .unwrap_or_default();
+        let protocol = service
+            .peer_info()
+            .map(|info| info.protocol_version.clone())
+            .unwrap_or(ProtocolVersion::LATEST_WITH_INITIALIZE);
         let connection = Arc::new(Connection {
             peer: service.peer().clone(),
             service: Mutex::new(Some(service)),
             child: Mutex::new(child_slot),
             server_info,
+            protocol,
+            listener: Mutex::new(None),
         });
+        if !connection.protocol.has_initialize() {
+            let listener = tokio::spawn(listen_for_changes(
+                connection.peer.clone(),
+                Arc::downgrade(self),
+                index,
+                generation,
+            ));
+            *lock(&connection.listener) = Some(listener.abort_handle());
+        }
         let mut view = lock(&server.view);
         view.state = Some(State::Connected);
         view.error = None;
         view.transport = Some(transport);
+        view.protocol = Some(connection.protocol.to_string());
         view.server_info = Some(connection.server_info.clone()).filter(|s| !s.is_empty());
         view.connection = Some(Arc::clone(&connection));
         view.instructions = instructions;
@@ -1088,7 +1154,11 @@ impl Call {
         let timeout = server.config.request_timeout;
         // Dropping the request future (timeout, or the caller cancelling) makes rmcp send
         // `notifications/cancelled` upstream.
-        let answer = tokio::time::timeout(timeout, connection.peer.call_tool_once(params)).await;
+        let answer = tokio::time::timeout(
+            timeout,
+            call_with_input(&inner, self.index, &connection.peer, params, &ctx),
+        )
+        .await;
         let result = match answer {
             Err(_) => {
                 return Err(ToolFailure::new(format!(
@@ -1116,10 +1186,10 @@ impl Call {
                     self.upstream
                 )));
             }
-            Ok(Ok(CallToolResponse::Complete(result))) => result,
-            Ok(Ok(_)) => {
+            Ok(Ok(Ok(result))) => result,
+            Ok(Ok(Err(unsupported))) => {
                 return Err(ToolFailure::new(format!(
-                    "MCP server `{server_name}` answered `{}` with a task or an input round, which toolgate does not support",
+                    "MCP server `{server_name}` answered `{}` with {unsupported}",
                     self.upstream
                 )));
             }
@@ -1139,57 +1209,53 @@ impl Call {
     }
 }
 
-/// TLS for one client: the ring provider and the platform's certificate verifier, set on
-/// the client itself. A library must not install a process-wide default provider: that is
-/// the embedding program's choice, and a second install fails.
-/// (builtins-net builds the same; library crates share only the core, which has no TLS.)
-fn tls() -> Result<rustls::ClientConfig, String> {
-    use rustls_platform_verifier::BuilderVerifierExt;
-    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
-    Ok(rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .map_err(|error| format!("TLS: {error}"))?
-        .with_platform_verifier()
-        .map_err(|error| format!("TLS: {error}"))?
-        .with_no_client_auth())
-}
-
-/// The HTTP client of one remote server, with its own TLS configuration and
-/// [`redirects`]' policy.
-fn http_client(startup: Duration) -> Result<reqwest::Client, String> {
-    reqwest::Client::builder()
-        .tls_backend_preconfigured(tls()?)
-        .connect_timeout(startup)
-        .redirect(redirects())
-        .build()
-        .map_err(|e| format!("HTTP client: {e}"))
-}
-
-/// At most this many redirects, all on the server's own origin.
-const MAX_REDIRECTS: usize = 5;
-
-/// Redirects of a remote server are followed only within the origin (scheme, host and
-/// port) the request was sent to: every request carries the configured headers
-/// (`Authorization`, API keys), which reqwest strips on another host only for the
-/// standard credential headers, so a redirect elsewhere, `https` to `http` included,
-/// is refused and never sent.
-fn redirects() -> reqwest::redirect::Policy {
-    reqwest::redirect::Policy::custom(|attempt| {
-        let first = attempt.previous().first().map(|url| url.origin());
-        if first.is_some_and(|origin| origin != attempt.url().origin()) {
-            let to = attempt.url().origin().ascii_serialization();
-            attempt.error(format!(
-                "a redirect to another origin ({to}) refused: the server's credential headers are never sent there"
-            ))
-        } else if attempt.previous().len() > MAX_REDIRECTS {
-            attempt.error(format!("more than {MAX_REDIRECTS} redirects"))
-        } else {
-            attempt.follow()
-        }
-    })
-}
-
 type Started = (RunningService<RoleClient, Handler>, &'static str);
+
+/// How a connection agrees on its MCP version, per server: `server/discover` offering
+/// 2026-07-28 (the stateless core: no `initialize`, every request carries its own
+/// `_meta`) then 2025-11-25; a server that answers it with a JSON-RPC error, or not at
+/// all within 10 s, is an older one and gets `initialize` with 2025-11-25 on the same
+/// connection (the 2026-07-28 spec's backward-compatibility procedure). `initialize`
+/// settles on 2025-06-18 or older with a server that offers only those.
+fn negotiate() -> ClientLifecycleMode {
+    ClientLifecycleMode::Auto {
+        preferred_versions: vec![ProtocolVersion::V_2026_07_28, ProtocolVersion::V_2025_11_25],
+        legacy_version: Some(ProtocolVersion::LATEST_WITH_INITIALIZE),
+    }
+}
+
+/// Kills the process group of `child` (a server given up on) at once.
+fn kill_group(child: &tokio::process::Child) {
+    if let Some(pid) = child.id()
+        && let Some(pgid) = rustix::process::Pid::from_raw(i32::try_from(pid).unwrap_or(0))
+    {
+        let _ = rustix::process::kill_process_group(pgid, rustix::process::Signal::KILL);
+    }
+}
+
+/// A 2026-07-28 server announces `tools/list_changed` only on a `subscriptions/listen`
+/// stream the client opens: this holds one open for the connection's life and re-lists
+/// at each announcement, as the session's notification does for older servers.
+async fn listen_for_changes(peer: Peer<RoleClient>, inner: Weak<Inner>, index: usize, generation: u64) {
+    let filter = SubscriptionFilter::builder().tools_list_changed().build();
+    let mut subscription = match peer.listen(filter).await {
+        Ok(subscription) => subscription,
+        Err(error) => {
+            // A server without list changes has nothing to announce.
+            tracing::debug!("subscriptions/listen refused: {error}");
+            return;
+        }
+    };
+    while let Ok(Some(notification)) = subscription.next().await {
+        if matches!(
+            notification,
+            rmcp::model::ServerNotification::ToolListChangedNotification(_)
+        ) {
+            let Some(inner) = inner.upgrade() else { return };
+            tokio::spawn(inner.relist(index, generation));
+        }
+    }
+}
 
 /// Streamable HTTP first; when that fails, the older HTTP+SSE transport (the MCP spec's
 /// backwards-compatibility procedure).
@@ -1209,9 +1275,17 @@ async fn connect_remote(
         let value = HeaderValue::from_str(value).map_err(|e| format!("header {key:?}: {e}"))?;
         map.insert(name, value);
     }
-    let client = http_client(startup)?;
+    let client = crate::http::http_client(startup)?;
     let config = rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(url)
         .custom_headers(map.iter().map(|(k, v)| (k.clone(), v.clone())).collect());
+    let transport = rmcp::transport::StreamableHttpClientTransport::with_client(client.clone(), config.clone());
+    let probe = match handler.clone().serve_with_lifecycle(transport, negotiate()).await {
+        Ok(service) => return Ok((service, "streamable HTTP")),
+        Err(error) => error.to_string(),
+    };
+    // A server older than 2026-07-28 may refuse a first POST that is not `initialize`
+    // outright (HTTP 400, no JSON-RPC answer to tell it by): spoken to again as before.
+    tracing::info!(url, "server/discover failed ({probe}); trying initialize");
     let transport = rmcp::transport::StreamableHttpClientTransport::with_client(client.clone(), config);
     let streamable = match handler.clone().serve(transport).await {
         Ok(service) => return Ok((service, "streamable HTTP")),
@@ -1240,7 +1314,7 @@ impl ClientHandler for Handler {
         // has no model) and so not declared.
         let capabilities = ClientCapabilities::builder().enable_elicitation().build();
         ClientConfig::new(capabilities, Implementation::new("toolgate", env!("CARGO_PKG_VERSION")))
-            .with_protocol_version(ProtocolVersion::V_2025_11_25)
+            .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
     }
 
     async fn create_elicitation(
@@ -1248,25 +1322,14 @@ impl ClientHandler for Handler {
         request: ElicitRequestParams,
         _context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
-        let decline = || ElicitResult::new(ElicitationAction::Decline);
         let Some(inner) = self.inner.upgrade() else {
-            return Ok(decline());
-        };
-        let ElicitRequestParams::FormElicitationParams {
-            message,
-            requested_schema,
-            ..
-        } = request
-        else {
-            // URL elicitation (open a page) is not something toolgate does on anyone's behalf.
-            return Ok(decline());
+            return Ok(ElicitResult::new(ElicitationAction::Decline));
         };
         let server = &inner.servers[self.index];
-        let schema = serde_json::to_value(&requested_schema).unwrap_or(Value::Null);
-        // MCP ties a server's request to the call it serves on no transport toolgate can
-        // rely on (over stdio, not at all). So it goes to the session of the calls in
-        // flight when they are all of one session, and to no one otherwise: a question
-        // must never reach a session whose call did not cause it.
+        // MCP before 2026-07-28 ties a server's request to the call it serves on no
+        // transport toolgate can rely on (over stdio, not at all). So it goes to the
+        // session of the calls in flight when they are all of one session, and to no one
+        // otherwise: a question must never reach a session whose call did not cause it.
         let context = {
             let active = lock(&server.active);
             let newest = active.last().map(|(_, ctx)| ctx.clone());
@@ -1280,8 +1343,34 @@ impl ClientHandler for Handler {
                 server = %server.config.name,
                 "declined an elicitation: no call in flight, or calls of several sessions, could have caused it"
             );
-            return Ok(decline());
+            return Ok(ElicitResult::new(ElicitationAction::Decline));
         };
+        Ok(self.answer(&inner, request, context).await)
+    }
+
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        if let Some(inner) = self.inner.upgrade() {
+            tokio::spawn(inner.relist(self.index, self.generation));
+        }
+    }
+}
+
+impl Handler {
+    /// Puts a server's form to the person of `context`'s session through the elicitor;
+    /// an answer the form's own schema rejects, or a URL elicitation, is a decline.
+    async fn answer(&self, inner: &Inner, request: ElicitRequestParams, context: Context) -> ElicitResult {
+        let decline = || ElicitResult::new(ElicitationAction::Decline);
+        let ElicitRequestParams::FormElicitationParams {
+            message,
+            requested_schema,
+            ..
+        } = request
+        else {
+            // URL elicitation (open a page) is not something toolgate does on anyone's behalf.
+            return decline();
+        };
+        let server = &inner.servers[self.index];
+        let schema = serde_json::to_value(&requested_schema).unwrap_or(Value::Null);
         let context = Some(context);
         let elicitor = Arc::clone(&inner.elicitor.read().unwrap_or_else(|p| p.into_inner()));
         let asked = Elicitation {
@@ -1290,7 +1379,7 @@ impl ClientHandler for Handler {
             schema: schema.clone(),
             context,
         };
-        Ok(match elicitor.elicit(asked).await {
+        match elicitor.elicit(asked).await {
             ElicitationAnswer::Accept(values) => {
                 let values = Value::Object(with_defaults(&schema, values));
                 match jsonschema::validator_for(&schema) {
@@ -1303,32 +1392,48 @@ impl ClientHandler for Handler {
             }
             ElicitationAnswer::Decline => decline(),
             ElicitationAnswer::Cancel => ElicitResult::new(ElicitationAction::Cancel),
-        })
-    }
-
-    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
-        if let Some(inner) = self.inner.upgrade() {
-            tokio::spawn(inner.relist(self.index, self.generation));
         }
     }
 }
 
-#[cfg(test)]
-mod tests {
-    #![allow(clippy::unwrap_used, clippy::expect_used)]
+/// The most input rounds one call may take (a 2026-07-28 server asking, the person
+/// answering, the call sent again): a server that never finishes is given up on.
+const MAX_INPUT_ROUNDS: usize = 16;
 
-    use super::*;
-
-    #[test]
-    fn a_remote_servers_client_brings_its_own_tls_and_installs_nothing_process_wide() {
-        // The embedding program owns the process-wide rustls provider; the gateway must
-        // work without one and must not install one behind the program's back.
-        assert!(rustls::crypto::CryptoProvider::get_default().is_none());
-        let client = http_client(Duration::from_secs(1));
-        assert!(client.is_ok(), "{:?}", client.err());
-        assert!(
-            rustls::crypto::CryptoProvider::get_default().is_none(),
-            "the gateway installed a process-wide TLS provider"
-        );
+/// Sends `tools/call`, answering a 2026-07-28 server's input rounds (`InputRequiredResult`,
+/// SEP-2322): its forms go to the person of the call's own session, which caused them,
+/// and the call is sent again with the answers and the server's `requestState`.
+async fn call_with_input(
+    inner: &Arc<Inner>,
+    index: usize,
+    peer: &Peer<RoleClient>,
+    mut params: CallToolRequestParams,
+    ctx: &Context,
+) -> Result<Result<CallToolResult, String>, ServiceError> {
+    let handler = Handler {
+        inner: Arc::downgrade(inner),
+        index,
+        generation: inner.servers[index].generation.load(Ordering::SeqCst),
+    };
+    for _ in 0..MAX_INPUT_ROUNDS {
+        let round = match peer.call_tool_once(params.clone()).await? {
+            CallToolResponse::Complete(result) => return Ok(Ok(result)),
+            CallToolResponse::InputRequired(round) => round,
+            _ => return Ok(Err("a task, which toolgate does not support".to_string())),
+        };
+        let mut answers = InputResponses::new();
+        for (key, request) in round.input_requests.unwrap_or_default() {
+            let InputRequest::Elicitation(request) = request else {
+                // toolgate declares neither sampling nor roots to a server.
+                return Ok(Err(
+                    "an input request for sampling or roots, which toolgate does not declare".to_string(),
+                ));
+            };
+            let answer = handler.answer(inner, request.params, ctx.clone()).await;
+            answers.insert(key, serde_json::to_value(answer).unwrap_or(Value::Null));
+        }
+        params.input_responses = (!answers.is_empty()).then_some(answers);
+        params.request_state = round.request_state;
     }
+    Ok(Err(format!("more than {MAX_INPUT_ROUNDS} input rounds")))
 }

@@ -3,7 +3,9 @@
 //! A [`Gateway`] holds the servers a user configured under OpenCode's `mcp` key (read by
 //! `toolgate-config`; each is a [`ServerConfig`]). It starts them lazily and in parallel — local ones as child processes in
 //! their own process group (stdio), remote ones over streamable HTTP with a fallback to
-//! the older HTTP+SSE transport — and registers each of their tools through a
+//! the older HTTP+SSE transport; each connection agrees on its MCP version, 2026-07-28
+//! through `server/discover` or an older one through `initialize` — and registers each of
+//! their tools through a
 //! [`ToolSink`] as `<server>_<tool>` ([`tool_name`]). Every such tool:
 //! - validates its input against the server's JSON Schema before anything is sent
 //!   (`Invalid tool input: …`);
@@ -61,6 +63,7 @@ mod config;
 mod content;
 mod elicitation;
 mod gateway;
+mod http;
 mod names;
 mod pins;
 mod sanitize;

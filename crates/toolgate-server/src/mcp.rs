@@ -133,10 +133,52 @@ impl Clients {
     }
 }
 
-/// Whether the client on `peer` said it can show forms.
+/// Whether the client on `peer` said it can show forms, on a session that lets the
+/// server ask (MCP before 2026-07-28: the stateless core has no server-to-client
+/// requests, so its clients are treated as clients that cannot show forms).
 fn elicits(peer: &Peer<RoleServer>) -> bool {
-    peer.supported_elicitation_modes()
+    let asks = peer
+        .peer_info()
+        .is_some_and(|info| info.protocol_version.has_initialize());
+    asks && peer
+        .supported_elicitation_modes()
         .contains(&rmcp::service::ElicitationMode::Form)
+}
+
+/// The notifications a `subscriptions/listen` stream of toolgate can carry (MCP
+/// 2026-07-28, SEP-2575): `tools/list_changed` alone, when it was asked for.
+fn accepted_filter(requested: &rmcp::model::SubscriptionFilter) -> Option<rmcp::model::SubscriptionFilter> {
+    let tools = rmcp::model::SubscriptionFilter::builder().tools_list_changed().build();
+    Some(requested.intersection(&tools))
+}
+
+/// Sends `tools/list_changed` on a 2026-07-28 client's `subscriptions/listen` stream at
+/// every change of the registrations, until the client ends the stream: what the
+/// session's notification does for older clients.
+async fn listen_for_changes(
+    changes: Option<tokio::sync::watch::Receiver<u64>>,
+    subscription: rmcp::service::SubscriptionContext,
+) {
+    let Some(mut changes) = changes.filter(|_| subscription.accepted().tools_list_changed == Some(true)) else {
+        subscription.cancelled().await;
+        return;
+    };
+    changes.borrow_and_update();
+    loop {
+        tokio::select! {
+            () = subscription.cancelled() => return,
+            changed = changes.changed() => {
+                if changed.is_err() {
+                    subscription.cancelled().await;
+                    return;
+                }
+                let notification = rmcp::model::ServerNotification::ToolListChangedNotification(Default::default());
+                if subscription.sink().send(notification).await.is_err() {
+                    return;
+                }
+            }
+        }
+    }
 }
 
 struct Mcp {
@@ -265,6 +307,18 @@ impl ServerHandler for Mcp {
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
         self.peer.set(&context.peer);
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        requested: &rmcp::model::SubscriptionFilter,
+    ) -> Option<rmcp::model::SubscriptionFilter> {
+        accepted_filter(requested)
+    }
+
+    async fn listen(&self, subscription: rmcp::service::SubscriptionContext) -> Result<(), ErrorData> {
+        listen_for_changes(self.parts.gate.catalog_changes(), subscription).await;
+        Ok(())
     }
 
     async fn list_tools(

@@ -102,7 +102,10 @@ pub(crate) fn list(project: &Project, json: bool) -> Result<(), Failure> {
             .ok()
             .and_then(|v| v.as_str().map(str::to_string))
             .unwrap_or_default();
-        let about = server.server.as_deref().map(|s| format!(" — {s}")).unwrap_or_default();
+        let mut about = server.server.as_deref().map(|s| format!(" — {s}")).unwrap_or_default();
+        if let Some(protocol) = &server.protocol {
+            about.push_str(&format!(" (MCP {protocol})"));
+        }
         outln!("{} ({}, {state}){about}", server.name, server.transport);
         for tool in &server.tools {
             let hints = if tool.hints.is_empty() {

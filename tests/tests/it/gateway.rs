@@ -570,6 +570,68 @@ fn elicitation_through_call_reaches_the_person_at_the_terminal() {
     assert!(out.contains("no name (decline)"), "{out}");
 }
 
+/// The test server over stdio as a server of MCP 2025-11-25 and before would be: it
+/// knows no `server/discover` and speaks only after `initialize`.
+fn legacy_server() -> Value {
+    json!({
+        "type": "local",
+        "command": [e2e::python_with_mcp(), server_script(), "stdio"],
+        "environment": {"MCP_LEGACY_ONLY": "1"},
+        "timeout": 30000,
+    })
+}
+
+#[test]
+fn each_server_gets_its_own_version_2026_07_28_or_the_initialize_handshake() {
+    let sandbox = Sandbox::new();
+    let mut config = stdio_config(&sandbox, json!({"permission": {"py_*": "allow", "old_*": "allow"}}));
+    config["mcp"]["old"] = legacy_server();
+    write_config(&sandbox, &config);
+
+    let listed = json_out(&sandbox, &["mcp", "list", "--json"]);
+    let protocol = |name: &str| {
+        listed
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|server| server["name"] == name)
+            .map(|server| (server["state"].clone(), server["protocol"].clone()))
+            .unwrap()
+    };
+    assert_eq!(protocol("py"), (json!("connected"), json!("2026-07-28")), "{listed}");
+    assert_eq!(protocol("old"), (json!("connected"), json!("2025-11-25")), "{listed}");
+    let (code, out, _) = sandbox.run(&["mcp", "list"]);
+    assert_eq!(code, 0);
+    assert!(
+        out.contains("(MCP 2026-07-28)") && out.contains("(MCP 2025-11-25)"),
+        "{out}"
+    );
+
+    for server in ["py", "old"] {
+        let (code, out, err) = sandbox.run(&["call", &format!("{server}_add"), r#"{"a": 2, "b": 3}"#]);
+        assert_eq!(code, 0, "{server}: {err}");
+        assert!(out.contains('5'), "{server}: {out}");
+        // A form reaches the person both ways: as an input round of the call at
+        // 2026-07-28, as an elicitation/create request in the middle of it before.
+        let mut command = sandbox.command(&["call", &format!("{server}_ask_name")]);
+        command.env("NO_COLOR", "1");
+        let mut session = e2e::pty::Session::spawn(command).unwrap();
+        let asked = session.expect("your own words", Duration::from_secs(60)).unwrap();
+        assert!(
+            asked.contains(&format!("[MCP server {server}] What is your name?")),
+            "{asked}"
+        );
+        session.send("Ada\n").unwrap();
+        session
+            .expect("Enter for the default: 30", Duration::from_secs(30))
+            .unwrap();
+        session.send("\n").unwrap();
+        let (code, seen) = session.finish(Duration::from_secs(60)).unwrap();
+        assert_eq!(code, 0, "{server}: {seen}");
+        assert!(seen.contains("hello Ada (30)"), "{server}: {seen}");
+    }
+}
+
 /// One Python process on two loopback ports: the first answers every request with a 307
 /// to the second (another origin), which records the headers of whatever reaches it.
 const REDIRECTOR: &str = r#"

@@ -582,8 +582,10 @@ async fn a_sandboxed_server_reads_no_keys_and_writes_nowhere_else() {
 async fn an_elicitation_reaches_only_the_session_that_caused_it() {
     let sandbox = Sandbox::new();
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("python/mcp_server.py");
+    // A server of 2025-11-25: its elicitation/create names no call (a 2026-07-28 one's
+    // input round is part of one call: see the test after this one).
     let config = json!({"mcp": {"py": {"type": "local", "timeout": 30000,
-        "command": [e2e::python_with_mcp(), script, "stdio"]}},
+        "command": [e2e::python_with_mcp(), script, "stdio"], "environment": {"MCP_LEGACY_ONLY": "1"}}},
         "permission": {"py_*": "allow"}});
     setup(&sandbox, &config);
     let served = sandbox.serve(&[]);
@@ -619,6 +621,41 @@ async fn an_elicitation_reaches_only_the_session_that_caused_it() {
     assert_eq!(status, 200);
     let (_, result) = call.await.unwrap();
     assert!(text(&result).contains("hello Bo (30)"), "{result}");
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn at_2026_07_28_an_input_round_reaches_the_session_of_its_call_whoever_else_calls() {
+    let sandbox = Sandbox::new();
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("python/mcp_server.py");
+    let config = json!({"mcp": {"py": {"type": "local", "timeout": 30000,
+        "command": [e2e::python_with_mcp(), script, "stdio"]}},
+        "permission": {"py_*": "allow"}});
+    setup(&sandbox, &config);
+    let served = sandbox.serve(&[]);
+    // Session A's call is in flight when session B's call asks: the form is part of B's
+    // call, so it is put to B (and only to B) all the same.
+    let slow = call_in_background(
+        &served,
+        "ses_a",
+        json!({"tool": "py_sleep", "input": {"seconds": 4, "tag": "a"}}),
+    );
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let call = call_in_background(&served, "ses_b", json!({"tool": "py_ask_name", "input": {}}));
+    let question = pending(&served, "/question", Duration::from_secs(30))
+        .await
+        .expect("B was not asked");
+    assert_eq!(question["sessionID"], "ses_b", "{question}");
+    let id = question["id"].as_str().unwrap();
+    let (status, _) = post(
+        format!("{}/question/{id}/reply", served.base),
+        json!({"answers": [["Bo"], []]}),
+    )
+    .await;
+    assert_eq!(status, 200);
+    let (_, result) = call.await.unwrap();
+    assert!(text(&result).contains("hello Bo (30)"), "{result}");
+    let (status, result) = slow.await.unwrap();
+    assert_eq!(status, 200, "{result}");
 }
 
 /// A server that floods its stderr leaves a bounded, rotated log.

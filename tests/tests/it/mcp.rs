@@ -146,6 +146,96 @@ fn the_official_python_sdk_over_streamable_http_does_the_same_at_mcp() {
     check_python_session(&sandbox, &seen);
 }
 
+/// Runs `tests/python/mcp_modern.py ARGS` (the Python SDK's `Client` at a chosen version).
+fn modern_client(sandbox: &Sandbox, args: &[&str]) -> Value {
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("python/mcp_modern.py");
+    let output = Command::new(e2e::python_with_mcp())
+        .arg(script)
+        .args(args)
+        .env("TOOLGATE_DATA_DIR", sandbox.data_dir())
+        .env("TOOLGATE_CONFIG_DIR", sandbox.config_dir())
+        .env_remove("TOOLGATE_PERMISSION")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "mcp_modern.py {args:?}: {}\n{stdout}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_str(stdout.lines().last().unwrap_or("")).unwrap_or_else(|e| panic!("{e}: {stdout}"))
+}
+
+/// What a client that cannot show forms sees, at any version: the file read, the edit
+/// the rules ask for declined (`toolgate mcp`) or left to the person (`serve`), the
+/// denied command refused by its rule.
+fn check_modern_session(seen: &Value, protocol: &str) {
+    assert_eq!(seen["protocol"], protocol, "{seen}");
+    let tools: Vec<&str> = seen["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(tools.contains(&"read") && tools.contains(&"bash"), "{tools:?}");
+    // No forms at 2026-07-28 (no server-to-client requests): `question` is not offered.
+    assert!(!tools.contains(&"question"), "{tools:?}");
+    assert_eq!(seen["read_error"], false, "{seen}");
+    assert!(seen["read"][0].as_str().unwrap().contains("1: hello world"), "{seen}");
+    assert_eq!(seen["denied_error"], true, "{seen}");
+    assert!(
+        seen["denied"][0].as_str().unwrap().contains("by rule bash \"rm *\""),
+        "{seen}"
+    );
+}
+
+#[test]
+fn a_2026_07_28_python_client_and_a_handshake_one_both_work_over_stdio() {
+    let binary = e2e::toolgate_binary();
+    for (mode, protocol) in [
+        ("2026-07-28", "2026-07-28"),
+        ("auto", "2026-07-28"),
+        ("legacy", "2025-11-25"),
+    ] {
+        let sandbox = Sandbox::new();
+        project(&sandbox);
+        let project = sandbox.project();
+        let seen = modern_client(
+            &sandbox,
+            &["stdio", mode, binary.to_str().unwrap(), project.to_str().unwrap()],
+        );
+        check_modern_session(&seen, protocol);
+        // Over stdio no one else can answer: the ask is declined, the file unchanged.
+        assert_eq!(seen["edit_error"], true, "{mode}: {seen}");
+        assert!(seen["edit"][0].as_str().unwrap().contains("declined"), "{mode}: {seen}");
+        assert_eq!(
+            std::fs::read_to_string(sandbox.project().join("hello.txt")).unwrap(),
+            "hello world\n"
+        );
+    }
+}
+
+#[test]
+fn a_2026_07_28_python_client_works_over_streamable_http() {
+    let sandbox = Sandbox::new();
+    project(&sandbox);
+    // The edit is allowed here: a stateless request has no session to wait in while a
+    // person answers elsewhere, and this test is about the wire.
+    sandbox.write(
+        "project/toolgate.json",
+        r#"{"permission": {"edit": "allow", "bash": {"*": "ask", "rm *": "deny"}}}"#,
+    );
+    let served = sandbox.serve(&[]);
+    let url = format!("{}/mcp", served.base);
+    let seen = modern_client(&sandbox, &["http", "2026-07-28", &url, e2e::SERVER_TOKEN]);
+    check_modern_session(&seen, "2026-07-28");
+    assert_eq!(seen["edit_error"], false, "{seen}");
+    assert_eq!(
+        std::fs::read_to_string(sandbox.project().join("hello.txt")).unwrap(),
+        "goodbye world\n"
+    );
+}
+
 struct Pipes {
     child: std::process::Child,
     input: std::process::ChildStdin,

@@ -16,7 +16,10 @@ use rmcp::model::{
 };
 use rmcp::service::{NotificationContext, Peer, RequestContext, RoleServer};
 
-use super::{ClientHandle, Clients, Mcp, Unanswerable, answer_asks, answer_questions, server_info};
+use super::{
+    ClientHandle, Clients, Mcp, Unanswerable, accepted_filter, answer_asks, answer_questions, listen_for_changes,
+    server_info,
+};
 use crate::Parts;
 
 /// Builds the parts of `toolgate mcp` for a project directory: the client's root, or
@@ -89,8 +92,16 @@ impl Lazy {
         self.ready.send_replace(Some(Ok(Arc::new(ready))));
     }
 
-    /// The session, once built; a request that comes first waits for it.
-    async fn mcp(&self) -> Result<Arc<Ready>, ErrorData> {
+    /// The session, once built; a request that comes first waits for it. A request of
+    /// MCP 2026-07-28 comes with no `initialize` before it (and no way to ask for roots):
+    /// the parts are built for the directory the command line names.
+    async fn mcp(&self, context: Option<&RequestContext<RoleServer>>) -> Result<Arc<Ready>, ErrorData> {
+        let stateless = context
+            .and_then(RequestContext::protocol_version)
+            .is_some_and(|version| !version.has_initialize());
+        if stateless {
+            self.build(None).await;
+        }
         let mut ready = self.ready.subscribe();
         let slot = ready
             .wait_for(Option::is_some)
@@ -100,6 +111,27 @@ impl Lazy {
             Some(Ok(ready)) => Ok(Arc::clone(ready)),
             Some(Err(failure)) => Err(ErrorData::internal_error(failure.clone(), None)),
             None => Err(ErrorData::internal_error("toolgate mcp is not ready", None)),
+        }
+    }
+
+    /// Builds the parts for `root` (the current directory when `None`) unless they are
+    /// built or being built.
+    async fn build(&self, root: Option<PathBuf>) {
+        let Some(build) = self.build.lock().ok().and_then(|mut build| build.take()) else {
+            return;
+        };
+        // Building reads config files and opens the databases: off the runtime.
+        match tokio::task::spawn_blocking(move || build(root)).await {
+            Ok(Ok(parts)) => self.start(parts),
+            Ok(Err(failure)) => {
+                tracing::error!("{failure}");
+                self.ready.send_replace(Some(Err(failure)));
+            }
+            Err(panicked) => {
+                let failure = format!("building the tools failed: {panicked}");
+                tracing::error!("{failure}");
+                self.ready.send_replace(Some(Err(failure)));
+            }
         }
     }
 
@@ -181,33 +213,34 @@ impl ServerHandler for Lazy {
         request: rmcp::model::SetLevelRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        self.mcp().await?.mcp.set_level(request, context).await
+        self.mcp(Some(&context)).await?.mcp.set_level(request, context).await
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
-        let build = self.build.lock().ok().and_then(|mut build| build.take());
-        if let Some(build) = build {
+        let pending = self.build.lock().is_ok_and(|build| build.is_some());
+        if pending {
             let root = root_of(&context.peer).await;
             if let Some(root) = &root {
                 tracing::info!("the project is the client's root {}", root.display());
             }
-            // Building reads config files and opens the databases: off the runtime.
-            match tokio::task::spawn_blocking(move || build(root)).await {
-                Ok(Ok(parts)) => self.start(parts),
-                Ok(Err(failure)) => {
-                    tracing::error!("{failure}");
-                    self.ready.send_replace(Some(Err(failure)));
-                }
-                Err(panicked) => {
-                    let failure = format!("building the tools failed: {panicked}");
-                    tracing::error!("{failure}");
-                    self.ready.send_replace(Some(Err(failure)));
-                }
-            }
+            self.build(root).await;
         }
-        if let Ok(ready) = self.mcp().await {
+        if let Ok(ready) = self.mcp(None).await {
             ready.mcp.on_initialized(context).await;
         }
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        requested: &rmcp::model::SubscriptionFilter,
+    ) -> Option<rmcp::model::SubscriptionFilter> {
+        accepted_filter(requested)
+    }
+
+    async fn listen(&self, subscription: rmcp::service::SubscriptionContext) -> Result<(), ErrorData> {
+        let ready = self.mcp(Some(subscription.request_context())).await?;
+        listen_for_changes(ready.mcp.parts.gate.catalog_changes(), subscription).await;
+        Ok(())
     }
 
     async fn list_tools(
@@ -215,7 +248,7 @@ impl ServerHandler for Lazy {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        self.mcp().await?.mcp.list_tools(request, context).await
+        self.mcp(Some(&context)).await?.mcp.list_tools(request, context).await
     }
 
     async fn call_tool(
@@ -223,7 +256,7 @@ impl ServerHandler for Lazy {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        self.mcp().await?.mcp.call_tool(request, context).await
+        self.mcp(Some(&context)).await?.mcp.call_tool(request, context).await
     }
 }
 
