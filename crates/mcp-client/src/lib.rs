@@ -64,6 +64,7 @@ mod gateway;
 mod names;
 mod pins;
 mod sanitize;
+mod schema;
 mod sse;
 mod stdio;
 
