@@ -162,23 +162,17 @@ impl Schema {
                 }
                 "type" => check_type_keyword(value)?,
                 "required" => strings(value)?,
-                "enum" => {
-                    if !value.is_array() {
-                        return Err(format!("{value} is not of type \"array\""));
-                    }
-                }
+                "enum" if !value.is_array() => return Err(format!("{value} is not of type \"array\"")),
                 "minimum" | "maximum" | "multipleOf" => number(value)?,
-                "exclusiveMinimum" | "exclusiveMaximum" => {
-                    if !(value.is_number() || (self.draft == Draft::Draft4 && value.is_boolean())) {
-                        return Err(format!("{value} is not of type \"number\""));
-                    }
+                "exclusiveMinimum" | "exclusiveMaximum"
+                    if !(value.is_number() || (self.draft == Draft::Draft4 && value.is_boolean())) =>
+                {
+                    return Err(format!("{value} is not of type \"number\""));
                 }
                 "minLength" | "maxLength" | "minItems" | "maxItems" | "minProperties" | "maxProperties"
                 | "minContains" | "maxContains" => count(value)?,
-                "uniqueItems" => {
-                    if !value.is_boolean() {
-                        return Err(format!("{value} is not of type \"boolean\""));
-                    }
+                "uniqueItems" if !value.is_boolean() => {
+                    return Err(format!("{value} is not of type \"boolean\""));
                 }
                 "pattern" => {
                     let pattern = value
