@@ -27,6 +27,7 @@ use crate::elicitation::{DeclineAll, Elicitation, ElicitationAnswer, Elicitor, w
 use crate::names::{MAX_NAME, sanitize, tool_name};
 use crate::pins::{PinStore, Pinned, Standing};
 use crate::sanitize::{clean, clean_schema, clean_value, escaped};
+use crate::schema::Schema;
 use crate::{content, pins, sse};
 
 /// The action a changed or new tool of a server asks before its first call (spec §4.4's
@@ -975,18 +976,16 @@ fn hints(tool: &rmcp::model::Tool) -> Vec<String> {
 
 /// Compiles a JSON Schema into a validator whose errors read like `/a: "x" is not of type "integer"`.
 fn validator(schema: &Value) -> Result<impl Fn(&Value) -> Result<(), String> + Send + Sync + 'static, String> {
-    let compiled =
-        jsonschema::validator_for(schema).map_err(|e| format!("its schema is not valid JSON Schema: {e}"))?;
+    let compiled = Schema::compile(schema).map_err(|e| format!("its schema is not valid JSON Schema: {e}"))?;
     Ok(move |value: &Value| {
         let errors: Vec<String> = compiled
-            .iter_errors(value)
-            .take(3)
+            .errors(value, 3)
+            .into_iter()
             .map(|error| {
-                let at = error.instance_path().to_string();
-                if at.is_empty() {
-                    error.to_string()
+                if error.instance_path.is_empty() {
+                    error.message
                 } else {
-                    format!("{at}: {error}")
+                    format!("{}: {}", error.instance_path, error.message)
                 }
             })
             .collect();
@@ -1382,7 +1381,7 @@ impl Handler {
         match elicitor.elicit(asked).await {
             ElicitationAnswer::Accept(values) => {
                 let values = Value::Object(with_defaults(&schema, values));
-                match jsonschema::validator_for(&schema) {
+                match Schema::compile(&schema) {
                     Ok(check) if check.is_valid(&values) => {
                         ElicitResult::new(ElicitationAction::Accept).with_content(values)
                     }

@@ -67,6 +67,7 @@ mod http;
 mod names;
 mod pins;
 mod sanitize;
+mod schema;
 mod sse;
 mod stdio;
 
