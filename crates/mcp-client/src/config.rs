@@ -55,6 +55,8 @@ pub struct ServerConfig {
     /// gives the sandbox trampoline and its policy here, so the server runs under the
     /// same kernel sandbox as bash.
     pub wrapper: Vec<String>,
+    /// A remote server's OAuth settings (`oauth`; default: on, dynamic registration).
+    pub oauth: crate::oauth::OAuth,
 }
 
 impl ServerConfig {
@@ -68,6 +70,7 @@ impl ServerConfig {
             startup_timeout: DEFAULT_STARTUP_TIMEOUT,
             request_timeout: DEFAULT_REQUEST_TIMEOUT,
             wrapper: Vec::new(),
+            oauth: crate::oauth::OAuth::default(),
         }
     }
 
@@ -91,6 +94,12 @@ impl ServerConfig {
             }
             Launch::Remote { url, .. } => format!("url:{url}"),
         }
+    }
+
+    /// The same server with other OAuth settings.
+    pub fn oauth(mut self, oauth: crate::oauth::OAuth) -> ServerConfig {
+        self.oauth = oauth;
+        self
     }
 
     /// The same server, enabled or not.

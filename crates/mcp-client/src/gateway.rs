@@ -21,6 +21,7 @@ use crate::child::{LogLimits, Spawn, Stderr};
 use crate::config::{Launch, ServerConfig};
 use crate::elicitation::{DeclineAll, Elicitation, ElicitationAnswer, Elicitor, with_defaults};
 use crate::names::{MAX_NAME, sanitize, tool_name};
+use crate::oauth::TokenStore;
 use crate::pins::{PinStore, Pinned, Standing};
 use crate::sanitize::{clean, clean_schema, clean_value, escaped};
 use crate::{content, pins, sse};
@@ -58,6 +59,8 @@ pub struct Options {
     pub pins: PinStore,
     /// How big each server's stderr log may grow.
     pub log_limits: LogLimits,
+    /// Where remote servers' OAuth tokens are kept (`toolgate mcp auth NAME` puts them there).
+    pub tokens: TokenStore,
 }
 
 impl Options {
@@ -71,7 +74,15 @@ impl Options {
             reserved: Vec::new(),
             pins: PinStore::memory(),
             log_limits: LogLimits::default(),
+            tokens: TokenStore::memory(),
         }
+    }
+
+    /// The same options reading remote servers' OAuth tokens from `tokens` (default: in
+    /// memory, none).
+    pub fn tokens(mut self, tokens: TokenStore) -> Options {
+        self.tokens = tokens;
+        self
     }
 
     /// The same options pinning definitions in `pins` (default: in memory, for this
@@ -548,7 +559,7 @@ impl Inner {
                     (service, "stdio")
                 }
                 Launch::Remote { url, headers } => {
-                    connect_remote(handler, url, headers, config.startup_timeout).await?
+                    connect_remote(handler, config, url, headers, &self.options.tokens).await?
                 }
             };
             let tools = service
@@ -1143,7 +1154,7 @@ impl Call {
 /// the client itself. A library must not install a process-wide default provider: that is
 /// the embedding program's choice, and a second install fails.
 /// (builtins-net builds the same; library crates share only the core, which has no TLS.)
-fn tls() -> Result<rustls::ClientConfig, String> {
+pub(crate) fn tls() -> Result<rustls::ClientConfig, String> {
     use rustls_platform_verifier::BuilderVerifierExt;
     let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
     Ok(rustls::ClientConfig::builder_with_provider(provider)
@@ -1156,7 +1167,7 @@ fn tls() -> Result<rustls::ClientConfig, String> {
 
 /// The HTTP client of one remote server, with its own TLS configuration and
 /// [`redirects`]' policy.
-fn http_client(startup: Duration) -> Result<reqwest::Client, String> {
+pub(crate) fn http_client(startup: Duration) -> Result<reqwest::Client, String> {
     reqwest::Client::builder()
         .tls_backend_preconfigured(tls()?)
         .connect_timeout(startup)
@@ -1173,7 +1184,7 @@ const MAX_REDIRECTS: usize = 5;
 /// (`Authorization`, API keys), which reqwest strips on another host only for the
 /// standard credential headers, so a redirect elsewhere, `https` to `http` included,
 /// is refused and never sent.
-fn redirects() -> reqwest::redirect::Policy {
+pub(crate) fn redirects() -> reqwest::redirect::Policy {
     reqwest::redirect::Policy::custom(|attempt| {
         let first = attempt.previous().first().map(|url| url.origin());
         if first.is_some_and(|origin| origin != attempt.url().origin()) {
@@ -1192,14 +1203,20 @@ fn redirects() -> reqwest::redirect::Policy {
 type Started = (RunningService<RoleClient, Handler>, &'static str);
 
 /// Streamable HTTP first; when that fails, the older HTTP+SSE transport (the MCP spec's
-/// backwards-compatibility procedure).
+/// backwards-compatibility procedure). A server with OAuth tokens gets the access token,
+/// refreshed when it has expired or is refused (once); a `401` without one says how to
+/// log in, and is not retried over the older transport.
 async fn connect_remote(
     handler: Handler,
+    config: &ServerConfig,
     url: &str,
     headers: &[(String, String)],
-    startup: Duration,
+    tokens: &TokenStore,
 ) -> Result<Started, String> {
     use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+    use rmcp::transport::StreamableHttpClientTransport;
+    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+    let startup = config.startup_timeout;
     if !(url.starts_with("http://") || url.starts_with("https://")) {
         return Err(format!("{url:?} is not an http:// or https:// URL"));
     }
@@ -1210,13 +1227,47 @@ async fn connect_remote(
         map.insert(name, value);
     }
     let client = http_client(startup)?;
-    let config = rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(url)
-        .custom_headers(map.iter().map(|(k, v)| (k.clone(), v.clone())).collect());
-    let transport = rmcp::transport::StreamableHttpClientTransport::with_client(client.clone(), config);
-    let streamable = match handler.clone().serve(transport).await {
-        Ok(service) => return Ok((service, "streamable HTTP")),
-        Err(error) => error.to_string(),
+    let transport_config =
+        StreamableHttpClientTransportConfig::with_uri(url).custom_headers(map.iter().map(|(k, v)| (k.clone(), v.clone())).collect());
+    let manager = crate::oauth::connection_manager(config, tokens)
+        .await
+        .map_err(|error| error.to_string())?;
+    let logged_in = manager.is_some();
+    let (streamable, auth) = match manager {
+        Some(manager) => {
+            let auth = rmcp::transport::auth::AuthClient::new(client.clone(), manager);
+            let transport = StreamableHttpClientTransport::with_client(auth.clone(), transport_config);
+            match handler.clone().serve(transport).await {
+                Ok(service) => return Ok((service, "streamable HTTP")),
+                Err(error) => (error, Some(auth)),
+            }
+        }
+        None => {
+            let transport = StreamableHttpClientTransport::with_client(client.clone(), transport_config);
+            match handler.clone().serve(transport).await {
+                Ok(service) => return Ok((service, "streamable HTTP")),
+                Err(error) => (error, None),
+            }
+        }
     };
+    if needs_login(&streamable) {
+        let name = &config.name;
+        return Err(if !config.oauth.enabled {
+            format!("the server answered 401 (authorization required), and its OAuth is off (`\"oauth\": false`): give credentials in its `headers`")
+        } else if logged_in {
+            format!("the server refused its OAuth token and it could not be refreshed: run `toolgate mcp auth {name}` to log in again")
+        } else {
+            format!("the server requires authorization (OAuth): run `toolgate mcp auth {name}` to log in")
+        });
+    }
+    let streamable = streamable.to_string();
+    // The older transport gets the current access token as a header (no refresh there).
+    if let Some(auth) = auth
+        && let Ok(token) = auth.get_access_token().await
+        && let Ok(value) = HeaderValue::from_str(&format!("Bearer {token}"))
+    {
+        map.insert(reqwest::header::AUTHORIZATION, value);
+    }
     match sse::connect(client, url, map, startup).await {
         Ok(transport) => match handler.serve(transport).await {
             Ok(service) => Ok((service, "HTTP+SSE")),
@@ -1224,6 +1275,12 @@ async fn connect_remote(
         },
         Err(error) => Err(format!("streamable HTTP: {streamable}; HTTP+SSE: {error}")),
     }
+}
+
+/// True when `initialize` failed because the server answered `401` (after the one
+/// refresh and retry, for a server with tokens).
+fn needs_login(error: &rmcp::service::ClientInitializeError) -> bool {
+    error.is_authorization_required() || error.auth_challenge().is_some()
 }
 
 /// The client side of one connection: elicitation and `list_changed`.

@@ -62,6 +62,7 @@ mod content;
 mod elicitation;
 mod gateway;
 mod names;
+mod oauth;
 mod pins;
 mod sanitize;
 mod sse;
@@ -74,6 +75,7 @@ pub use elicitation::{
 };
 pub use gateway::{Gateway, Options, PIN_ACTION, ServerReport, State, ToolReport, ToolSink};
 pub use names::{NameError, tool_name};
+pub use oauth::{DEFAULT_LOGIN_TIMEOUT, Login, LoginPrompt, OAuth, OAuthError, SecretWatcher, TokenStore, login};
 pub use pins::{PinError, PinStore, Pinned, ServerPins};
 
 // The items of other toolgate crates that this crate's signatures name, and those crates
