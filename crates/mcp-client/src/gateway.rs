@@ -1227,8 +1227,8 @@ async fn connect_remote(
         map.insert(name, value);
     }
     let client = http_client(startup)?;
-    let transport_config =
-        StreamableHttpClientTransportConfig::with_uri(url).custom_headers(map.iter().map(|(k, v)| (k.clone(), v.clone())).collect());
+    let transport_config = StreamableHttpClientTransportConfig::with_uri(url)
+        .custom_headers(map.iter().map(|(k, v)| (k.clone(), v.clone())).collect());
     let manager = crate::oauth::connection_manager(config, tokens)
         .await
         .map_err(|error| error.to_string())?;
@@ -1253,9 +1253,11 @@ async fn connect_remote(
     if needs_login(&streamable) {
         let name = &config.name;
         return Err(if !config.oauth.enabled {
-            format!("the server answered 401 (authorization required), and its OAuth is off (`\"oauth\": false`): give credentials in its `headers`")
+            "the server answered 401 (authorization required), and its OAuth is off (`\"oauth\": false`): give credentials in its `headers`".to_string()
         } else if logged_in {
-            format!("the server refused its OAuth token and it could not be refreshed: run `toolgate mcp auth {name}` to log in again")
+            format!(
+                "the server refused its OAuth token and it could not be refreshed: run `toolgate mcp auth {name}` to log in again"
+            )
         } else {
             format!("the server requires authorization (OAuth): run `toolgate mcp auth {name}` to log in")
         });

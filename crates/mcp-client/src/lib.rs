@@ -69,13 +69,13 @@ mod sse;
 mod stdio;
 
 pub use child::LogLimits;
-pub use config::{DEFAULT_REQUEST_TIMEOUT, DEFAULT_STARTUP_TIMEOUT, Launch, ServerConfig};
+pub use config::{DEFAULT_REQUEST_TIMEOUT, DEFAULT_STARTUP_TIMEOUT, Launch, OAuth, ServerConfig};
 pub use elicitation::{
     AcceptDefaults, DeclineAll, Elicitation, ElicitationAnswer, Elicitor, Field, FieldKind, fields, value_of,
 };
 pub use gateway::{Gateway, Options, PIN_ACTION, ServerReport, State, ToolReport, ToolSink};
 pub use names::{NameError, tool_name};
-pub use oauth::{DEFAULT_LOGIN_TIMEOUT, Login, LoginPrompt, OAuth, OAuthError, SecretWatcher, TokenStore, login};
+pub use oauth::{DEFAULT_LOGIN_TIMEOUT, Login, LoginPrompt, OAuthError, SecretWatcher, TokenStore, login};
 pub use pins::{PinError, PinStore, Pinned, ServerPins};
 
 // The items of other toolgate crates that this crate's signatures name, and those crates

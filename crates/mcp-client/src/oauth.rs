@@ -40,55 +40,6 @@ pub const DEFAULT_LOGIN_TIMEOUT: Duration = Duration::from_secs(300);
 /// The client name toolgate registers under (dynamic client registration).
 const CLIENT_NAME: &str = "toolgate";
 
-/// A server's OAuth settings (OpenCode's `oauth` key of a remote server).
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct OAuth {
-    /// False for `"oauth": false`: the server is never logged in to (its `401` says so).
-    pub enabled: bool,
-    /// A client registered beforehand (no dynamic registration then).
-    pub client_id: Option<String>,
-    /// That client's secret, when it is a confidential one.
-    pub client_secret: Option<String>,
-    /// The scopes to ask for (space-separated); without it, those the server's challenge
-    /// or its resource metadata name.
-    pub scope: Option<String>,
-}
-
-impl Default for OAuth {
-    fn default() -> OAuth {
-        OAuth {
-            enabled: true,
-            client_id: None,
-            client_secret: None,
-            scope: None,
-        }
-    }
-}
-
-impl OAuth {
-    /// OAuth turned off for the server.
-    pub fn disabled() -> OAuth {
-        OAuth {
-            enabled: false,
-            ..OAuth::default()
-        }
-    }
-
-    /// The same settings with a preregistered client.
-    pub fn client(mut self, id: impl Into<String>, secret: Option<String>) -> OAuth {
-        self.client_id = Some(id.into());
-        self.client_secret = secret;
-        self
-    }
-
-    /// The same settings asking for `scope` (space-separated scopes).
-    pub fn scope(mut self, scope: impl Into<String>) -> OAuth {
-        self.scope = Some(scope.into());
-        self
-    }
-}
-
 /// Why a login, or the token file, failed.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -123,9 +74,9 @@ pub enum OAuthError {
     Protocol {
         /// The server's name.
         server: String,
-        /// The underlying error.
+        /// The underlying error (boxed: it is large, and rare).
         #[source]
-        error: AuthError,
+        error: Box<AuthError>,
     },
     /// The token file could not be read or written.
     #[error("the OAuth token file {path}: {error}")]
@@ -137,7 +88,9 @@ pub enum OAuthError {
         error: std::io::Error,
     },
     /// The token file is not what toolgate writes.
-    #[error("the OAuth token file {path} is corrupt ({error}); `toolgate mcp auth NAME --logout` or removing it logs every server out")]
+    #[error(
+        "the OAuth token file {path} is corrupt ({error}); `toolgate mcp auth NAME --logout` or removing it logs every server out"
+    )]
     Corrupt {
         /// The file.
         path: PathBuf,
@@ -397,7 +350,9 @@ impl CredentialStore for ServerCredentials {
 
     async fn save(&self, credentials: StoredCredentials) -> Result<(), AuthError> {
         self.store
-            .update(&self.name, &self.identity, |entry| entry.credentials = Some(credentials))
+            .update(&self.name, &self.identity, |entry| {
+                entry.credentials = Some(credentials)
+            })
             .map_err(store_error)
     }
 
@@ -465,7 +420,7 @@ impl OAuthHttpClient for OAuthHttp {
     }
 }
 
-fn remote_url<'a>(server: &'a ServerConfig) -> Result<&'a str, OAuthError> {
+fn remote_url(server: &ServerConfig) -> Result<&str, OAuthError> {
     match &server.launch {
         Launch::Remote { url, .. } => Ok(url),
         Launch::Local { .. } => Err(OAuthError::NotRemote(server.name.clone())),
@@ -477,7 +432,7 @@ async fn manager(server: &ServerConfig, store: &TokenStore) -> Result<Authorizat
     let url = remote_url(server)?;
     let protocol = |error| OAuthError::Protocol {
         server: server.name.clone(),
-        error,
+        error: Box::new(error),
     };
     let http = OAuthHttp::new().map_err(|reason| OAuthError::Refused {
         server: server.name.clone(),
@@ -516,7 +471,7 @@ pub(crate) async fn connection_manager(
     }
     manager.configure_client(client).map_err(|error| OAuthError::Protocol {
         server: server.name.clone(),
-        error,
+        error: Box::new(error),
     })?;
     Ok(Some(manager))
 }
@@ -556,7 +511,7 @@ pub async fn login(
     let name = server.name.clone();
     let protocol = |error| OAuthError::Protocol {
         server: name.clone(),
-        error,
+        error: Box::new(error),
     };
     let refused = |reason: String| OAuthError::Refused {
         server: name.clone(),
@@ -586,42 +541,42 @@ pub async fn login(
         None => manager.select_initial_scopes(&[]).await,
     };
     let scope_refs: Vec<&str> = scopes.iter().map(String::as_str).collect();
-    let (client_id, client_secret, registered) = match &server.oauth.client_id {
+    let (client_secret, registered) = match &server.oauth.client_id {
         Some(id) => {
             let mut client = OAuthClientConfig::new(id.clone(), redirect_uri.clone()).with_scopes(scopes.clone());
             if let Some(secret) = &server.oauth.client_secret {
                 client = client.with_client_secret(secret.clone());
             }
             manager.configure_client(client).map_err(protocol)?;
-            (id.clone(), server.oauth.client_secret.clone(), false)
+            (server.oauth.client_secret.clone(), false)
         }
         None if metadata.registration_endpoint.is_some() => {
             let client = manager
                 .register_client(CLIENT_NAME, &redirect_uri, &scope_refs)
                 .await
                 .map_err(protocol)?;
-            (client.client_id, client.client_secret, true)
+            (client.client_secret, true)
         }
         None => return Err(OAuthError::NoClient(name)),
     };
     let authorize = manager.get_authorization_url(&scope_refs).await.map_err(protocol)?;
-    // What login leaves besides the tokens: a connection then needs no discovery.
-    // (A previous login's tokens go: they belong to another client.)
-    store.update(&server.name, &server.identity(), |entry| {
-        entry.metadata = Some(metadata.clone());
-        entry.redirect_uri = redirect_uri.clone();
-        entry.client_secret = client_secret;
-        entry.credentials = Some(StoredCredentials::new(client_id, None, Vec::new(), None));
-    })?;
     prompt.open(&authorize);
     let callback = tokio::time::timeout(within, wait_for_callback(&listener, &server.name))
         .await
         .map_err(|_| OAuthError::Timeout(within.as_secs()))?
         .map_err(refused)?;
+    // The exchange saves the client and the tokens (through the store); a login that
+    // fails before it leaves an earlier login as it was.
     manager
         .exchange_code_for_token_with_issuer(&callback.code, &callback.csrf_token, callback.issuer.as_deref())
         .await
         .map_err(protocol)?;
+    // What login leaves besides the tokens: a connection then needs no discovery.
+    store.update(&server.name, &server.identity(), |entry| {
+        entry.metadata = Some(metadata.clone());
+        entry.redirect_uri = redirect_uri.clone();
+        entry.client_secret = client_secret;
+    })?;
     Ok(Login {
         authorization_server: metadata.issuer.clone().unwrap_or(metadata.authorization_endpoint),
         registered,
@@ -671,10 +626,7 @@ const MAX_CALLBACK_REQUEST: usize = 16 * 1024;
 
 /// Answers the loopback redirect: the first request for `/callback` ends the wait, with
 /// the code (or the authorization server's error). Anything else gets a 404.
-async fn wait_for_callback(
-    listener: &tokio::net::TcpListener,
-    server: &str,
-) -> Result<AuthorizationCallback, String> {
+async fn wait_for_callback(listener: &tokio::net::TcpListener, server: &str) -> Result<AuthorizationCallback, String> {
     loop {
         let Ok((mut stream, _)) = listener.accept().await else {
             continue;
@@ -700,7 +652,11 @@ async fn wait_for_callback(
         }
         let full = format!("http://127.0.0.1{target}");
         let query: Vec<(String, String)> = reqwest::Url::parse(&full)
-            .map(|url| url.query_pairs().map(|(k, v)| (k.into_owned(), v.into_owned())).collect())
+            .map(|url| {
+                url.query_pairs()
+                    .map(|(k, v)| (k.into_owned(), v.into_owned()))
+                    .collect()
+            })
             .unwrap_or_default();
         let get = |key: &str| query.iter().find(|(k, _)| k == key).map(|(_, v)| v.clone());
         if let Some(error) = get("error") {
@@ -759,7 +715,12 @@ mod tests {
             "access_token": access, "token_type": "bearer", "expires_in": 60, "refresh_token": refresh
         });
         assert_eq!(tokens_in(&response), [access, refresh]);
-        StoredCredentials::new("client-1".into(), Some(serde_json::from_value(response).unwrap()), vec![], Some(1))
+        StoredCredentials::new(
+            "client-1".into(),
+            Some(serde_json::from_value(response).unwrap()),
+            vec![],
+            Some(1),
+        )
     }
 
     #[tokio::test]
@@ -772,10 +733,26 @@ mod tests {
             Arc::new(move |value: &str| seen.lock().unwrap().push(value.to_string()))
         };
         let store = TokenStore::at(dir.path().join("mcp/oauth.json")).watch(watcher);
-        let docs = ServerConfig::new("docs", Launch::Remote { url: "https://a.example/mcp".into(), headers: vec![] });
-        let moved = ServerConfig::new("docs", Launch::Remote { url: "https://b.example/mcp".into(), headers: vec![] });
+        let docs = ServerConfig::new(
+            "docs",
+            Launch::Remote {
+                url: "https://a.example/mcp".into(),
+                headers: vec![],
+            },
+        );
+        let moved = ServerConfig::new(
+            "docs",
+            Launch::Remote {
+                url: "https://b.example/mcp".into(),
+                headers: vec![],
+            },
+        );
         assert!(!store.has_tokens(&docs));
-        store.credentials(&docs).save(credentials("access-one-1234", "refresh-one-1234")).await.unwrap();
+        store
+            .credentials(&docs)
+            .save(credentials("access-one-1234", "refresh-one-1234"))
+            .await
+            .unwrap();
         assert!(store.has_tokens(&docs));
         // Another URL under the same name is another identity: not logged in.
         assert!(!store.has_tokens(&moved));
@@ -800,8 +777,17 @@ mod tests {
         let path = dir.path().join("oauth.json");
         std::fs::write(&path, "{not json").unwrap();
         let store = TokenStore::at(&path);
-        let docs = ServerConfig::new("docs", Launch::Remote { url: "https://a.example/mcp".into(), headers: vec![] });
-        assert!(matches!(store.entry("docs", &docs.identity()), Err(OAuthError::Corrupt { .. })));
+        let docs = ServerConfig::new(
+            "docs",
+            Launch::Remote {
+                url: "https://a.example/mcp".into(),
+                headers: vec![],
+            },
+        );
+        assert!(matches!(
+            store.entry("docs", &docs.identity()),
+            Err(OAuthError::Corrupt { .. })
+        ));
         assert!(!store.has_tokens(&docs));
     }
 }

@@ -62,7 +62,13 @@ fn redactor(setup: &Setup) -> Result<Option<toolgate_output_store::Redactor>, Fa
     }
     // The remote servers' OAuth tokens: those stored now, and (the redactor extendable)
     // those a refresh brings later (`oauth_tokens`).
-    if setup.config.loaded.mcp().iter().any(|entry| matches!(entry.launch, toolgate_config::McpLaunch::Remote { .. })) {
+    if setup
+        .config
+        .loaded
+        .mcp()
+        .iter()
+        .any(|entry| matches!(entry.launch, toolgate_config::McpLaunch::Remote { .. }))
+    {
         for value in crate::mcp::token_store(&setup.dirs).secrets() {
             builder = builder.secret(OAUTH_SECRET, value);
         }
