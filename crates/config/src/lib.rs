@@ -46,7 +46,7 @@ pub use load::{
     Env, Inputs, Layer, Loaded, RulePath, SourceKind, deep_merge, load, opencode_global_dir, opencode_managed_dir,
     rule_paths,
 };
-pub use mcp::{CommandLine, Mcp, McpEntry, McpKind, McpLaunch, McpServer, McpTimeout, McpTimeouts};
+pub use mcp::{CommandLine, Mcp, McpEntry, McpKind, McpLaunch, McpOAuth, McpServer, McpTimeout, McpTimeouts};
 pub use rules::{
     ActionRules, MAX_PATTERN_BYTES, Permission, RuleItem, RuleSpec, Tools, expand_home, permission_value_rules,
 };

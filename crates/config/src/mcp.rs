@@ -183,7 +183,8 @@ pub struct McpServer {
     /// Startup (and, V2, request) timeouts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout: Option<McpTimeout>,
-    /// OpenCode's OAuth settings: accepted, not used (toolgate sends `headers` only).
+    /// OAuth for a remote server: `false` turns it off; `clientId`, `clientSecret` name a
+    /// client registered beforehand, `scope` the scopes to ask for (README "OAuth").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub oauth: Option<Value>,
     /// OpenCode V2's Code Mode switch: accepted, not used.
@@ -261,6 +262,74 @@ pub struct McpEntry {
     pub request_ms: Option<u64>,
     /// Its own `sandbox`, when it has one (local servers).
     pub sandbox: Option<crate::document::Sandbox>,
+    /// Its OAuth settings (remote servers; default: on, dynamic client registration).
+    pub oauth: McpOAuth,
+}
+
+/// A remote server's `oauth` key, checked: `false`, or `{clientId, clientSecret, scope}`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct McpOAuth {
+    /// False for `"oauth": false`.
+    pub enabled: bool,
+    /// A client registered beforehand.
+    pub client_id: Option<String>,
+    /// That client's secret.
+    pub client_secret: Option<String>,
+    /// The scopes to ask for, space-separated.
+    pub scope: Option<String>,
+}
+
+impl Default for McpOAuth {
+    fn default() -> McpOAuth {
+        McpOAuth {
+            enabled: true,
+            client_id: None,
+            client_secret: None,
+            scope: None,
+        }
+    }
+}
+
+impl McpOAuth {
+    /// Reads OpenCode's `oauth` value at `path`.
+    fn of(value: Option<&Value>, path: &str) -> Result<McpOAuth, ConfigError> {
+        let Some(value) = value else {
+            return Ok(McpOAuth::default());
+        };
+        let object = match value {
+            Value::Bool(enabled) => {
+                return Ok(McpOAuth {
+                    enabled: *enabled,
+                    ..McpOAuth::default()
+                });
+            }
+            Value::Object(object) => object,
+            other => {
+                return Err(ConfigError::invalid(
+                    "",
+                    format!("{path}.oauth"),
+                    expected("false or an object (clientId, clientSecret, scope)", other),
+                ));
+            }
+        };
+        let text = |key: &str| -> Result<Option<String>, ConfigError> {
+            match object.get(key) {
+                None | Some(Value::Null) => Ok(None),
+                Some(Value::String(text)) => Ok(Some(text.clone())),
+                Some(other) => Err(ConfigError::invalid(
+                    "",
+                    format!("{path}.oauth.{key}"),
+                    expected("a string", other),
+                )),
+            }
+        };
+        Ok(McpOAuth {
+            enabled: true,
+            client_id: text("clientId")?,
+            client_secret: text("clientSecret")?,
+            scope: text("scope")?,
+        })
+    }
 }
 
 /// The V2 form: `servers` holds an object of server objects and is not itself a V1
@@ -314,6 +383,7 @@ impl Mcp {
             let (startup_ms, request_ms) = timeouts(server.timeout.as_ref());
             let enabled = server.enabled.is_none_or(|flag| flag.0) && !server.disabled.is_some_and(|flag| flag.0);
             let launch = server.launch(&path, enabled)?;
+            let oauth = McpOAuth::of(server.oauth.as_ref(), &path)?;
             entries.push(McpEntry {
                 name,
                 path,
@@ -322,6 +392,7 @@ impl Mcp {
                 startup_ms: startup_ms.or(shared_startup),
                 request_ms: request_ms.or(shared_request),
                 sandbox: server.sandbox.clone(),
+                oauth,
             });
         }
         Ok(entries)
@@ -452,6 +523,15 @@ mod tests {
         assert_eq!(named_servers[0].name, "servers");
         let off = mcp(json!({"calc": {"enabled": false}})).unwrap();
         assert_eq!(off[0].launch, McpLaunch::Off);
+        assert_eq!(off[0].oauth, McpOAuth::default());
+        let oauth = mcp(json!({"docs": {"type": "remote", "url": "https://d.example/mcp",
+            "oauth": {"clientId": "c1", "scope": "read write"}}, "plain": {"url": "https://p.example", "oauth": false}}))
+        .unwrap();
+        assert_eq!(oauth[0].oauth.client_id.as_deref(), Some("c1"));
+        assert_eq!(oauth[0].oauth.scope.as_deref(), Some("read write"));
+        assert!(!oauth[1].oauth.enabled);
+        let bad = mcp(json!({"docs": {"url": "https://d.example", "oauth": {"clientId": 7}}})).unwrap_err();
+        assert!(bad.to_string().contains("mcp.docs.oauth.clientId"), "{bad}");
     }
 
     #[test]

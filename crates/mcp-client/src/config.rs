@@ -55,6 +55,8 @@ pub struct ServerConfig {
     /// gives the sandbox trampoline and its policy here, so the server runs under the
     /// same kernel sandbox as bash.
     pub wrapper: Vec<String>,
+    /// A remote server's OAuth settings (`oauth`; default: on, dynamic registration).
+    pub oauth: OAuth,
 }
 
 impl ServerConfig {
@@ -68,6 +70,7 @@ impl ServerConfig {
             startup_timeout: DEFAULT_STARTUP_TIMEOUT,
             request_timeout: DEFAULT_REQUEST_TIMEOUT,
             wrapper: Vec::new(),
+            oauth: OAuth::default(),
         }
     }
 
@@ -93,6 +96,12 @@ impl ServerConfig {
         }
     }
 
+    /// The same server with other OAuth settings.
+    pub fn oauth(mut self, oauth: OAuth) -> ServerConfig {
+        self.oauth = oauth;
+        self
+    }
+
     /// The same server, enabled or not.
     pub fn enabled(mut self, enabled: bool) -> ServerConfig {
         self.enabled = enabled;
@@ -108,6 +117,55 @@ impl ServerConfig {
     /// The same server with another request timeout.
     pub fn request_timeout(mut self, timeout: Duration) -> ServerConfig {
         self.request_timeout = timeout;
+        self
+    }
+}
+
+/// A server's OAuth settings (OpenCode's `oauth` key of a remote server).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct OAuth {
+    /// False for `"oauth": false`: the server is never logged in to (its `401` says so).
+    pub enabled: bool,
+    /// A client registered beforehand (no dynamic registration then).
+    pub client_id: Option<String>,
+    /// That client's secret, when it is a confidential one.
+    pub client_secret: Option<String>,
+    /// The scopes to ask for (space-separated); without it, those the server's challenge
+    /// or its resource metadata name.
+    pub scope: Option<String>,
+}
+
+impl Default for OAuth {
+    fn default() -> OAuth {
+        OAuth {
+            enabled: true,
+            client_id: None,
+            client_secret: None,
+            scope: None,
+        }
+    }
+}
+
+impl OAuth {
+    /// OAuth turned off for the server.
+    pub fn disabled() -> OAuth {
+        OAuth {
+            enabled: false,
+            ..OAuth::default()
+        }
+    }
+
+    /// The same settings with a preregistered client.
+    pub fn client(mut self, id: impl Into<String>, secret: Option<String>) -> OAuth {
+        self.client_id = Some(id.into());
+        self.client_secret = secret;
+        self
+    }
+
+    /// The same settings asking for `scope` (space-separated scopes).
+    pub fn scope(mut self, scope: impl Into<String>) -> OAuth {
+        self.scope = Some(scope.into());
         self
     }
 }

@@ -25,6 +25,7 @@ use crate::child::{LogLimits, Spawn, Stderr};
 use crate::config::{Launch, ServerConfig};
 use crate::elicitation::{DeclineAll, Elicitation, ElicitationAnswer, Elicitor, with_defaults};
 use crate::names::{MAX_NAME, sanitize, tool_name};
+use crate::oauth::TokenStore;
 use crate::pins::{PinStore, Pinned, Standing};
 use crate::sanitize::{clean, clean_schema, clean_value, escaped};
 use crate::schema::Schema;
@@ -63,6 +64,8 @@ pub struct Options {
     pub pins: PinStore,
     /// How big each server's stderr log may grow.
     pub log_limits: LogLimits,
+    /// Where remote servers' OAuth tokens are kept (`toolgate mcp auth NAME` puts them there).
+    pub tokens: TokenStore,
 }
 
 impl Options {
@@ -76,7 +79,15 @@ impl Options {
             reserved: Vec::new(),
             pins: PinStore::memory(),
             log_limits: LogLimits::default(),
+            tokens: TokenStore::memory(),
         }
+    }
+
+    /// The same options reading remote servers' OAuth tokens from `tokens` (default: in
+    /// memory, none).
+    pub fn tokens(mut self, tokens: TokenStore) -> Options {
+        self.tokens = tokens;
+        self
     }
 
     /// The same options pinning definitions in `pins` (default: in memory, for this
@@ -599,7 +610,7 @@ impl Inner {
                     (service, "stdio")
                 }
                 Launch::Remote { url, headers } => {
-                    connect_remote(handler, url, headers, config.startup_timeout).await?
+                    connect_remote(handler, config, url, headers, &self.options.tokens).await?
                 }
             };
             let tools = service
@@ -1257,14 +1268,19 @@ async fn listen_for_changes(peer: Peer<RoleClient>, inner: Weak<Inner>, index: u
 }
 
 /// Streamable HTTP first; when that fails, the older HTTP+SSE transport (the MCP spec's
-/// backwards-compatibility procedure).
+/// backwards-compatibility procedure). A server with OAuth tokens gets the access token,
+/// refreshed when it has expired or is refused (once); a `401` without one says how to
+/// log in, and is not retried over the older transport.
 async fn connect_remote(
     handler: Handler,
+    config: &ServerConfig,
     url: &str,
     headers: &[(String, String)],
-    startup: Duration,
+    tokens: &TokenStore,
 ) -> Result<Started, String> {
     use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+    let startup = config.startup_timeout;
     if !(url.starts_with("http://") || url.starts_with("https://")) {
         return Err(format!("{url:?} is not an http:// or https:// URL"));
     }
@@ -1275,21 +1291,45 @@ async fn connect_remote(
         map.insert(name, value);
     }
     let client = crate::http::http_client(startup)?;
-    let config = rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(url)
+    let transport_config = StreamableHttpClientTransportConfig::with_uri(url)
         .custom_headers(map.iter().map(|(k, v)| (k.clone(), v.clone())).collect());
-    let transport = rmcp::transport::StreamableHttpClientTransport::with_client(client.clone(), config.clone());
-    let probe = match handler.clone().serve_with_lifecycle(transport, negotiate()).await {
-        Ok(service) => return Ok((service, "streamable HTTP")),
-        Err(error) => error.to_string(),
+    let manager = crate::oauth::connection_manager(config, tokens)
+        .await
+        .map_err(|error| error.to_string())?;
+    let logged_in = manager.is_some();
+    let (streamable, auth) = match manager {
+        Some(manager) => {
+            let auth = rmcp::transport::auth::AuthClient::new(client.clone(), manager);
+            match serve_streamable(&handler, auth.clone(), transport_config, url).await {
+                Ok(service) => return Ok((service, "streamable HTTP")),
+                Err(error) => (error, Some(auth)),
+            }
+        }
+        None => match serve_streamable(&handler, client.clone(), transport_config, url).await {
+            Ok(service) => return Ok((service, "streamable HTTP")),
+            Err(error) => (error, None),
+        },
     };
-    // A server older than 2026-07-28 may refuse a first POST that is not `initialize`
-    // outright (HTTP 400, no JSON-RPC answer to tell it by): spoken to again as before.
-    tracing::info!(url, "server/discover failed ({probe}); trying initialize");
-    let transport = rmcp::transport::StreamableHttpClientTransport::with_client(client.clone(), config);
-    let streamable = match handler.clone().serve(transport).await {
-        Ok(service) => return Ok((service, "streamable HTTP")),
-        Err(error) => error.to_string(),
-    };
+    if needs_login(&streamable) {
+        let name = &config.name;
+        return Err(if !config.oauth.enabled {
+            "the server answered 401 (authorization required), and its OAuth is off (`\"oauth\": false`): give credentials in its `headers`".to_string()
+        } else if logged_in {
+            format!(
+                "the server refused its OAuth token and it could not be refreshed: run `toolgate mcp auth {name}` to log in again"
+            )
+        } else {
+            format!("the server requires authorization (OAuth): run `toolgate mcp auth {name}` to log in")
+        });
+    }
+    let streamable = streamable.to_string();
+    // The older transport gets the current access token as a header (no refresh there).
+    if let Some(auth) = auth
+        && let Ok(token) = auth.get_access_token().await
+        && let Ok(value) = HeaderValue::from_str(&format!("Bearer {token}"))
+    {
+        map.insert(reqwest::header::AUTHORIZATION, value);
+    }
     match sse::connect(client, url, map, startup).await {
         Ok(transport) => match handler.serve(transport).await {
             Ok(service) => Ok((service, "HTTP+SSE")),
@@ -1297,6 +1337,37 @@ async fn connect_remote(
         },
         Err(error) => Err(format!("streamable HTTP: {streamable}; HTTP+SSE: {error}")),
     }
+}
+
+/// Streamable HTTP over `client`: `server/discover` first ([`negotiate`]); a server
+/// older than 2026-07-28 may refuse a first POST that is not `initialize` outright (HTTP
+/// 400, no JSON-RPC answer to tell it by), so it is spoken to again with `initialize` —
+/// unless it asked for authorization, which a second try would not change.
+async fn serve_streamable<C>(
+    handler: &Handler,
+    client: C,
+    config: rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig,
+    url: &str,
+) -> Result<RunningService<RoleClient, Handler>, rmcp::service::ClientInitializeError>
+where
+    C: rmcp::transport::streamable_http_client::StreamableHttpClient + Clone + Send + Sync + 'static,
+{
+    use rmcp::transport::StreamableHttpClientTransport;
+    let transport = StreamableHttpClientTransport::with_client(client.clone(), config.clone());
+    let probe = match handler.clone().serve_with_lifecycle(transport, negotiate()).await {
+        Ok(service) => return Ok(service),
+        Err(error) if needs_login(&error) => return Err(error),
+        Err(error) => error.to_string(),
+    };
+    tracing::info!(url, "server/discover failed ({probe}); trying initialize");
+    let transport = StreamableHttpClientTransport::with_client(client, config);
+    handler.clone().serve(transport).await
+}
+
+/// True when `initialize` failed because the server answered `401` (after the one
+/// refresh and retry, for a server with tokens).
+fn needs_login(error: &rmcp::service::ClientInitializeError) -> bool {
+    error.is_authorization_required() || error.auth_challenge().is_some()
 }
 
 /// The client side of one connection: elicitation and `list_changed`.

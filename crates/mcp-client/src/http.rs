@@ -7,7 +7,7 @@ use std::time::Duration;
 /// the client itself. A library must not install a process-wide default provider: that is
 /// the embedding program's choice, and a second install fails.
 /// (builtins-net builds the same; library crates share only the core, which has no TLS.)
-fn tls() -> Result<rustls::ClientConfig, String> {
+pub(crate) fn tls() -> Result<rustls::ClientConfig, String> {
     use rustls_platform_verifier::BuilderVerifierExt;
     let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
     Ok(rustls::ClientConfig::builder_with_provider(provider)
@@ -37,7 +37,7 @@ const MAX_REDIRECTS: usize = 5;
 /// (`Authorization`, API keys), which reqwest strips on another host only for the
 /// standard credential headers, so a redirect elsewhere, `https` to `http` included,
 /// is refused and never sent.
-fn redirects() -> reqwest::redirect::Policy {
+pub(crate) fn redirects() -> reqwest::redirect::Policy {
     reqwest::redirect::Policy::custom(|attempt| {
         let first = attempt.previous().first().map(|url| url.origin());
         if first.is_some_and(|origin| origin != attempt.url().origin()) {

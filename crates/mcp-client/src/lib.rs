@@ -65,6 +65,7 @@ mod elicitation;
 mod gateway;
 mod http;
 mod names;
+mod oauth;
 mod pins;
 mod sanitize;
 mod schema;
@@ -72,12 +73,13 @@ mod sse;
 mod stdio;
 
 pub use child::LogLimits;
-pub use config::{DEFAULT_REQUEST_TIMEOUT, DEFAULT_STARTUP_TIMEOUT, Launch, ServerConfig};
+pub use config::{DEFAULT_REQUEST_TIMEOUT, DEFAULT_STARTUP_TIMEOUT, Launch, OAuth, ServerConfig};
 pub use elicitation::{
     AcceptDefaults, DeclineAll, Elicitation, ElicitationAnswer, Elicitor, Field, FieldKind, fields, value_of,
 };
 pub use gateway::{Gateway, Options, PIN_ACTION, ServerReport, State, ToolReport, ToolSink};
 pub use names::{NameError, tool_name};
+pub use oauth::{DEFAULT_LOGIN_TIMEOUT, Login, LoginPrompt, OAuthError, SecretWatcher, TokenStore, login};
 pub use pins::{PinError, PinStore, Pinned, ServerPins};
 
 // The items of other toolgate crates that this crate's signatures name, and those crates

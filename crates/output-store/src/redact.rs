@@ -25,7 +25,7 @@
 //! ```
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, RwLock};
 
 use regex::{Regex, RegexSet};
 use toolgate_core::Redaction;
@@ -151,10 +151,11 @@ pub enum RedactError {
 }
 
 /// Builds a [`Redactor`]: [`Redactor::builder`], then the secrets and the formats switch.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct RedactorBuilder {
     secrets: Vec<(String, String)>,
     formats: bool,
+    extendable: bool,
 }
 
 impl RedactorBuilder {
@@ -176,15 +177,35 @@ impl RedactorBuilder {
         self
     }
 
-    /// The redactor; `None` when there is nothing to redact (no secret, formats off).
+    /// Whether [`build`](Self::build) gives a redactor even with nothing to redact yet, for
+    /// secrets that come later ([`Redactor::add_secret`]: tokens a process obtains).
+    pub fn extendable(mut self, on: bool) -> RedactorBuilder {
+        self.extendable = on;
+        self
+    }
+
+    /// The redactor; `None` when there is nothing to redact (no secret, formats off) and
+    /// it is not [`extendable`](Self::extendable).
     pub fn build(self) -> Result<Option<Redactor>, RedactError> {
+        let Some(inner) = self.compile()? else {
+            return Ok(None);
+        };
+        Ok(Some(Redactor {
+            inner: Arc::new(RwLock::new(Arc::new(inner))),
+            source: Arc::new(Mutex::new(self)),
+        }))
+    }
+
+    /// The compiled patterns; `None` when there is nothing to redact and the builder is
+    /// not extendable.
+    fn compile(&self) -> Result<Option<Inner>, RedactError> {
         let compile = |error: regex::Error| RedactError::Compile(error.to_string());
         let mut detectors: Vec<String> = Vec::new();
         let mut patterns: Vec<Pattern> = Vec::new();
         let mut names: HashMap<String, String> = HashMap::new();
         if !self.secrets.is_empty() {
             // Longest first, so a value that contains another is replaced whole.
-            let mut secrets = self.secrets;
+            let mut secrets = self.secrets.clone();
             secrets.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then_with(|| a.1.cmp(&b.1)));
             secrets.dedup_by(|a, b| a.1 == b.1);
             let alternation = secrets
@@ -210,13 +231,11 @@ impl RedactorBuilder {
                 });
             }
         }
-        if patterns.is_empty() {
+        if patterns.is_empty() && !self.extendable {
             return Ok(None);
         }
         let set = RegexSet::new(&detectors).map_err(compile)?;
-        Ok(Some(Redactor {
-            inner: Arc::new(Inner { set, patterns, names }),
-        }))
+        Ok(Some(Inner { set, patterns, names }))
     }
 }
 
@@ -240,18 +259,23 @@ struct Inner {
     names: HashMap<String, String>,
 }
 
-/// Replaces secrets in text with `[REDACTED:<kind>]` markers. Cheap to clone.
+/// Replaces secrets in text with `[REDACTED:<kind>]` markers. Cheap to clone; clones
+/// share the secrets [`add_secret`](Self::add_secret) adds.
 #[derive(Clone)]
 pub struct Redactor {
-    inner: Arc<Inner>,
+    /// The compiled patterns, replaced whole when a secret is added.
+    inner: Arc<RwLock<Arc<Inner>>>,
+    /// What they were compiled from.
+    source: Arc<Mutex<RedactorBuilder>>,
 }
 
 impl std::fmt::Debug for Redactor {
     // Never the values.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let inner = self.current();
         f.debug_struct("Redactor")
-            .field("known_values", &self.inner.names.len())
-            .field("patterns", &self.inner.patterns.len())
+            .field("known_values", &inner.names.len())
+            .field("patterns", &inner.patterns.len())
             .finish()
     }
 }
@@ -262,17 +286,43 @@ impl Redactor {
         RedactorBuilder::default()
     }
 
+    fn current(&self) -> Arc<Inner> {
+        Arc::clone(&self.inner.read().unwrap_or_else(|poison| poison.into_inner()))
+    }
+
+    /// Redacts `value` from now on too, as `[REDACTED:<name>]` (a secret this process
+    /// obtained after the redactor was built: a refreshed OAuth token). True when it was
+    /// added; false when it was known already or shorter than [`MIN_SECRET_BYTES`].
+    pub fn add_secret(&self, name: &str, value: &str) -> Result<bool, RedactError> {
+        if value.len() < MIN_SECRET_BYTES {
+            return Ok(false);
+        }
+        let mut source = self.source.lock().unwrap_or_else(|poison| poison.into_inner());
+        if source.secrets.iter().any(|(_, known)| known == value) {
+            return Ok(false);
+        }
+        let mut next = source.clone();
+        next.secrets.push((name.to_string(), value.to_string()));
+        next.extendable = true;
+        if let Some(inner) = next.compile()? {
+            *self.inner.write().unwrap_or_else(|poison| poison.into_inner()) = Arc::new(inner);
+        }
+        *source = next;
+        Ok(true)
+    }
+
     /// `text` with every secret replaced and what was replaced (kinds in order of first
     /// appearance), or `None` when there was nothing to replace.
     pub fn redact(&self, text: &str) -> Option<(String, Vec<Redaction>)> {
-        let matched = self.inner.set.matches(text);
+        let inner = self.current();
+        let matched = inner.set.matches(text);
         if !matched.matched_any() {
             return None;
         }
         // (start, end, pattern index): every occurrence of every pattern that matched.
         let mut spans: Vec<(usize, usize, usize)> = Vec::new();
         for index in matched.iter() {
-            let pattern = &self.inner.patterns[index];
+            let pattern = &inner.patterns[index];
             if pattern.group {
                 for captures in pattern.regex.captures_iter(text) {
                     if let Some(value) = captures.get(1) {
@@ -295,9 +345,9 @@ impl Redactor {
             if start < at || start == end {
                 continue;
             }
-            let kind = match self.inner.patterns[index].kind {
+            let kind = match inner.patterns[index].kind {
                 Kind::Format(kind) => kind,
-                Kind::Known => self.inner.names.get(&text[start..end]).map_or("secret", String::as_str),
+                Kind::Known => inner.names.get(&text[start..end]).map_or("secret", String::as_str),
             };
             out.push_str(&text[at..start]);
             out.push_str("[REDACTED:");
@@ -325,7 +375,8 @@ impl Redactor {
             }
             Value::Array(items) => items.iter_mut().for_each(|item| self.redact_json(item, found)),
             Value::Object(map) => {
-                let needs_keys = map.keys().any(|key| self.inner.set.is_match(key));
+                let set = &self.current().set;
+                let needs_keys = map.keys().any(|key| set.is_match(key));
                 if needs_keys {
                     let old = std::mem::take(map);
                     for (key, mut item) in old {
@@ -365,6 +416,20 @@ mod tests {
 
     fn formats() -> Redactor {
         Redactor::builder().credential_formats(true).build().unwrap().unwrap()
+    }
+
+    #[test]
+    fn a_secret_added_later_is_redacted_by_every_clone() {
+        assert!(Redactor::builder().build().unwrap().is_none());
+        let redactor = Redactor::builder().extendable(true).build().unwrap().unwrap();
+        let clone = redactor.clone();
+        assert_eq!(clone.redact("token tok_1234567890abcdef here"), None);
+        assert!(redactor.add_secret("mcp-oauth", "tok_1234567890abcdef").unwrap());
+        assert!(!redactor.add_secret("mcp-oauth", "tok_1234567890abcdef").unwrap());
+        assert!(!redactor.add_secret("mcp-oauth", "short").unwrap());
+        let (text, found) = clone.redact("token tok_1234567890abcdef here").unwrap();
+        assert_eq!(text, "token [REDACTED:mcp-oauth] here");
+        assert_eq!(found, [Redaction::new("mcp-oauth", 1)]);
     }
 
     #[test]

@@ -60,9 +60,40 @@ fn redactor(setup: &Setup) -> Result<Option<toolgate_output_store::Redactor>, Fa
     for (name, value) in HELD_SECRETS.lock().unwrap_or_else(|poison| poison.into_inner()).iter() {
         builder = builder.secret(name.as_str(), value.as_str());
     }
+    // The remote servers' OAuth tokens: those stored now, and (the redactor extendable)
+    // those a refresh brings later (`oauth_tokens`).
+    if setup
+        .config
+        .loaded
+        .mcp()
+        .iter()
+        .any(|entry| matches!(entry.launch, toolgate_config::McpLaunch::Remote { .. }))
+    {
+        for value in crate::mcp::token_store(&setup.dirs).secrets() {
+            builder = builder.secret(OAUTH_SECRET, value);
+        }
+        builder = builder.extendable(true);
+    }
     builder
         .build()
         .map_err(|error| Failure::runtime(format!("redaction: {error}")))
+}
+
+/// The name OAuth tokens' redaction markers show.
+const OAUTH_SECRET: &str = "mcp-oauth-token";
+
+/// The token store of the gateway: every token it loads or saves is redacted from every
+/// output from then on.
+fn oauth_tokens(setup: &Setup, redactor: Option<toolgate_output_store::Redactor>) -> toolgate_mcp_client::TokenStore {
+    let store = crate::mcp::token_store(&setup.dirs);
+    match redactor {
+        Some(redactor) => store.watch(Arc::new(move |value: &str| {
+            if let Err(error) = redactor.add_secret(OAUTH_SECRET, value) {
+                tracing::warn!(%error, "an OAuth token could not be added to the redaction patterns");
+            }
+        })),
+        None => store,
+    }
 }
 
 /// The gate over every builtin, registered for the project, and over the configured MCP
@@ -154,7 +185,8 @@ impl App {
                 toolgate_mcp_client::Options::new(&setup.dir, setup.dirs.data.join("log").join("mcp"))
                     .servers(servers)
                     .reserved(reserved)
-                    .pins(crate::mcp::pin_store(&setup.dirs)),
+                    .pins(crate::mcp::pin_store(&setup.dirs))
+                    .tokens(oauth_tokens(setup, store.redactor().cloned())),
                 Arc::clone(&permissions),
                 Arc::new(crate::gateway::RegistrySink::new(registry.clone())),
             )

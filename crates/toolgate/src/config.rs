@@ -204,6 +204,19 @@ impl Config {
                     McpLaunch::Off => return None,
                 };
                 let mut server = ServerConfig::new(&entry.name, launch).enabled(entry.enabled);
+                let oauth = &entry.oauth;
+                let mut settings = if oauth.enabled {
+                    toolgate_mcp_client::OAuth::default()
+                } else {
+                    toolgate_mcp_client::OAuth::disabled()
+                };
+                if let Some(id) = &oauth.client_id {
+                    settings = settings.client(id.clone(), oauth.client_secret.clone());
+                }
+                if let Some(scope) = &oauth.scope {
+                    settings = settings.scope(scope.clone());
+                }
+                server = server.oauth(settings);
                 if let Some(ms) = entry.startup_ms {
                     server = server.startup_timeout(std::time::Duration::from_millis(ms));
                 }

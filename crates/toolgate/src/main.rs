@@ -254,7 +254,7 @@ toolgate serve --listen 0.0.0.0:7777 --allow-host devbox.lan"
 they are declined unless --auto is given. Logs go to stderr; stdout is the protocol. The tools of the MCP servers \
 configured under `mcp` are served too, each under the same rules (toolgate as an MCP gateway).\n\nExamples:\n  \
 toolgate mcp\n  toolgate mcp --dir ~/src/app --agent plan\n  toolgate mcp list --json\n  toolgate mcp pins\n  \
-toolgate mcp pins --reset github"
+toolgate mcp pins --reset github\n  toolgate mcp auth github\n  toolgate mcp auth github --logout"
     )]
     Mcp {
         #[command(subcommand)]
@@ -391,6 +391,15 @@ enum McpAction {
         /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
+    },
+    /// Log in to a remote MCP server (OAuth): prints the URL to open, waits for the
+    /// browser on a loopback redirect and stores the tokens (`--logout` forgets them).
+    Auth {
+        /// The server's name under `mcp`.
+        name: String,
+        /// Forget the server's tokens instead.
+        #[arg(long)]
+        logout: bool,
     },
     /// The pinned MCP tool definitions (trust on first use): each server's identity,
     /// when it was first used, and each tool's hash; `--reset NAME` forgets one server's.
@@ -637,6 +646,11 @@ fn main() -> ExitCode {
             project,
             ..
         } => mcp::list(&project, json),
+        Command::Mcp {
+            action: Some(McpAction::Auth { name, logout }),
+            project,
+            ..
+        } => mcp::auth(&project, &name, logout),
         Command::Mcp {
             action: Some(McpAction::Pins { reset, json }),
             project,

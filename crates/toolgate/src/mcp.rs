@@ -172,3 +172,84 @@ pub(crate) fn pins(_project: &Project, reset: Option<&str>, json: bool) -> Resul
     }
     Ok(())
 }
+
+/// Where the remote MCP servers' OAuth tokens are kept (README "OAuth").
+pub(crate) fn token_store(dirs: &crate::config::Dirs) -> toolgate_mcp_client::TokenStore {
+    toolgate_mcp_client::TokenStore::at(dirs.data.join("mcp").join("oauth.json"))
+}
+
+/// Shows the authorization URL, and opens it in `$BROWSER` when one is set.
+struct TerminalPrompt {
+    server: String,
+}
+
+impl toolgate_mcp_client::LoginPrompt for TerminalPrompt {
+    fn open(&self, url: &str) {
+        // The URL is the person's to open: printed whole, on its own line.
+        let _ = crate::write_stdout_line(format_args!(
+            "To log in to MCP server `{}`, open this URL in a browser:\n\n  {url}\n\nWaiting for the browser to come back…",
+            self.server
+        ));
+        if let Some(browser) = std::env::var_os("BROWSER").filter(|b| !b.is_empty()) {
+            let started = std::process::Command::new(&browser)
+                .arg(url)
+                .stdin(std::process::Stdio::null())
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .spawn();
+            if let Err(error) = started {
+                tracing::warn!(browser = %browser.to_string_lossy(), %error, "could not start $BROWSER");
+            }
+        }
+    }
+}
+
+/// `toolgate mcp auth NAME [--logout]`: logs in to a remote server (OAuth), or forgets
+/// its tokens.
+pub(crate) fn auth(project: &Project, name: &str, logout: bool) -> Result<(), Failure> {
+    let setup = Setup::new(project, AskMode::Headless)?;
+    let store = token_store(&setup.dirs);
+    if logout {
+        let forgotten = store.forget(name).map_err(Failure::runtime)?;
+        if forgotten == 0 {
+            outln!("`{name}` was not logged in");
+        } else {
+            outln!("logged out of `{name}`: its OAuth tokens are forgotten");
+        }
+        return Ok(());
+    }
+    let servers = setup.config.mcp_servers(&setup.dir, |_, _| Ok(Vec::new()));
+    let Some(server) = servers.into_iter().find(|server| server.name == name) else {
+        return Err(Failure::usage(format!(
+            "no MCP server named `{name}` is configured (see `toolgate mcp list`)"
+        )));
+    };
+    let prompt = TerminalPrompt {
+        server: name.to_string(),
+    };
+    let runtime = server_runtime()?;
+    let login = runtime
+        .block_on(toolgate_mcp_client::login(
+            &server,
+            &store,
+            &prompt,
+            toolgate_mcp_client::DEFAULT_LOGIN_TIMEOUT,
+        ))
+        .map_err(Failure::runtime)?;
+    let scopes = if login.scopes.is_empty() {
+        String::new()
+    } else {
+        format!(", scopes: {}", login.scopes.join(" "))
+    };
+    let registered = if login.registered {
+        " (registered as a client)"
+    } else {
+        ""
+    };
+    outln!(
+        "logged in to `{name}` through {}{registered}{scopes}; the tokens are in {}",
+        login.authorization_server,
+        store.path().map(|p| p.display().to_string()).unwrap_or_default()
+    );
+    Ok(())
+}

@@ -18,7 +18,8 @@
 //!   (`toolgate mcp` with real clients), `mcp_http` (`/mcp` with clients that wait for a
 //!   person), `conformance` and
 //!   `conformance_client` (the official MCP conformance suite, server and client).
-//! - The MCP gateway: `gateway`, `gateway_registry`, `gateway_serve`.
+//! - The MCP gateway: `gateway`, `gateway_registry`, `gateway_serve`, `gateway_oauth`
+//!   (OAuth against a real authorization server).
 //! - The output boundary: `redaction` (secrets never reach the model, through every front end).
 //! - Distribution: `packages` (the release archive, `npx` and `uvx` of the built
 //!   packages; run by `cargo xtask packages`).
@@ -41,6 +42,7 @@ mod file_limits;
 mod front_ends;
 mod fs;
 mod gateway;
+mod gateway_oauth;
 mod gateway_registry;
 mod gateway_serve;
 mod gateway_trust;
