@@ -219,6 +219,15 @@ fn is_toolgate_secret(name: &std::ffi::OsStr) -> bool {
             .any(|key| name.eq_ignore_ascii_case(key))
 }
 
+/// Kills the process group of `child` (a server given up on) at once.
+pub(crate) fn kill_group(child: &tokio::process::Child) {
+    if let Some(pid) = child.id()
+        && let Some(pgid) = rustix::process::Pid::from_raw(i32::try_from(pid).unwrap_or(0))
+    {
+        let _ = rustix::process::kill_process_group(pgid, rustix::process::Signal::KILL);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]

@@ -586,7 +586,7 @@ impl Inner {
                                 "server/discover failed ({probe}); starting it again with initialize"
                             );
                             if let Some(old) = child_slot.take() {
-                                kill_group(&old);
+                                crate::child::kill_group(&old);
                             }
                             let (mut child, stderr) = crate::child::spawn(&Spawn {
                                 command,
@@ -1234,15 +1234,6 @@ fn negotiate() -> ClientLifecycleMode {
     }
 }
 
-/// Kills the process group of `child` (a server given up on) at once.
-fn kill_group(child: &tokio::process::Child) {
-    if let Some(pid) = child.id()
-        && let Some(pgid) = rustix::process::Pid::from_raw(i32::try_from(pid).unwrap_or(0))
-    {
-        let _ = rustix::process::kill_process_group(pgid, rustix::process::Signal::KILL);
-    }
-}
-
 /// A 2026-07-28 server announces `tools/list_changed` only on a `subscriptions/listen`
 /// stream the client opens: this holds one open for the connection's life and re-lists
 /// at each announcement, as the session's notification does for older servers.
@@ -1310,7 +1301,7 @@ async fn connect_remote(
             Err(error) => (error, None),
         },
     };
-    if needs_login(&streamable) {
+    if crate::http::needs_login(&streamable) {
         let name = &config.name;
         return Err(if !config.oauth.enabled {
             "the server answered 401 (authorization required), and its OAuth is off (`\"oauth\": false`): give credentials in its `headers`".to_string()
@@ -1356,18 +1347,12 @@ where
     let transport = StreamableHttpClientTransport::with_client(client.clone(), config.clone());
     let probe = match handler.clone().serve_with_lifecycle(transport, negotiate()).await {
         Ok(service) => return Ok(service),
-        Err(error) if needs_login(&error) => return Err(error),
+        Err(error) if crate::http::needs_login(&error) => return Err(error),
         Err(error) => error.to_string(),
     };
     tracing::info!(url, "server/discover failed ({probe}); trying initialize");
     let transport = StreamableHttpClientTransport::with_client(client, config);
     handler.clone().serve(transport).await
-}
-
-/// True when `initialize` failed because the server answered `401` (after the one
-/// refresh and retry, for a server with tokens).
-fn needs_login(error: &rmcp::service::ClientInitializeError) -> bool {
-    error.is_authorization_required() || error.auth_challenge().is_some()
 }
 
 /// The client side of one connection: elicitation and `list_changed`.

@@ -53,6 +53,12 @@ pub(crate) fn redirects() -> reqwest::redirect::Policy {
     })
 }
 
+/// True when `initialize` failed because the server answered `401` (after the one
+/// refresh and retry, for a server with tokens).
+pub(crate) fn needs_login(error: &rmcp::service::ClientInitializeError) -> bool {
+    error.is_authorization_required() || error.auth_challenge().is_some()
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
