@@ -363,7 +363,7 @@ const DROP_WAIT: Duration = Duration::from_secs(5);
 
 impl Drop for AuditLog {
     /// Every queued record is written before the log goes away, unless the writer is
-    /// stuck for longer than [`DROP_WAIT`] (then the process does not wait for it).
+    /// stuck for longer than 5 s (then the process does not wait for it).
     fn drop(&mut self) {
         let Some(queue) = self.queue.take() else {
             return;

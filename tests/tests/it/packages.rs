@@ -15,9 +15,10 @@ use std::process::Command;
 use e2e::Sandbox;
 
 /// The size budget of the stripped default build: what BENCHMARKS.md "Binary size"
-/// measured (14.52 MB) with a little room, so a regression fails here. The wanted 12 MB is
-/// not reached yet (BENCHMARKS.md says what is left); lower this as it shrinks.
-const SIZE_LIMIT: u64 = 15_000_000;
+/// measured (14.52 MB, then 15.31 MB with OAuth's oauth2 and its second versions of
+/// sha2, rand and thiserror) with a little room, so a regression fails here. The wanted
+/// 12 MB is not reached yet (BENCHMARKS.md says what is left); lower this as it shrinks.
+const SIZE_LIMIT: u64 = 15_600_000;
 
 struct Dist {
     dir: PathBuf,
